@@ -1,0 +1,194 @@
+package messages
+
+import "encoding/json"
+
+// Risk levels of a tool, lowest first.
+const (
+	LevelReadOnly  = "read-only"
+	LevelLowRisk   = "low-risk"
+	LevelHighRisk  = "high-risk"
+	LevelUnknown   = "unknown"
+	PolicyNone     = ""
+	PolicyReadOnly = LevelReadOnly
+	PolicyLowRisk  = LevelLowRisk
+	PolicyHighRisk = LevelHighRisk
+)
+
+// RunRequested asks an agent actor to run one bounded loop on a prompt.
+type RunRequested struct {
+	Place  Place  `json:"place"`
+	Trace  Trace  `json:"trace,omitempty"`
+	Prompt string `json:"prompt"`
+	// History is the prior conversation (system message excluded).
+	History []ChatMessage `json:"history,omitempty"`
+}
+
+// ModelTurnCompleted reports the end of one model call made by an agent.
+type ModelTurnCompleted struct {
+	Place     Place       `json:"place"`
+	Trace     Trace       `json:"trace,omitempty"`
+	Iteration int         `json:"iteration"`
+	Message   ChatMessage `json:"message"`
+	Usage     Usage       `json:"usage"`
+	Model     string      `json:"model,omitempty"`
+	// Err is set when the call failed for good (retries exhausted).
+	Err string `json:"error,omitempty"`
+	// Interrupted is set when the run was cancelled during the call.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// ToolCallRequested asks a tool actor to run one call the model asked for.
+type ToolCallRequested struct {
+	Place     Place    `json:"place"`
+	Trace     Trace    `json:"trace,omitempty"`
+	Iteration int      `json:"iteration"`
+	Call      ToolCall `json:"call"`
+}
+
+// ApprovalRequest is what a propose half returns instead of mutating.
+type ApprovalRequest struct {
+	Message         string          `json:"message"`
+	PreviewDiff     string          `json:"previewDiff,omitempty"`
+	ExecuteToolName string          `json:"executeToolName"`
+	ExecuteArgs     json.RawMessage `json:"executeArgs"`
+}
+
+// ToolResult is the outcome of one tool call as the handler produced it.
+type ToolResult struct {
+	Success bool            `json:"success"`
+	Result  json.RawMessage `json:"result"`
+	Error   string          `json:"error,omitempty"`
+	// Approval is set when a propose half asks the gate to run its twin.
+	Approval *ApprovalRequest `json:"approval,omitempty"`
+	// Truncated is set when the tool cut its output.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// ToolResultReady reports the final result of one call: exactly one per
+// ToolCallRequested, whatever happened (timeout, panic, denial).
+type ToolResultReady struct {
+	Place      Place      `json:"place"`
+	Trace      Trace      `json:"trace,omitempty"`
+	Call       ToolCall   `json:"call"`
+	Result     ToolResult `json:"result"`
+	DurationMs int64      `json:"durationMs"`
+	// Executed names the tool that finally ran (the twin after approval).
+	Executed string `json:"executed,omitempty"`
+	// Declined is set when the gate refused the call.
+	Declined bool `json:"declined,omitempty"`
+}
+
+// ApprovalRequired asks the gate (and through it, whoever answers it) to
+// decide on one gated call. It is also what remote approvers receive.
+type ApprovalRequired struct {
+	Place           Place           `json:"place"`
+	Trace           Trace           `json:"trace,omitempty"`
+	ToolCallID      string          `json:"toolCallId"`
+	ToolName        string          `json:"toolName"`
+	RiskLevel       string          `json:"riskLevel"`
+	Message         string          `json:"message"`
+	PreviewDiff     string          `json:"previewDiff,omitempty"`
+	ExecuteToolName string          `json:"executeToolName"`
+	ExecuteArgs     json.RawMessage `json:"executeArgs,omitempty"`
+	// Arguments are the call's arguments as the model sent them.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Command is the shell command for execute_command, to key allowlists.
+	Command string `json:"command,omitempty"`
+}
+
+// Who answered a gate decision.
+const (
+	DecidedByPolicy    = "policy"
+	DecidedByAllowlist = "allowlist"
+	DecidedByHuman     = "human"
+	DecidedByBridge    = "bridge"
+	DecidedByRemote    = "remote"
+	DecidedByNobody    = "unattended"
+	DecidedByDenylist  = "denylist"
+	DecidedByCancel    = "cancelled"
+)
+
+// Remember choices an approver may attach to an approval.
+const (
+	RememberNone    = ""
+	RememberTool    = "tool"
+	RememberCommand = "command"
+)
+
+// ApprovalDecided is the gate's (or an approver's) answer to one request.
+type ApprovalDecided struct {
+	Place      Place  `json:"place"`
+	Trace      Trace  `json:"trace,omitempty"`
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName,omitempty"`
+	Approved   bool   `json:"approved"`
+	// Auto is set when policy or an allowlist decided, not a person.
+	Auto      bool   `json:"auto"`
+	DecidedBy string `json:"decidedBy,omitempty"`
+	Note      string `json:"note,omitempty"`
+	Remember  string `json:"remember,omitempty"`
+}
+
+// PolicyChanged sets the run's approval policy; queued calls see it.
+type PolicyChanged struct {
+	Place  Place  `json:"place"`
+	Policy string `json:"policy"`
+}
+
+// Suggestion is one offered answer to a question.
+type Suggestion struct {
+	Value       string `json:"value"`
+	Label       string `json:"label,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// UserInputRequired asks whoever is reachable a question.
+type UserInputRequired struct {
+	Place       Place        `json:"place"`
+	Trace       Trace        `json:"trace,omitempty"`
+	RequestID   string       `json:"requestId"`
+	Question    string       `json:"question"`
+	Suggestions []Suggestion `json:"suggestions"`
+	AllowCustom bool         `json:"allowCustom"`
+}
+
+// UserInputAnswered carries the answer; an empty Response means no answer.
+type UserInputAnswered struct {
+	Place     Place  `json:"place"`
+	RequestID string `json:"requestId"`
+	Response  string `json:"response"`
+}
+
+// RunFinished is the terminal fact of a run (or a subagent's run).
+type RunFinished struct {
+	Place     Place      `json:"place"`
+	Trace     Trace      `json:"trace,omitempty"`
+	OK        bool       `json:"ok"`
+	Answer    string     `json:"answer,omitempty"`
+	Error     string     `json:"error,omitempty"`
+	CostUSD   float64    `json:"costUSD"`
+	CostKnown bool       `json:"costKnown"`
+	Usage     Usage      `json:"tokenUsage"`
+	ToolCalls []ToolCall `json:"toolCalls"`
+	// Declined lists the calls the gate refused.
+	Declined []ToolCall `json:"declined,omitempty"`
+	// Transcript is the final conversation (system message included).
+	Transcript []ChatMessage `json:"transcript,omitempty"`
+	// Texts are the assistant texts written along the way (for partial results).
+	Texts      []string `json:"texts,omitempty"`
+	Iterations int      `json:"iterations"`
+}
+
+// ActorFailed reports that an actor panicked; the recover middleware sends
+// it to the parent instead of letting the engine restart or crash.
+type ActorFailed struct {
+	Place  Place  `json:"place"`
+	Actor  string `json:"actor"`
+	Reason string `json:"reason"`
+}
+
+// CancelRun asks a run tree to stop.
+type CancelRun struct {
+	Place  Place  `json:"place"`
+	Reason string `json:"reason"`
+}

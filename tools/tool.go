@@ -1,0 +1,140 @@
+// Package tools defines what a tool is (name, schema, risk level, timeout,
+// handler), how a gated tool is declared as a propose/execute pair, and the
+// registry an agent's tool set is drawn from. It runs nothing itself: the
+// tool actors invoke handlers and the gate decides on approvals.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/jazz-run/jazz/messages"
+)
+
+// Level is a risk tier: messages.LevelReadOnly … messages.LevelUnknown.
+type Level = string
+
+// DefaultTimeout bounds a tool that declares none.
+const DefaultTimeout = 3 * time.Minute
+
+// Handler runs one validated call. args is a JSON object that passed the
+// tool's schema. A handler reports failures in the Result, never by panic;
+// a panic is caught by the tool actor and becomes a failed result anyway.
+type Handler func(ctx context.Context, env *Env, args json.RawMessage) Result
+
+// Result is what a handler returns. Value is marshalled to JSON for the
+// model; Approval is set by a propose half instead of mutating.
+type Result struct {
+	Success   bool
+	Value     any
+	Error     string
+	Approval  *messages.ApprovalRequest
+	Truncated bool
+}
+
+// OK is a successful result.
+func OK(v any) Result { return Result{Success: true, Value: v} }
+
+// Fail is a failed result with a message for the model.
+func Fail(format string) Result { return Result{Error: format} }
+
+// Tool is one callable tool.
+type Tool struct {
+	Name        string
+	Description string
+	// Schema is the JSON Schema of the arguments (type object).
+	Schema  json.RawMessage
+	Level   Level
+	Timeout time.Duration // 0 = DefaultTimeout
+	// LongRunning tools without a Timeout run without one.
+	LongRunning bool
+	// Hidden tools (execute twins) are never offered to the model and
+	// cannot be reached by a model's tool call.
+	Hidden bool
+	// Twin names the hidden execute twin of a propose half.
+	Twin    string
+	Handler Handler
+}
+
+// EffectiveTimeout is the limit the tool actor applies; 0 means none.
+func (t *Tool) EffectiveTimeout() time.Duration {
+	if t.Timeout > 0 {
+		return t.Timeout
+	}
+	if t.LongRunning {
+		return 0
+	}
+	return DefaultTimeout
+}
+
+// Gated says whether calls of this tool pass the gate.
+func (t *Tool) Gated() bool { return t.Level != messages.LevelReadOnly }
+
+// Spec is what the model is told about the tool.
+func (t *Tool) Spec() messages.ToolSpec {
+	return messages.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Schema}
+}
+
+// TwinName is the name of the hidden execute twin of a gated tool.
+func TwinName(name string) string { return "execute_" + name }
+
+// Pair declares a gated tool once: the visible propose half and its hidden
+// execute twin, which shares the schema, level and timeout. The twin's own
+// timeout may differ (execute_command runs up to 15 min).
+func Pair(propose Tool, execute Handler, executeTimeout time.Duration) []Tool {
+	twin := propose
+	twin.Name = TwinName(propose.Name)
+	twin.Hidden = true
+	twin.Twin = ""
+	twin.Handler = execute
+	if executeTimeout > 0 {
+		twin.Timeout = executeTimeout
+	}
+	propose.Twin = twin.Name
+	return []Tool{propose, twin}
+}
+
+// Env is what a handler may know about where it runs.
+type Env struct {
+	AgentID        string
+	AgentName      string
+	ConversationID string
+	JazzHome       string
+	Home           string
+	// EnvAllowlist un-hides secret-looking variables for child processes.
+	EnvAllowlist []string
+	// Dir is the working directory, shared by the calls of one agent.
+	Dir *WorkDir
+	// Extras carries run-scoped services (subagent spawner, asker); the
+	// tool that needs one type-asserts it.
+	Extras map[string]any
+}
+
+// Cwd is the current working directory of the agent.
+func (e *Env) Cwd() string { return e.Dir.Get() }
+
+// WorkDir is the agent's current directory, changed only by `cd`. Tool
+// calls of one iteration run in parallel, hence the lock.
+type WorkDir struct {
+	mu  sync.Mutex
+	dir string
+}
+
+// NewWorkDir starts at dir.
+func NewWorkDir(dir string) *WorkDir { return &WorkDir{dir: dir} }
+
+// Get returns the directory.
+func (w *WorkDir) Get() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dir
+}
+
+// Set changes the directory.
+func (w *WorkDir) Set(dir string) {
+	w.mu.Lock()
+	w.dir = dir
+	w.mu.Unlock()
+}

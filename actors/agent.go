@@ -1,0 +1,430 @@
+// Package actors holds the agent actor: one bounded loop of asking the
+// model, running the tool calls it asked for (each in its own call actor,
+// at most ten at once), feeding the results back, until a final answer or
+// the iteration cap. Subagents are the same actor one level down.
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/provider"
+	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/toolactors"
+	"github.com/jazz-run/jazz/tools"
+)
+
+// MaxConcurrentCalls is how many tool calls of one iteration run at once.
+const MaxConcurrentCalls = 10
+
+// ModelCaller makes one model call, retries included.
+type ModelCaller func(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (provider.Response, error)
+
+// Pricer turns usage into dollars; known is false without pricing.
+type Pricer func(u messages.Usage) (cost float64, known bool)
+
+// Config is everything an agent actor is started with.
+type Config struct {
+	Place           messages.Place
+	Provider        string
+	Model           string
+	SystemPrompt    string
+	Call            ModelCaller
+	Registry        *tools.Registry
+	Env             *tools.Env
+	Gate            *actor.PID
+	Events          *events.Emitter
+	MaxIterations   int
+	Stream          bool
+	ReasoningEffort string
+	Temperature     *float64
+	Price           Pricer
+	// Warn prints a notice on the run's diagnostics stream.
+	Warn func(msg string)
+	// Ctx is the run's lifetime; the agent derives its own from it.
+	Ctx context.Context
+}
+
+// modelDone brings a model call's outcome back into the actor.
+type modelDone struct {
+	iteration int
+	resp      provider.Response
+	err       error
+}
+
+// Agent is the agent actor.
+type Agent struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+	parent *actor.PID
+
+	history    []messages.ChatMessage
+	iteration  int
+	usage      messages.Usage
+	calls      []messages.ToolCall
+	declined   []messages.ToolCall
+	texts      []string
+	childCost  float64
+	childKnown bool
+
+	// tool phase of the current iteration
+	batch    []messages.ToolCall
+	results  map[string]messages.ToolResultReady
+	nextCall int
+	running  map[string]string // child PID id → call id
+	window   []string
+	finished bool
+	trace    messages.Trace
+}
+
+// New is the Producer of an agent actor.
+func New(cfg Config) actor.Producer {
+	return func() actor.Receiver { return &Agent{cfg: cfg} }
+}
+
+// Receive drives the loop.
+func (a *Agent) Receive(c *actor.Context) {
+	switch m := c.Message().(type) {
+	case actor.Started:
+		base := a.cfg.Ctx
+		if base == nil {
+			base = context.Background()
+		}
+		a.ctx, a.cancel = context.WithCancel(base)
+	case messages.RunRequested:
+		a.parent = c.Sender()
+		if a.parent == nil {
+			a.parent = c.Parent()
+		}
+		a.trace = m.Trace
+		if a.cfg.SystemPrompt != "" {
+			a.history = append(a.history, messages.ChatMessage{Role: messages.RoleSystem, Content: a.cfg.SystemPrompt})
+		}
+		a.history = append(a.history, m.History...)
+		a.history = append(a.history, messages.ChatMessage{Role: messages.RoleUser, Content: m.Prompt})
+		a.startTurn(c)
+	case modelDone:
+		a.modelDone(c, m)
+	case messages.ToolResultReady:
+		a.toolDone(c, m)
+	case messages.ActorFailed:
+		a.childFailed(c, m)
+	case messages.CancelRun:
+		a.fail(c, m.Reason)
+	case actor.Stopped:
+		if a.cancel != nil {
+			a.cancel()
+		}
+	}
+}
+
+func (a *Agent) startTurn(c *actor.Context) {
+	if a.finished {
+		return
+	}
+	max := a.cfg.MaxIterations
+	if max < 1 {
+		max = 1
+	}
+	if a.iteration >= max {
+		a.warn(fmt.Sprintf("iteration limit reached (%d)", max))
+		a.succeed(c, "")
+		return
+	}
+	a.iteration++
+	msgs := a.history
+	if p := Pressure(a.iteration, max); p != "" {
+		// Ephemeral: sent with this one request, never stored.
+		msgs = append(append([]messages.ChatMessage(nil), a.history...), messages.ChatMessage{Role: messages.RoleUser, Content: p})
+	}
+	specs := make([]messages.ToolSpec, 0)
+	if a.cfg.Registry != nil {
+		for _, t := range a.cfg.Registry.Visible() {
+			specs = append(specs, t.Spec())
+		}
+	}
+	req := provider.Request{
+		Model:           a.cfg.Model,
+		Messages:        msgs,
+		Tools:           specs,
+		Stream:          a.cfg.Stream,
+		ReasoningEffort: a.cfg.ReasoningEffort,
+		Temperature:     a.cfg.Temperature,
+	}
+	engine, self, iter := c.Engine(), c.PID(), a.iteration
+	ctx := a.ctx
+	call := a.cfg.Call
+	em := a.cfg.Events
+	place := a.cfg.Place
+	prov := a.cfg.Provider
+	trace := a.trace
+	supervisor.Go(func() {
+		resp, err := callModel(ctx, call, req, em, place, prov, trace)
+		engine.Send(self, modelDone{iteration: iter, resp: resp, err: err})
+	}, func(reason string) {
+		engine.Send(self, modelDone{iteration: iter, err: fmt.Errorf("model call crashed: %s", reason)})
+	})
+}
+
+// callModel runs one model call and emits its stream events.
+func callModel(ctx context.Context, call ModelCaller, req provider.Request, em *events.Emitter, place messages.Place, prov string, trace messages.Trace) (provider.Response, error) {
+	start := time.Now()
+	em.Emit(messages.Event{Type: messages.EventStreamStart, Place: place, Trace: trace, Provider: prov, Model: req.Model, Timestamp: start.UnixMilli()})
+	var text, reasoning strings.Builder
+	textSeq, thinkSeq := 0, 0
+	var firstToken time.Duration
+	onDelta := func(d provider.Delta) {
+		if firstToken == 0 {
+			firstToken = time.Since(start)
+		}
+		if d.Reasoning != "" {
+			if thinkSeq == 0 {
+				em.Emit(messages.Event{Type: messages.EventThinkingStart, Place: place, Trace: trace, Provider: prov})
+			}
+			reasoning.WriteString(d.Reasoning)
+			em.Emit(messages.Event{Type: messages.EventThinkingChunk, Place: place, Trace: trace, Content: d.Reasoning, Sequence: messages.Ptr(thinkSeq)})
+			thinkSeq++
+		}
+		if d.Text != "" {
+			if textSeq == 0 {
+				em.Emit(messages.Event{Type: messages.EventTextStart, Place: place, Trace: trace})
+			}
+			text.WriteString(d.Text)
+			em.Emit(messages.Event{Type: messages.EventTextChunk, Place: place, Trace: trace, Delta: d.Text, Accumulated: text.String(), Sequence: messages.Ptr(textSeq)})
+			textSeq++
+		}
+	}
+	var cb func(provider.Delta)
+	if req.Stream {
+		cb = onDelta
+	}
+	resp, err := call(ctx, req, cb)
+	if err != nil {
+		return resp, err
+	}
+	if thinkSeq > 0 {
+		em.Emit(messages.Event{Type: messages.EventThinkingComplete, Place: place, Trace: trace})
+	}
+	for i, tc := range resp.Message.ToolCalls {
+		em.Emit(messages.Event{Type: messages.EventToolCall, Place: place, Trace: trace, Sequence: messages.Ptr(i), ToolCall: &messages.EventToolCallBody{
+			ID: tc.ID, Type: "function", Function: messages.EventFunctionBody{Name: tc.Name, Arguments: tc.Arguments}}})
+	}
+	u := resp.Usage
+	em.Emit(messages.Event{Type: messages.EventUsageUpdate, Place: place, Trace: trace, Usage: &u})
+	total := time.Since(start).Milliseconds()
+	body := &messages.EventResponse{ID: resp.ID, Model: resp.Model, Content: resp.Message.Content, Reasoning: resp.Message.Reasoning, Usage: &u}
+	if body.Model == "" {
+		body.Model = req.Model
+	}
+	for _, tc := range resp.Message.ToolCalls {
+		body.ToolCalls = append(body.ToolCalls, messages.EventToolCallBody{ID: tc.ID, Type: "function", Function: messages.EventFunctionBody{Name: tc.Name, Arguments: tc.Arguments}})
+	}
+	metrics := &messages.EventMetrics{FirstTokenLatencyMs: firstToken.Milliseconds(), TotalTokens: u.TotalTokens}
+	if secs := time.Since(start).Seconds(); secs > 0 && u.CompletionTokens > 0 {
+		metrics.TokensPerSecond = float64(u.CompletionTokens) / secs
+	}
+	em.Emit(messages.Event{Type: messages.EventComplete, Place: place, Trace: trace, Response: body, TotalDurationMs: &total, Metrics: metrics})
+	return resp, nil
+}
+
+func (a *Agent) modelDone(c *actor.Context, m modelDone) {
+	if a.finished || m.iteration != a.iteration {
+		return
+	}
+	if m.err != nil {
+		if a.ctx.Err() != nil {
+			return // cancelled: the canceller reports the failure
+		}
+		a.cfg.Events.Emit(messages.Event{Type: messages.EventErrorType, Place: a.cfg.Place, Trace: a.trace,
+			Err: &messages.EventError{Name: "ProviderError", Message: m.err.Error()}, Recoverable: messages.Ptr(false)})
+		a.fail(c, m.err.Error())
+		return
+	}
+	resp := m.resp
+	a.usage = a.usage.Add(resp.Usage)
+	msg := resp.Message
+	msg.Role = messages.RoleAssistant
+	a.history = append(a.history, msg)
+	if strings.TrimSpace(msg.Content) != "" {
+		a.texts = append(a.texts, msg.Content)
+	}
+	if len(msg.ToolCalls) == 0 {
+		answer := msg.Content
+		if strings.TrimSpace(answer) == "" {
+			answer = msg.Reasoning
+		}
+		if strings.TrimSpace(answer) == "" {
+			a.warn("model returned an empty response")
+		}
+		a.succeed(c, answer)
+		return
+	}
+	a.toolPhase(c, msg.ToolCalls)
+}
+
+func (a *Agent) toolPhase(c *actor.Context, calls []messages.ToolCall) {
+	a.calls = append(a.calls, calls...)
+	for _, tc := range calls {
+		a.window = append(a.window, tc.Name+":"+tc.Arguments)
+	}
+	if len(a.window) > meltdownWindow {
+		a.window = a.window[len(a.window)-meltdownWindow:]
+	}
+	if Meltdown(a.window) {
+		a.history = append(a.history, messages.ChatMessage{Role: messages.RoleUser, Content: MeltdownMessage})
+		a.window = nil
+	}
+	names := make([]string, 0, len(calls))
+	var gated []string
+	for _, tc := range calls {
+		names = append(names, tc.Name)
+		if t, ok := a.cfg.Registry.Lookup(tc.Name); ok && !t.Hidden && t.Gated() {
+			gated = append(gated, tc.Name)
+		}
+	}
+	a.cfg.Events.Emit(messages.Event{Type: messages.EventToolsDetected, Place: a.cfg.Place, Trace: a.trace,
+		ToolNames: names, ToolsRequiringAppr: nonNil(gated)})
+	a.batch = calls
+	a.results = make(map[string]messages.ToolResultReady, len(calls))
+	a.running = map[string]string{}
+	a.nextCall = 0
+	a.dispatch(c)
+}
+
+// dispatch starts call actors until ten are running or none is left.
+func (a *Agent) dispatch(c *actor.Context) {
+	for len(a.running) < MaxConcurrentCalls && a.nextCall < len(a.batch) {
+		tc := a.batch[a.nextCall]
+		a.nextCall++
+		place := a.cfg.Place
+		place.ToolCallID = tc.ID
+		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx}
+		pid := c.SpawnChild(toolactors.New(deps), "call", actor.WithID(fmt.Sprintf("%d-%d", a.iteration, a.nextCall)),
+			actor.WithMiddleware(supervisor.Recover(place, nil)), actor.WithInboxSize(16))
+		a.running[pid.ID] = tc.ID
+		c.Send(pid, messages.ToolCallRequested{Place: place, Trace: a.trace, Iteration: a.iteration, Call: tc})
+	}
+}
+
+func (a *Agent) toolDone(c *actor.Context, m messages.ToolResultReady) {
+	if a.finished || a.results == nil {
+		return
+	}
+	if _, dup := a.results[m.Call.ID]; dup {
+		return
+	}
+	a.results[m.Call.ID] = m
+	if m.Declined {
+		a.declined = append(a.declined, m.Call)
+	}
+	if s := c.Sender(); s != nil {
+		delete(a.running, s.ID)
+	} else {
+		for pid, id := range a.running {
+			if id == m.Call.ID {
+				delete(a.running, pid)
+			}
+		}
+	}
+	if len(a.results) < len(a.batch) {
+		a.dispatch(c)
+		return
+	}
+	a.endToolPhase(c)
+}
+
+// childFailed turns a call actor's crash into that call's failed result.
+func (a *Agent) childFailed(c *actor.Context, m messages.ActorFailed) {
+	callID := m.Place.ToolCallID
+	if callID == "" || a.results == nil {
+		return
+	}
+	for _, tc := range a.batch {
+		if tc.ID == callID {
+			a.toolDone(c, messages.ToolResultReady{Place: m.Place, Call: tc, Result: messages.ToolResult{
+				Result: json.RawMessage("null"), Error: "Tool " + tc.Name + " failed unexpectedly: " + m.Reason}})
+			return
+		}
+	}
+}
+
+func (a *Agent) endToolPhase(c *actor.Context) {
+	missing := 0
+	for _, tc := range a.batch {
+		r, ok := a.results[tc.ID]
+		if !ok {
+			missing++
+			continue
+		}
+		a.history = append(a.history, messages.ChatMessage{Role: messages.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: FormatResult(r.Result)})
+	}
+	a.batch, a.results, a.running = nil, nil, nil
+	if missing > 0 {
+		a.fail(c, fmt.Sprintf("Missing tool results for %d tool call(s). This indicates a bug in tool execution.", missing))
+		return
+	}
+	a.startTurn(c)
+}
+
+func (a *Agent) succeed(c *actor.Context, answer string) {
+	a.finish(c, messages.RunFinished{OK: true, Answer: answer})
+}
+
+func (a *Agent) fail(c *actor.Context, reason string) {
+	a.finish(c, messages.RunFinished{OK: false, Error: reason})
+}
+
+func (a *Agent) finish(c *actor.Context, f messages.RunFinished) {
+	if a.finished {
+		return
+	}
+	a.finished = true
+	if a.cancel != nil && !f.OK {
+		a.cancel()
+	}
+	f.Place = a.cfg.Place
+	f.Trace = a.trace
+	f.Usage = a.usage
+	f.ToolCalls = nonNilCalls(a.calls)
+	f.Declined = a.declined
+	f.Transcript = a.history
+	f.Texts = a.texts
+	f.Iterations = a.iteration
+	own, known := 0.0, false
+	if a.cfg.Price != nil {
+		own, known = a.cfg.Price(a.usage)
+	}
+	f.CostUSD = own + a.childCost
+	f.CostKnown = known || a.childKnown
+	if a.parent != nil {
+		c.Send(a.parent, f)
+	}
+}
+
+func (a *Agent) warn(msg string) {
+	if a.cfg.Warn != nil {
+		a.cfg.Warn(msg)
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilCalls(s []messages.ToolCall) []messages.ToolCall {
+	if s == nil {
+		return []messages.ToolCall{}
+	}
+	return s
+}

@@ -1,0 +1,82 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jazz-run/jazz/messages"
+)
+
+const (
+	meltdownWindow    = 10
+	meltdownThreshold = 0.4
+	// MaxResultChars caps a tool result as the model sees it.
+	MaxResultChars = 24000
+)
+
+// MeltdownMessage is stored in the history when the agent loops.
+const MeltdownMessage = "[MELTDOWN DETECTED: you are repeating the same tool calls without progress. Stop repeating them. " +
+	"Summarize what you found and what is still missing, then either write your output or try a fundamentally different strategy. " +
+	"Do not repeat the last action.]"
+
+// Meltdown reports whether a full window of call keys is mostly repeats.
+func Meltdown(window []string) bool {
+	if len(window) < meltdownWindow {
+		return false
+	}
+	distinct := map[string]bool{}
+	for _, k := range window {
+		distinct[k] = true
+	}
+	return float64(len(distinct))/float64(len(window)) < meltdownThreshold
+}
+
+// Pressure is the ephemeral budget notice for iteration i of max, or "".
+func Pressure(i, max int) string {
+	if max <= 0 {
+		return ""
+	}
+	ratio := float64(i) / float64(max)
+	pct := int(ratio * 100)
+	switch {
+	case ratio >= 0.9:
+		return fmt.Sprintf("[BUDGET CRITICAL: Iteration %d/%d (%d%%). Write your final output NOW with what you have; no more research and no subagents.]", i, max, pct)
+	case ratio >= 0.7:
+		return fmt.Sprintf("[BUDGET WARNING: Iteration %d/%d (%d%%). Consolidate what you have and stop spawning research subagents.]", i, max, pct)
+	}
+	return ""
+}
+
+// FormatResult is a tool result as the model reads it: the result on
+// success, {error, result} on failure, cut at whole lines past the cap.
+func FormatResult(r messages.ToolResult) string {
+	var s string
+	if r.Success {
+		var str string
+		if json.Unmarshal(r.Result, &str) == nil {
+			s = str
+		} else {
+			s = string(r.Result)
+		}
+	} else {
+		body := map[string]json.RawMessage{}
+		e, _ := json.Marshal(r.Error)
+		body["error"] = e
+		if len(r.Result) > 0 {
+			body["result"] = r.Result
+		} else {
+			body["result"] = json.RawMessage("null")
+		}
+		b, _ := json.Marshal(body)
+		s = string(b)
+	}
+	if len(s) <= MaxResultChars {
+		return s
+	}
+	cut := s[:MaxResultChars]
+	if i := strings.LastIndexByte(cut, '\n'); i > MaxResultChars/2 {
+		cut = cut[:i]
+	}
+	return cut + fmt.Sprintf("\n[result truncated: %d of %d characters shown]", len(cut), len(s))
+}

@@ -1,0 +1,311 @@
+// Package app is the composition root of `jazz run`: it starts the bus and
+// the actor engine, builds the agent's tool set, spawns the gate and the
+// agent, wires whoever answers approvals, waits for the run to finish or
+// time out, and tears everything down in order.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/deadline"
+	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/gateactor"
+	"github.com/jazz-run/jazz/humanio"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/pricing"
+	"github.com/jazz-run/jazz/provider"
+	"github.com/jazz-run/jazz/provider/registry"
+	"github.com/jazz-run/jazz/provider/retry"
+	"github.com/jazz-run/jazz/store/agents"
+	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/tools"
+)
+
+// RunOptions is one `jazz run`, validated by the CLI.
+type RunOptions struct {
+	Agent          agents.Agent
+	Prompt         string
+	Config         *config.Config
+	Policy         string
+	Events         []string
+	Stream         bool
+	Reasoning      string
+	Timeout        time.Duration
+	MaxIterations  int
+	AutoApprove    []string
+	Conversation   string
+	NATSURL        string
+	Reachable      bool // a human can answer approvals and questions
+	Bridge         bool // --interactive-stdin: the stdin protocol
+	TerminalHuman  bool // a person at a terminal
+	Stdin          io.Reader
+	Stderr         io.Writer
+	Getenv         func(string) string
+	Cwd            string
+	RetrySleep     func(ctx context.Context, d time.Duration) error
+	History        []messages.ChatMessage
+	ConversationID string
+}
+
+// Outcome is what the CLI prints.
+type Outcome = messages.RunFinished
+
+// TimeoutError is a run stopped by --timeout.
+type TimeoutError struct{ Timeout time.Duration }
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("Run exceeded the %dms timeout.", e.Timeout.Milliseconds())
+}
+
+// ErrCancelled is a run stopped by a signal or its caller.
+var ErrCancelled = errors.New("Run cancelled before it finished.")
+
+// Run executes one agent run to completion.
+func Run(ctx context.Context, o RunOptions) (Outcome, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	runID := fmt.Sprintf("run-%s-%d", o.Agent.ID, time.Now().UnixMilli())
+	place := messages.Place{RunID: runID, AgentID: o.Agent.ID, AgentName: o.Agent.Name}
+
+	prov, err := openProvider(o, getenv)
+	if err != nil {
+		return Outcome{}, err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	b, err := bus.Start(runCtx, bus.Options{URL: o.NATSURL})
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer func() {
+		closeCtx, done := context.WithTimeout(context.Background(), 2*time.Second)
+		defer done()
+		_ = b.Close(closeCtx)
+	}()
+
+	engine, err := actor.NewEngine(actor.NewEngineConfig())
+	if err != nil {
+		return Outcome{}, fmt.Errorf("start actor engine: %w", err)
+	}
+	emitter := events.NewEmitter(b, runID)
+	filter := events.NewFilter(o.Events)
+	var sink *events.Sink
+	if filter.Active() {
+		sink = events.NewSink(o.Stderr, filter)
+		if err := sink.Attach(b.Conn(), runID); err != nil {
+			return Outcome{}, fmt.Errorf("attach event sink: %w", err)
+		}
+	}
+
+	dl := deadline.New(o.Timeout)
+	reg, err := BuiltinRegistry(o)
+	if err != nil {
+		return Outcome{}, err
+	}
+	eff := reg.Subset(o.Agent.Config.Tools)
+
+	gateCfg := gateactor.Config{
+		RunID:                runID,
+		Policy:               o.Policy,
+		Reachable:            o.Reachable,
+		ModelContext:         o.TerminalHuman,
+		AutoApproveTools:     o.AutoApprove,
+		AutoApprovedCommands: o.Config.AutoApprovedCommands,
+		Checks:               commandChecks(),
+		Bus:                  b,
+		Events:               emitter,
+		Deadline:             dl,
+		Ctx:                  runCtx,
+	}
+	gatePID := engine.Spawn(gateactor.New(gateCfg), "gate", actor.WithID(runID),
+		actor.WithMiddleware(supervisor.Recover(place, nil)))
+	subs, err := wireGate(b.Conn(), engine, gatePID, runID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer func() {
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+	}()
+
+	if o.Bridge {
+		br := humanio.NewBridge(runID, b, o.Stderr)
+		if err := br.Attach(b.Conn()); err != nil {
+			return Outcome{}, fmt.Errorf("attach stdin bridge: %w", err)
+		}
+		defer br.Detach()
+		go br.Serve(o.Stdin, func(msg string) { fmt.Fprintln(o.Stderr, "⚠ "+msg) })
+	}
+
+	maxIter := o.MaxIterations
+	price, priced := pricing.Lookup(o.Agent.Config.LLMProvider, o.Agent.Config.LLMModel, o.Config.Pricing)
+	attempts := 1 + o.Config.MaxRetries
+	agentName := o.Agent.Name
+	call := func(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (provider.Response, error) {
+		return retry.Chat(ctx, prov, req, onDelta, retry.Options{
+			Attempts: attempts,
+			Sleep:    o.RetrySleep,
+			Notify: func(n retry.Notice) {
+				if n.Reason != "" {
+					fmt.Fprintln(o.Stderr, "⚠ "+n.Message(agentName))
+				}
+				emitter.Emit(messages.Event{Type: messages.EventErrorType, Place: place,
+					Err:         &messages.EventError{Name: "ProviderError", Message: n.Err.Error()},
+					Recoverable: messages.Ptr(true)})
+			},
+		})
+	}
+	env := &tools.Env{
+		AgentID:        o.Agent.ID,
+		AgentName:      o.Agent.Name,
+		ConversationID: o.ConversationID,
+		JazzHome:       o.Config.Home,
+		Home:           getenv("HOME"),
+		EnvAllowlist:   o.Agent.Config.EnvAllowlist,
+		Dir:            tools.NewWorkDir(o.Cwd),
+		Extras:         map[string]any{},
+	}
+	agentCfg := actors.Config{
+		Place:           place,
+		Provider:        o.Agent.Config.LLMProvider,
+		Model:           o.Agent.Config.LLMModel,
+		SystemPrompt:    SystemPrompt(o.Agent, o.Cwd),
+		Call:            call,
+		Registry:        eff,
+		Env:             env,
+		Gate:            gatePID,
+		Events:          emitter,
+		MaxIterations:   maxIter,
+		Stream:          o.Stream,
+		ReasoningEffort: o.Reasoning,
+		Temperature:     o.Agent.Config.Temperature,
+		Price: func(u messages.Usage) (float64, bool) {
+			if !priced {
+				return 0, false
+			}
+			return pricing.Cost(price, u)
+		},
+		Warn: func(msg string) { fmt.Fprintf(o.Stderr, "⚠ %s: %s\n", agentName, msg) },
+		Ctx:  runCtx,
+	}
+
+	finished := make(chan messages.RunFinished, 1)
+	var agentPID *actor.PID
+	ownerPID := engine.SpawnFunc(func(c *actor.Context) {
+		switch m := c.Message().(type) {
+		case actor.Started:
+			agentPID = c.SpawnChild(actors.New(agentCfg), "agent", actor.WithID("top"),
+				actor.WithMiddleware(supervisor.Recover(place, nil)))
+			c.Send(agentPID, messages.RunRequested{Place: place, Prompt: o.Prompt, History: o.History})
+		case messages.RunFinished:
+			select {
+			case finished <- m:
+			default:
+			}
+		case messages.ActorFailed:
+			select {
+			case finished <- messages.RunFinished{Place: place, OK: false, Error: "The agent crashed: " + m.Reason}:
+			default:
+			}
+		}
+	}, "run", actor.WithID(runID))
+
+	expired := make(chan struct{})
+	dl.Watch(runCtx, func() { close(expired) })
+
+	var out Outcome
+	var runErr error
+	select {
+	case out = <-finished:
+	case <-expired:
+		runErr = &TimeoutError{Timeout: o.Timeout}
+	case <-ctx.Done():
+		runErr = ErrCancelled
+	}
+	if runErr != nil {
+		// Ask the agent for what it spent so far, then stop everything.
+		engine.Send(gatePID, messages.CancelRun{Place: place, Reason: runErr.Error()})
+		if agentPID != nil {
+			engine.Send(agentPID, messages.CancelRun{Place: place, Reason: runErr.Error()})
+		}
+		select {
+		case out = <-finished:
+		case <-time.After(500 * time.Millisecond):
+		}
+		out.OK = false
+		out.Error = runErr.Error()
+	}
+	cancel()
+	<-engine.Poison(ownerPID).Done()
+	<-engine.Poison(gatePID).Done()
+	flushCtx, done := context.WithTimeout(context.Background(), time.Second)
+	_ = b.Flush(flushCtx)
+	done()
+	if sink != nil {
+		sink.Detach()
+	}
+	if runErr != nil {
+		return out, runErr
+	}
+	return out, nil
+}
+
+// wireGate forwards decisions and policy changes from the bus to the gate.
+func wireGate(conn *nats.Conn, engine *actor.Engine, gate *actor.PID, runID string) ([]*nats.Subscription, error) {
+	s1, err := conn.Subscribe(messages.ApprovalDecidedSubject(runID), func(m *nats.Msg) {
+		if d, err := messages.Decode[messages.ApprovalDecided](m.Data); err == nil {
+			engine.Send(gate, d)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribe approvals: %w", err)
+	}
+	s2, err := conn.Subscribe(messages.PolicySubject(runID), func(m *nats.Msg) {
+		if p, err := messages.Decode[messages.PolicyChanged](m.Data); err == nil {
+			engine.Send(gate, p)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribe policy: %w", err)
+	}
+	return []*nats.Subscription{s1, s2}, nil
+}
+
+func openProvider(o RunOptions, getenv func(string) string) (provider.Provider, error) {
+	name := o.Agent.Config.LLMProvider
+	s := registry.Settings{Getenv: getenv, ReplayDir: o.Config.Home + "/replay"}
+	if k := o.Agent.Config.LLMAPIKeys[name]; k != "" {
+		s.APIKey = k
+	}
+	if ls, ok := o.Config.LLM[name]; ok {
+		if s.APIKey == "" && getenv(registry.KeyEnv(name)) == "" {
+			s.APIKey = ls.APIKey
+		}
+		s.BaseURL = ls.BaseURL
+		s.KeepAlive = ls.KeepAlive
+	}
+	if o.Agent.Config.NumCtx != nil {
+		s.NumCtx = *o.Agent.Config.NumCtx
+	}
+	p, err := registry.Open(name, o.Agent.Config.LLMModel, s)
+	if err != nil {
+		return nil, fmt.Errorf("open provider %s: %w", name, err)
+	}
+	return p, nil
+}

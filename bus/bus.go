@@ -1,0 +1,143 @@
+// Package bus owns the NATS connection every jazz actor publishes on: an
+// embedded nats-server running in-process (no socket) by default, or an
+// external server or cluster given by URL.
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/messages"
+)
+
+// Options choose the server. An empty URL embeds one in-process.
+type Options struct {
+	// URL of an external NATS server or cluster (comma-separated).
+	URL string
+	// Name is the client connection name, shown by server monitoring.
+	Name string
+	// ReadyTimeout bounds waiting for the embedded server; default 5 s.
+	ReadyTimeout time.Duration
+}
+
+// Bus is one connection, plus the embedded server when it owns one.
+type Bus struct {
+	srv  *server.Server
+	conn *nats.Conn
+}
+
+// ErrNotReady is returned when the embedded server does not come up.
+var ErrNotReady = errors.New("embedded NATS server did not become ready")
+
+// Start connects to the bus, starting the embedded server if needed.
+func Start(ctx context.Context, opts Options) (*Bus, error) {
+	if opts.Name == "" {
+		opts.Name = "jazz"
+	}
+	if opts.URL != "" {
+		conn, err := nats.Connect(opts.URL, nats.Name(opts.Name), nats.Timeout(dialTimeout(ctx)))
+		if err != nil {
+			return nil, fmt.Errorf("connect to NATS at %s: %w", opts.URL, err)
+		}
+		return &Bus{conn: conn}, nil
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = 5 * time.Second
+	}
+	srv, err := server.NewServer(&server.Options{
+		ServerName: opts.Name,
+		DontListen: true, // in-process connections only: no port, no socket
+		NoSigs:     true, // signals belong to jazz, not to the embedded server
+		NoLog:      true,
+		MaxPayload: 8 << 20,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create embedded NATS server: %w", err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(opts.ReadyTimeout) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, ErrNotReady
+	}
+	conn, err := nats.Connect("", nats.InProcessServer(srv), nats.Name(opts.Name))
+	if err != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("connect to embedded NATS server: %w", err)
+	}
+	return &Bus{srv: srv, conn: conn}, nil
+}
+
+func dialTimeout(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		if d := time.Until(dl); d > 0 {
+			return d
+		}
+	}
+	return 5 * time.Second
+}
+
+// Conn is the shared connection; it is safe for concurrent use.
+func (b *Bus) Conn() *nats.Conn { return b.conn }
+
+// Embedded reports whether the bus runs its own in-process server.
+func (b *Bus) Embedded() bool { return b.srv != nil }
+
+// Publish encodes msg with the messages codec and publishes it, carrying
+// the trace carrier (if any) in NATS headers too.
+func (b *Bus) Publish(subject string, msg any, trace messages.Trace) error {
+	data, err := messages.Encode(msg)
+	if err != nil {
+		return err
+	}
+	m := &nats.Msg{Subject: subject, Data: data}
+	if len(trace) > 0 {
+		m.Header = nats.Header{}
+		for k, v := range trace {
+			m.Header.Set(k, v)
+		}
+	}
+	if err := b.conn.PublishMsg(m); err != nil {
+		return fmt.Errorf("publish %s: %w", subject, err)
+	}
+	return nil
+}
+
+// Flush waits until the server has seen everything published so far.
+func (b *Bus) Flush(ctx context.Context) error {
+	if err := b.conn.FlushWithContext(ctx); err != nil {
+		return fmt.Errorf("flush bus: %w", err)
+	}
+	return nil
+}
+
+// Close drains the connection (pending deliveries finish), then stops the
+// embedded server and waits for it, so no goroutine is left behind.
+func (b *Bus) Close(ctx context.Context) error {
+	var errs []error
+	if b.conn != nil && !b.conn.IsClosed() {
+		done := make(chan struct{})
+		b.conn.SetClosedHandler(func(*nats.Conn) { close(done) })
+		if err := b.conn.Drain(); err != nil {
+			b.conn.Close()
+		} else {
+			select {
+			case <-done:
+			case <-ctx.Done():
+				b.conn.Close()
+				errs = append(errs, fmt.Errorf("drain bus: %w", ctx.Err()))
+			}
+		}
+	}
+	if b.srv != nil {
+		b.srv.Shutdown()
+		b.srv.WaitForShutdown()
+	}
+	return errors.Join(errs...)
+}

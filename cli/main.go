@@ -1,0 +1,115 @@
+// Package cli is the jazz command tree: flags in, validated options out,
+// and the one place errors become exit codes and are printed.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jazz-run/jazz/iostreams"
+)
+
+// Exit codes: the headless contract has exactly two.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+)
+
+// Deps are the process's outside world, replaceable in tests.
+type Deps struct {
+	IO     *iostreams.IOStreams
+	Getenv func(string) string
+	Cwd    string
+}
+
+// silentError has already been printed (or written as an envelope).
+type silentError struct{ err error }
+
+func (e silentError) Error() string { return e.err.Error() }
+
+// Main runs jazz with os.Args and returns the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cwd, _ := os.Getwd()
+	return Execute(ctx, os.Args[1:], Deps{IO: iostreams.System(), Getenv: os.Getenv, Cwd: cwd})
+}
+
+// Execute runs the command tree on args.
+func Execute(ctx context.Context, args []string, d Deps) int {
+	root := NewRootCmd(d)
+	root.SetArgs(args)
+	root.SetOut(d.IO.ErrOut) // help and usage are diagnostics: stderr
+	root.SetErr(d.IO.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var se silentError
+	if errors.As(err, &se) {
+		return ExitFailure
+	}
+	if wantsJSON(args) && isRunCommand(args) {
+		writeFailure(d.IO.Out, err.Error(), 0)
+		return ExitFailure
+	}
+	fmt.Fprintln(d.IO.ErrOut, err.Error())
+	return ExitFailure
+}
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(d Deps) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "jazz",
+		Short:         "jazz runs LLM agents whose every mutation passes an approval gate",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().String("config", "", "path to a config file (must exist and hold a JSON object)")
+	root.PersistentFlags().Bool("debug", false, "debug logging")
+	root.PersistentFlags().BoolP("verbose", "v", false, "more diagnostics on stderr")
+	root.PersistentFlags().Bool("no-tui", false, "plain output (always on for jazz run)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d))
+	return root
+}
+
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+func isRunCommand(args []string) bool {
+	for _, a := range args {
+		if len(a) > 0 && a[0] != '-' {
+			return a == "run"
+		}
+	}
+	return false
+}
+
+// failureEnvelope is the --json failure shape.
+type failureEnvelope struct {
+	OK      bool    `json:"ok"`
+	Error   string  `json:"error"`
+	CostUSD float64 `json:"costUSD"`
+}
+
+func writeFailure(w interface{ Write([]byte) (int, error) }, msg string, cost float64) {
+	b, _ := json.Marshal(failureEnvelope{OK: false, Error: msg, CostUSD: cost})
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,371 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jazz-run/jazz/app"
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/pricing"
+	"github.com/jazz-run/jazz/store/agents"
+	"github.com/jazz-run/jazz/store/history"
+)
+
+// RunOptions are `jazz run`'s flags as parsed.
+type RunOptions struct {
+	Agent            string
+	Prompt           string
+	JSON             bool
+	Conversation     string
+	ConversationSet  bool
+	Policy           string
+	Events           string
+	Reasoning        string
+	Timeout          string
+	MaxIterations    string
+	Stream           bool
+	NoStream         bool
+	InteractiveStdin bool
+	AutoApproveTools string
+	Timezone         string
+	FailOnDecline    bool
+	NATSURL          string
+	ConfigPath       string
+	Debug            bool
+}
+
+// NewRunCmd builds `jazz run`; runF replaces the run in tests.
+func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Command {
+	o := RunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run --agent <id|name> [prompt]",
+		Short: "Run one agent turn headlessly: the answer on stdout, everything else on stderr",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Prompt = strings.Join(args, " ")
+			o.ConversationSet = cmd.Flags().Changed("conversation")
+			o.ConfigPath, _ = cmd.Flags().GetString("config")
+			o.Debug, _ = cmd.Flags().GetBool("debug")
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runRun(cmd.Context(), d, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Agent, "agent", "", "agent id or name")
+	f.BoolVar(&o.JSON, "json", false, "print exactly one JSON object on stdout")
+	f.StringVar(&o.Conversation, "conversation", "", "conversation key: load the transcript before, save it after")
+	f.StringVar(&o.Policy, "approval-policy", "", "auto-approve up to this tier: read-only, low-risk or high-risk")
+	f.StringVar(&o.Events, "events", "", "NDJSON events on stderr: tools,reasoning,text,usage,approval,subagent,all")
+	f.StringVar(&o.Reasoning, "reasoning", "", "reasoning effort: low, medium, high or disable")
+	f.StringVar(&o.Timeout, "timeout", "", "wall-clock limit of the run in milliseconds (human waits excluded)")
+	f.StringVar(&o.MaxIterations, "max-iterations", "", "iteration cap of the agent loop")
+	f.BoolVar(&o.Stream, "stream", false, "stream the model's answer")
+	f.BoolVar(&o.NoStream, "no-stream", false, "do not stream")
+	f.BoolVar(&o.InteractiveStdin, "interactive-stdin", false, "a human answers approvals and questions through stdin (bridges)")
+	f.StringVar(&o.AutoApproveTools, "auto-approve-tools", "", "comma list of tools approved whatever the policy")
+	f.StringVar(&o.Timezone, "timezone", "UTC", "IANA timezone of the run")
+	f.BoolVar(&o.FailOnDecline, "fail-on-decline", false, "exit 1 when the gate declined any call")
+	f.StringVar(&o.NATSURL, "nats-url", "", "external NATS server (default: embedded in-process; env JAZZ_NATS_URL)")
+	return cmd
+}
+
+var digits = regexp.MustCompile(`^[0-9]+$`)
+
+// validated is what runRun needs after the flag checks.
+type validated struct {
+	policy    string
+	events    []string
+	reasoning string
+	timeout   time.Duration
+	maxIter   int
+	autoTools []string
+}
+
+// validate applies the spec's flag rules, in the spec's order.
+func validate(o RunOptions) (validated, error) {
+	var v validated
+	switch o.Policy {
+	case "", messages.PolicyReadOnly, messages.PolicyLowRisk, messages.PolicyHighRisk:
+		v.policy = o.Policy
+	default:
+		return v, fmt.Errorf("Invalid --approval-policy %q. Expected read-only, low-risk, or high-risk.", o.Policy)
+	}
+	for _, c := range strings.Split(o.Events, ",") {
+		c = strings.ToLower(strings.TrimSpace(c))
+		if c == "" {
+			continue
+		}
+		switch c {
+		case "tools", "reasoning", "text", "usage", "approval", "subagent", "all":
+			v.events = append(v.events, c)
+		default:
+			return v, fmt.Errorf("Invalid --events category %q. Expected: tools, reasoning, text, usage, approval, subagent, all.", c)
+		}
+	}
+	switch o.Reasoning {
+	case "", "low", "medium", "high", "disable":
+		v.reasoning = o.Reasoning
+	default:
+		return v, fmt.Errorf("Invalid --reasoning %q. Expected low, medium, high, or disable.", o.Reasoning)
+	}
+	if _, err := time.LoadLocation(o.Timezone); err != nil || o.Timezone == "" {
+		return v, fmt.Errorf("Invalid --timezone %q. Expected an IANA timezone name (e.g. Europe/Paris).", o.Timezone)
+	}
+	if o.Timeout != "" {
+		n, err := positiveInt("--timeout", o.Timeout)
+		if err != nil {
+			return v, err
+		}
+		v.timeout = time.Duration(n) * time.Millisecond
+	}
+	if o.MaxIterations != "" {
+		n, err := positiveInt("--max-iterations", o.MaxIterations)
+		if err != nil {
+			return v, err
+		}
+		v.maxIter = n
+	}
+	for _, t := range strings.Split(o.AutoApproveTools, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			v.autoTools = append(v.autoTools, t)
+		}
+	}
+	if strings.TrimSpace(o.Agent) == "" {
+		return v, errors.New("No agent specified. Use --agent <agentId>.")
+	}
+	return v, nil
+}
+
+func positiveInt(flag, raw string) (int, error) {
+	if !digits.MatchString(raw) {
+		return 0, fmt.Errorf("%s must be a positive integer (got %q).", flag, raw)
+	}
+	var n int
+	if _, err := fmt.Sscan(raw, &n); err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s must be a positive integer (got %q).", flag, raw)
+	}
+	return n, nil
+}
+
+// successEnvelope is the --json success shape.
+type successEnvelope struct {
+	OK         bool           `json:"ok"`
+	Answer     string         `json:"answer"`
+	CostUSD    float64        `json:"costUSD"`
+	CostKnown  bool           `json:"costKnown"`
+	TokenUsage usageView      `json:"tokenUsage"`
+	ToolCalls  []toolCallView `json:"toolCalls"`
+	Declined   []toolCallView `json:"declinedToolCalls"`
+}
+
+type usageView struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	TotalTokens      int `json:"totalTokens"`
+	CacheReadTokens  int `json:"cacheReadTokens,omitempty"`
+}
+
+type toolCallView struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+func callViews(calls []messages.ToolCall) []toolCallView {
+	out := make([]toolCallView, 0, len(calls))
+	for _, c := range calls {
+		out = append(out, toolCallView{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	return out
+}
+
+// runRun is `jazz run`: validate, load, run, print.
+func runRun(ctx context.Context, d Deps, o RunOptions) error {
+	fail := func(msg string, cost float64) error {
+		if o.JSON {
+			writeFailure(d.IO.Out, msg, cost)
+		} else {
+			fmt.Fprintln(d.IO.ErrOut, msg)
+		}
+		return silentError{errors.New(msg)}
+	}
+	v, err := validate(o)
+	if err != nil {
+		return fail(err.Error(), 0)
+	}
+	getenv := d.Getenv
+	ci := getenv("CI") == "true" || getenv("CI") == "1"
+	bridge := o.InteractiveStdin
+	terminal := !bridge && d.IO.IsStdinTTY() && !ci
+
+	prompt := strings.TrimSpace(o.Prompt)
+	if prompt == "" && !bridge && !d.IO.IsStdinTTY() {
+		data, err := io.ReadAll(d.IO.In)
+		if err != nil {
+			return fail("read prompt from stdin: "+err.Error(), 0)
+		}
+		prompt = strings.TrimSpace(string(data))
+	}
+	if prompt == "" {
+		return fail("No prompt provided. Pass it as an argument or pipe it via stdin.", 0)
+	}
+
+	home, err := config.Home(getenv, d.Cwd)
+	if err != nil {
+		return fail(err.Error(), 0)
+	}
+	if err := config.CheckWritable(home); err != nil {
+		return fail(err.Error(), 0)
+	}
+	cfg, warnings, err := config.Load(config.LoadOptions{Home: home, ConfigFlag: o.ConfigPath, Getenv: getenv, Cwd: d.Cwd, Debug: o.Debug})
+	if err != nil {
+		return fail(err.Error(), 0)
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(d.IO.ErrOut, "⚠ "+w)
+	}
+	agent, err := (&agents.Store{Home: home}).Lookup(ctx, strings.TrimSpace(o.Agent))
+	if err != nil {
+		return fail(err.Error(), 0)
+	}
+	conv := strings.TrimSpace(o.Conversation)
+	if o.ConversationSet && conv == "" {
+		return fail("Invalid --conversation id: must be non-empty.", 0)
+	}
+
+	hist := &history.Store{Home: home}
+	convID := fmt.Sprintf("run-%s-%d", agent.ID, time.Now().UnixMilli())
+	var prior []messages.ChatMessage
+	if conv != "" {
+		convID = conv
+		msgs, warning, err := hist.Load(ctx, agent.ID, conv)
+		if err != nil {
+			return fail(err.Error(), 0)
+		}
+		if warning != "" {
+			fmt.Fprintln(d.IO.ErrOut, "⚠ "+warning)
+		}
+		prior = msgs
+	}
+
+	maxIter := v.maxIter
+	if maxIter == 0 {
+		maxIter = cfg.MaxIterations
+	}
+	natsURL := o.NATSURL
+	if natsURL == "" {
+		natsURL = getenv("JAZZ_NATS_URL")
+	}
+	reasoning := v.reasoning
+	if reasoning == "" {
+		reasoning = agent.Config.ReasoningEffort
+	}
+	filter := events.NewFilter(v.events)
+	if !filter.Active() {
+		fmt.Fprintf(d.IO.ErrOut, "◉ %s\n", agent.Name)
+	}
+	out, runErr := app.Run(ctx, app.RunOptions{
+		Agent:          agent,
+		Prompt:         prompt,
+		Config:         cfg,
+		Policy:         v.policy,
+		Events:         v.events,
+		Stream:         streaming(o, v.events, cfg, getenv, d.IO.IsStdoutTTY()),
+		Reasoning:      reasoning,
+		Timeout:        v.timeout,
+		MaxIterations:  maxIter,
+		AutoApprove:    v.autoTools,
+		Conversation:   conv,
+		NATSURL:        natsURL,
+		Reachable:      bridge || terminal,
+		Bridge:         bridge,
+		TerminalHuman:  terminal,
+		Stdin:          d.IO.In,
+		Stderr:         d.IO.ErrOut,
+		Getenv:         getenv,
+		Cwd:            d.Cwd,
+		History:        prior,
+		ConversationID: convID,
+	})
+	cost := pricing.Round8(out.CostUSD)
+	if runErr != nil {
+		return fail(runErr.Error(), cost)
+	}
+	if !out.OK {
+		return fail(out.Error, cost)
+	}
+	if conv != "" {
+		if err := hist.Save(ctx, agent.ID, conv, prompt, out.Transcript, out.Answer); err != nil {
+			fmt.Fprintf(d.IO.ErrOut, "Warning: failed to save conversation %q: %v\n", conv, err)
+		}
+	}
+	if len(out.Declined) > 0 {
+		fmt.Fprintf(d.IO.ErrOut, "⚠ %s: the gate declined %d tool call(s)\n", agent.Name, len(out.Declined))
+	}
+	if o.JSON {
+		env := successEnvelope{
+			OK: true, Answer: out.Answer, CostUSD: cost, CostKnown: out.CostKnown,
+			TokenUsage: usageView{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
+				TotalTokens: out.Usage.PromptTokens + out.Usage.CompletionTokens, CacheReadTokens: out.Usage.CacheReadTokens},
+			ToolCalls: callViews(out.ToolCalls),
+			Declined:  callViews(out.Declined),
+		}
+		b, err := json.Marshal(env)
+		if err != nil {
+			return fail("encode result: "+err.Error(), cost)
+		}
+		if o.FailOnDecline && len(out.Declined) > 0 {
+			writeFailure(d.IO.Out, fmt.Sprintf("The gate declined %d tool call(s) and --fail-on-decline is set.", len(out.Declined)), cost)
+			return silentError{errors.New("declined")}
+		}
+		_, _ = d.IO.Out.Write(append(b, '\n'))
+	} else {
+		if o.FailOnDecline && len(out.Declined) > 0 {
+			return fail(fmt.Sprintf("The gate declined %d tool call(s) and --fail-on-decline is set.", len(out.Declined)), cost)
+		}
+		fmt.Fprintln(d.IO.Out, strings.TrimSpace(out.Answer))
+	}
+	if !filter.Active() {
+		fmt.Fprintln(d.IO.ErrOut, "✔ completed")
+	}
+	return nil
+}
+
+// streaming applies headless-run.md §8: first match wins.
+func streaming(o RunOptions, cats []string, cfg *config.Config, getenv func(string) string, stdoutTTY bool) bool {
+	if o.Stream {
+		return true
+	}
+	if o.NoStream {
+		return false
+	}
+	for _, c := range cats {
+		if c == "reasoning" || c == "text" || c == "all" {
+			return true
+		}
+	}
+	switch cfg.Output.Streaming.Enabled {
+	case config.StreamingTrue:
+		return true
+	case config.StreamingFalse:
+		return false
+	}
+	for _, k := range []string{"CI", "NO_COLOR"} {
+		if v := getenv(k); v == "true" || v == "1" {
+			return false
+		}
+	}
+	return stdoutTTY
+}

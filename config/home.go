@@ -1,0 +1,126 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Home resolves JAZZ_HOME (config.md §1): the JAZZ_HOME variable, trimmed,
+// with a leading ~ expanded and made absolute against cwd; else ~/.jazz;
+// with no OS home, <cwd>/.jazz. getenv is usually os.Getenv; cwd "" means
+// the process's working directory. Home only computes the path: it creates
+// nothing (see CheckWritable).
+func Home(getenv func(string) string, cwd string) (string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("resolve JAZZ_HOME: working directory: %w", err)
+		}
+		cwd = wd
+	}
+	userHome := osHome(getenv)
+	if v := strings.TrimSpace(getenv("JAZZ_HOME")); v != "" {
+		p, err := expandPath(v, userHome, cwd)
+		if err != nil {
+			return "", fmt.Errorf("resolve JAZZ_HOME %q: %w", v, err)
+		}
+		return p, nil
+	}
+	if userHome != "" {
+		return filepath.Join(userHome, ".jazz"), nil
+	}
+	return filepath.Join(absDir(cwd), ".jazz"), nil
+}
+
+// osHome is the user's home directory as the environment states it.
+func osHome(getenv func(string) string) string {
+	if h := strings.TrimSpace(getenv("HOME")); h != "" {
+		return h
+	}
+	if runtime.GOOS == "windows" {
+		return strings.TrimSpace(getenv("USERPROFILE"))
+	}
+	return ""
+}
+
+// expandPath expands a leading ~ (alone or followed by a separator) and makes
+// p absolute against cwd.
+func expandPath(p, userHome, cwd string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~`+string(filepath.Separator)) {
+		if userHome == "" {
+			return "", errors.New("cannot expand ~: no home directory (HOME is unset)")
+		}
+		p = filepath.Join(userHome, p[1:])
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(absDir(cwd), p)
+	}
+	return filepath.Clean(p), nil
+}
+
+func absDir(dir string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir
+}
+
+// CheckWritable makes sure home exists and really accepts writes, by
+// creating and removing a probe file: a read-only mount shows up here, once,
+// with a message naming the path, rather than as a crash or a silently
+// dropped write later (seed 002, config.md §1).
+func CheckWritable(home string) error {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return notWritable(home, err)
+	}
+	f, err := os.CreateTemp(home, ".write-probe-*")
+	if err != nil {
+		return notWritable(home, err)
+	}
+	name := f.Name()
+	_, werr := f.Write([]byte("ok"))
+	cerr := f.Close()
+	rerr := os.Remove(name)
+	if err := errors.Join(werr, cerr, rerr); err != nil {
+		return notWritable(home, err)
+	}
+	return nil
+}
+
+// ErrNotWritable marks a JAZZ_HOME that refuses writes.
+var ErrNotWritable = errors.New("JAZZ_HOME is not writable")
+
+type notWritableError struct {
+	path  string
+	cause error
+}
+
+func (e *notWritableError) Error() string {
+	return fmt.Sprintf("JAZZ_HOME %s is not writable: %s. jazz writes agents, history and work state there; "+
+		"copy seed config into a writable directory (for example a tmpfs) and point JAZZ_HOME at it.", e.path, causeText(e.cause))
+}
+
+func (e *notWritableError) Unwrap() []error { return []error{ErrNotWritable, e.cause} }
+
+func notWritable(home string, err error) error { return &notWritableError{path: home, cause: err} }
+
+// causeText is the bare reason of a filesystem error ("read-only file
+// system"), without the path the message already names.
+func causeText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,199 @@
+// Package events publishes progress events on the bus and renders them as
+// the `--events` NDJSON stream: one object a line, filtered by category,
+// long strings cut to 200 characters, errors always let through.
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/messages"
+)
+
+// Publisher is where actors send events; the bus implements it.
+type Publisher interface {
+	Publish(subject string, msg any, trace messages.Trace) error
+}
+
+// Emitter stamps and publishes events of one run. It is safe for
+// concurrent use (the NATS connection is).
+type Emitter struct {
+	pub   Publisher
+	runID string
+}
+
+// NewEmitter publishes events of runID on pub. A nil pub drops them.
+func NewEmitter(pub Publisher, runID string) *Emitter { return &Emitter{pub: pub, runID: runID} }
+
+// Emit publishes ev on its type's subject. Publishing never fails a run:
+// a lost progress event is not worth aborting real work for.
+func (e *Emitter) Emit(ev messages.Event) {
+	if e == nil || e.pub == nil {
+		return
+	}
+	if ev.RunID == "" {
+		ev.RunID = e.runID
+	}
+	_ = e.pub.Publish(messages.EventSubject(e.runID, ev.Type), ev, ev.Trace)
+}
+
+// Now is the epoch-millisecond timestamp events carry.
+func Now() int64 { return time.Now().UnixMilli() }
+
+// Filter says which event types a --events selection lets through.
+type Filter struct {
+	cats map[string]bool
+}
+
+// NewFilter builds a filter from validated category names.
+func NewFilter(categories []string) Filter {
+	f := Filter{cats: map[string]bool{}}
+	for _, c := range categories {
+		f.cats[c] = true
+	}
+	return f
+}
+
+// Active reports whether any category was selected.
+func (f Filter) Active() bool { return len(f.cats) > 0 }
+
+// Allows reports whether the event type is rendered.
+func (f Filter) Allows(eventType string) bool {
+	cat := messages.CategoryOf(eventType)
+	if cat == messages.CategoryAlways {
+		return true
+	}
+	return f.cats[messages.CategoryAll] || f.cats[cat]
+}
+
+// Sink renders events from the bus onto w as NDJSON. Write order is the
+// order the bus delivers, which is publish order on one connection.
+type Sink struct {
+	mu     sync.Mutex
+	w      io.Writer
+	filter Filter
+	// always lets chosen types through whatever the filter says (the
+	// bridge protocol's requests).
+	always map[string]bool
+	sub    *nats.Subscription
+}
+
+// NewSink renders to w what filter allows, plus the always types.
+func NewSink(w io.Writer, filter Filter, always ...string) *Sink {
+	s := &Sink{w: w, filter: filter, always: map[string]bool{}}
+	for _, t := range always {
+		s.always[t] = true
+	}
+	return s
+}
+
+// Attach subscribes the sink to every event of runID.
+func (s *Sink) Attach(conn *nats.Conn, runID string) error {
+	sub, err := conn.Subscribe(messages.EventsWildcard(runID), func(m *nats.Msg) {
+		var ev messages.Event
+		if err := json.Unmarshal(m.Data, &ev); err != nil {
+			return
+		}
+		s.Write(ev)
+	})
+	if err != nil {
+		return err
+	}
+	s.sub = sub
+	return nil
+}
+
+// Detach drains the subscription so every event published before the call
+// (and flushed to the server) has been written when it returns.
+func (s *Sink) Detach() {
+	if s.sub == nil {
+		return
+	}
+	_ = s.sub.Drain()
+	for i := 0; i < 2000; i++ { // at most ~2 s
+		if !s.sub.IsValid() {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Write renders one event if it passes the filter.
+func (s *Sink) Write(ev messages.Event) {
+	if !s.filter.Allows(ev.Type) && !s.always[ev.Type] {
+		return
+	}
+	line := Render(ev)
+	s.mu.Lock()
+	_, _ = s.w.Write(line)
+	s.mu.Unlock()
+}
+
+// MaxString is the cut for string values in rendered events.
+const MaxString = 200
+
+// Render turns ev into one NDJSON line. Every string value longer than 200
+// characters is cut to 200 + "…", except in user_input_required and
+// approval requests sent to a bridge, which must never be truncated.
+func Render(ev messages.Event) []byte {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		data = []byte(`{"type":"error","error":{"name":"EncodeError","message":"event could not be encoded"},"recoverable":true}`)
+	}
+	if ev.Type != messages.EventUserInputRequired {
+		data = truncateJSON(data)
+	}
+	return append(data, '\n')
+}
+
+func truncateJSON(data []byte) []byte {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return data
+	}
+	if !cut(&v) {
+		return data
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(orderedLike(data, v)); err != nil {
+		return data
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// cut shortens long strings in place and reports whether it changed any.
+func cut(v *any) bool {
+	changed := false
+	switch x := (*v).(type) {
+	case string:
+		if utf8.RuneCountInString(x) > MaxString {
+			r := []rune(x)
+			*v = string(r[:MaxString]) + "…"
+			return true
+		}
+	case map[string]any:
+		for k, e := range x {
+			if cut(&e) {
+				x[k] = e
+				changed = true
+			}
+		}
+	case []any:
+		for i := range x {
+			if cut(&x[i]) {
+				changed = true
+			}
+		}
+	}
+	return changed
+}

@@ -1,0 +1,206 @@
+// Package humanio is how a run reaches a person: a terminal prompt on
+// stderr answered by a line on stdin, or the bridge protocol
+// (`--interactive-stdin`), where requests go out as JSON lines on stderr
+// and answers come back as JSON lines on stdin. Both only listen to the
+// bus and publish answers on it, so the gate and the ask tools take the
+// same path whoever answers, and a remote process could answer instead.
+package humanio
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/messages"
+)
+
+// Publisher publishes answers on the bus.
+type Publisher interface {
+	Publish(subject string, msg any, trace messages.Trace) error
+}
+
+// Bridge speaks the stdin/stderr JSON protocol for one run.
+type Bridge struct {
+	runID string
+	pub   Publisher
+	out   io.Writer
+
+	mu        sync.Mutex
+	approvals map[string]messages.ApprovalRequired
+	questions map[string]messages.UserInputRequired
+	closed    bool
+	subs      []*nats.Subscription
+}
+
+// NewBridge writes requests to out (stderr) and publishes answers on pub.
+func NewBridge(runID string, pub Publisher, out io.Writer) *Bridge {
+	return &Bridge{runID: runID, pub: pub, out: out,
+		approvals: map[string]messages.ApprovalRequired{}, questions: map[string]messages.UserInputRequired{}}
+}
+
+// Attach subscribes to the run's approval and question requests.
+func (b *Bridge) Attach(conn *nats.Conn) error {
+	s1, err := conn.Subscribe(messages.ApprovalRequiredSubject(b.runID), func(m *nats.Msg) {
+		req, err := messages.Decode[messages.ApprovalRequired](m.Data)
+		if err == nil {
+			b.approvalRequired(req)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s2, err := conn.Subscribe(messages.InputRequiredSubject(b.runID), func(m *nats.Msg) {
+		req, err := messages.Decode[messages.UserInputRequired](m.Data)
+		if err == nil {
+			b.inputRequired(req)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	b.subs = []*nats.Subscription{s1, s2}
+	return nil
+}
+
+// Detach stops listening.
+func (b *Bridge) Detach() {
+	for _, s := range b.subs {
+		_ = s.Unsubscribe()
+	}
+}
+
+func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
+	b.mu.Lock()
+	closed := b.closed
+	if !closed {
+		b.approvals[req.ToolCallID] = req
+	}
+	b.mu.Unlock()
+	if closed {
+		b.decline(req, "Nobody can answer: stdin is closed.")
+		return
+	}
+	b.writeLine(messages.Event{
+		Type: messages.EventApprovalRequired, Place: req.Place, ToolName: req.ToolName, Message: req.Message,
+		PreviewDiff: req.PreviewDiff, RiskLevel: req.RiskLevel, Arguments: req.ExecuteArgs,
+	}, req.ToolCallID)
+}
+
+func (b *Bridge) inputRequired(req messages.UserInputRequired) {
+	b.mu.Lock()
+	closed := b.closed
+	if !closed {
+		b.questions[req.RequestID] = req
+	}
+	b.mu.Unlock()
+	if closed {
+		_ = b.pub.Publish(messages.InputAnsweredSubject(b.runID), messages.UserInputAnswered{Place: req.Place, RequestID: req.RequestID}, nil)
+		return
+	}
+	b.writeLine(messages.Event{
+		Type: messages.EventUserInputRequired, Place: req.Place, RequestID: req.RequestID, Question: req.Question,
+		Suggestions: req.Suggestions, AllowCustom: messages.Ptr(req.AllowCustom),
+	}, "")
+}
+
+func (b *Bridge) writeLine(ev messages.Event, toolCallID string) {
+	if toolCallID != "" {
+		ev.ToolCallID = toolCallID
+	}
+	if ev.Suggestions == nil && ev.Type == messages.EventUserInputRequired {
+		ev.Suggestions = []messages.Suggestion{}
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	b.mu.Lock()
+	_, _ = b.out.Write(append(data, '\n'))
+	b.mu.Unlock()
+}
+
+// inbound is one protocol line read from stdin.
+type inbound struct {
+	Type       string `json:"type"`
+	ToolCallID string `json:"toolCallId"`
+	Approved   *bool  `json:"approved"`
+	Note       string `json:"note"`
+	Message    string `json:"message"`
+	Remember   string `json:"remember"`
+	RequestID  string `json:"requestId"`
+	Response   string `json:"response"`
+}
+
+// Serve reads protocol lines from in until EOF; then every pending
+// request is declined or left unanswered (fail closed).
+func (b *Bridge) Serve(in io.Reader, warn func(string)) {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var m inbound
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			warn(fmt.Sprintf("ignored a stdin line that is not JSON: %v", err))
+			continue
+		}
+		switch m.Type {
+		case "approval_decision":
+			b.mu.Lock()
+			req, ok := b.approvals[m.ToolCallID]
+			delete(b.approvals, m.ToolCallID)
+			b.mu.Unlock()
+			if !ok || m.Approved == nil {
+				warn(fmt.Sprintf("ignored approval_decision for unknown or already decided toolCallId %q", m.ToolCallID))
+				continue
+			}
+			note := m.Note
+			if note == "" {
+				note = m.Message
+			}
+			_ = b.pub.Publish(messages.ApprovalDecidedSubject(b.runID), messages.ApprovalDecided{
+				Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: *m.Approved,
+				DecidedBy: messages.DecidedByBridge, Note: note, Remember: m.Remember,
+			}, req.Trace)
+		case "user_input_response":
+			b.mu.Lock()
+			req, ok := b.questions[m.RequestID]
+			delete(b.questions, m.RequestID)
+			b.mu.Unlock()
+			if !ok {
+				warn(fmt.Sprintf("ignored user_input_response for unknown requestId %q", m.RequestID))
+				continue
+			}
+			_ = b.pub.Publish(messages.InputAnsweredSubject(b.runID), messages.UserInputAnswered{Place: req.Place, RequestID: req.RequestID, Response: m.Response}, nil)
+		default:
+			warn(fmt.Sprintf("ignored a stdin line of unknown type %q", m.Type))
+		}
+	}
+	b.mu.Lock()
+	b.closed = true
+	pendingA := b.approvals
+	pendingQ := b.questions
+	b.approvals = map[string]messages.ApprovalRequired{}
+	b.questions = map[string]messages.UserInputRequired{}
+	b.mu.Unlock()
+	for _, req := range pendingA {
+		b.decline(req, "Nobody can answer: stdin was closed while this approval was pending.")
+	}
+	for _, q := range pendingQ {
+		_ = b.pub.Publish(messages.InputAnsweredSubject(b.runID), messages.UserInputAnswered{Place: q.Place, RequestID: q.RequestID}, nil)
+	}
+}
+
+func (b *Bridge) decline(req messages.ApprovalRequired, note string) {
+	_ = b.pub.Publish(messages.ApprovalDecidedSubject(b.runID), messages.ApprovalDecided{
+		Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: false,
+		DecidedBy: messages.DecidedByBridge, Note: note,
+	}, req.Trace)
+}

@@ -1,0 +1,167 @@
+// Package retry owns the retry policy of model calls (agent-loop.md §6):
+// how many attempts, the backoff between them, which failures are worth
+// another try, and the fall back from a failed stream to a non-streaming
+// call. It does no printing: each retry is reported as a Notice, and the
+// caller turns it into the retry line and the recoverable error event.
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jazz-run/jazz/provider"
+)
+
+// Backoff limits from agent-loop.md §6.
+const (
+	// FirstDelay is the wait before the second attempt; it doubles after.
+	FirstDelay = time.Second
+	// MaxDelay caps every wait.
+	MaxDelay = 30 * time.Second
+)
+
+// Notice reports a retry about to happen, before its wait.
+type Notice struct {
+	// Attempt is the attempt about to be made, 1-based, never above Max.
+	// It is 1 on the first non-streaming call of a fallback, whose schedule
+	// starts afresh.
+	Attempt int
+	// Max is the most attempts the current schedule will make.
+	Max int
+	// Reason is provider.Error.Reason: "rate limit", "network issue",
+	// "server error (<code>)".
+	Reason string
+	// Err is the failure being retried.
+	Err error
+	// Delay is how long the wait before the attempt is.
+	Delay time.Duration
+	// Fallback is true when the next attempt drops streaming after a
+	// streamed attempt failed. Deltas that attempt already delivered are
+	// void: the answer will come whole from the batch call.
+	Fallback bool
+}
+
+// Message is the user-facing retry line, for an agent named agent:
+// `<agent> hit a <reason>. Trying again (attempt <n> of up to <max>)…`.
+func (n Notice) Message(agent string) string {
+	return fmt.Sprintf("%s hit a %s. Trying again (attempt %d of up to %d)…", agent, n.Reason, n.Attempt, n.Max)
+}
+
+// Options is the policy of one call.
+type Options struct {
+	// Attempts is 1 + maxRetries; below 1 means 1.
+	Attempts int
+	// StreamAttempts is how many streamed attempts DoStream makes before it
+	// falls back to non-streaming calls; below 1 means 1 (fall back on the
+	// first retryable streaming failure). It never exceeds Attempts.
+	StreamAttempts int
+	// Notify, if set, is called before each wait.
+	Notify func(Notice)
+	// Sleep waits d or until ctx ends; nil uses a timer. Tests inject one
+	// that records the delays and returns at once.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Call is one attempt of a model call.
+type Call func(ctx context.Context) (provider.Response, error)
+
+// Backoff is the wait after failed attempt n (1-based): 1 s, 2 s, 4 s, …,
+// capped at 30 s.
+func Backoff(n int) time.Duration {
+	d := FirstDelay
+	for i := 1; i < n && d < MaxDelay; i++ {
+		d *= 2
+	}
+	return min(d, MaxDelay)
+}
+
+// Do runs call until it succeeds, fails with an error provider.IsRetryable
+// rejects (a 400, an auth failure, an error building the request, a
+// cancelled ctx), or Attempts are spent. It returns the last error
+// unchanged, so the caller can still inspect its *provider.Error.
+func Do(ctx context.Context, opts Options, call Call) (provider.Response, error) {
+	return run(ctx, opts, max(opts.Attempts, 1), 1, call)
+}
+
+// DoStream runs a streaming call under the policy; after StreamAttempts
+// retryable failures it switches to the batch call with a fresh schedule
+// (agent-loop.md §6), announced by a Notice with Fallback set.
+func DoStream(ctx context.Context, opts Options, stream, batch Call) (provider.Response, error) {
+	attempts := max(opts.Attempts, 1)
+	resp, err := run(ctx, opts, min(max(opts.StreamAttempts, 1), attempts), attempts, stream)
+	if err == nil || !retryable(ctx, err) {
+		return resp, err
+	}
+	if err := wait(ctx, opts, Notice{Attempt: 1, Max: attempts, Err: err, Fallback: true, Delay: Backoff(1)}); err != nil {
+		return provider.Response{}, err
+	}
+	return run(ctx, opts, attempts, 1, batch)
+}
+
+// Chat calls p under the policy: streamed requests go through DoStream,
+// with the same request unstreamed as the fallback.
+func Chat(ctx context.Context, p provider.Provider, req provider.Request, onDelta func(provider.Delta), opts Options) (provider.Response, error) {
+	streamed := func(ctx context.Context) (provider.Response, error) { return p.Chat(ctx, req, onDelta) }
+	if !req.Stream {
+		return Do(ctx, opts, streamed)
+	}
+	batchReq := req
+	batchReq.Stream = false
+	batch := func(ctx context.Context) (provider.Response, error) { return p.Chat(ctx, batchReq, nil) }
+	return DoStream(ctx, opts, streamed, batch)
+}
+
+// run makes up to attempts calls. noticeMax is the Max the notices show:
+// the streamed phase of DoStream reports against the whole schedule.
+func run(ctx context.Context, opts Options, attempts, noticeMax int, call Call) (provider.Response, error) {
+	noticeMax = max(noticeMax, attempts)
+	for n := 1; ; n++ {
+		resp, err := call(ctx)
+		if err == nil {
+			return resp, nil
+		}
+		if n >= attempts || !retryable(ctx, err) {
+			return resp, err
+		}
+		if err := wait(ctx, opts, Notice{Attempt: n + 1, Max: noticeMax, Err: err, Delay: Backoff(n)}); err != nil {
+			return provider.Response{}, err
+		}
+	}
+}
+
+func retryable(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && provider.IsRetryable(err)
+}
+
+// wait announces the retry and sleeps. A ctx that ends during the wait
+// wins over the failure being retried.
+func wait(ctx context.Context, opts Options, n Notice) error {
+	var pe *provider.Error
+	if errors.As(n.Err, &pe) {
+		n.Reason = pe.Reason
+	}
+	if opts.Notify != nil {
+		opts.Notify(n)
+	}
+	sleep := opts.Sleep
+	if sleep == nil {
+		sleep = timerSleep
+	}
+	if err := sleep(ctx, n.Delay); err != nil {
+		return fmt.Errorf("stopped waiting to retry after %v: %w", n.Err, err)
+	}
+	return nil
+}
+
+func timerSleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}

@@ -1,0 +1,322 @@
+// Package toolactors runs tool calls. Each call the model asks for gets its
+// own short-lived actor that parses and validates the arguments, runs the
+// handler under the tool's timeout on a goroutine of its own, takes a
+// propose half's approval request to the gate, runs the hidden twin only
+// on the gate's approval, and sends exactly one ToolResultReady to its
+// parent before it stops, whatever happened.
+package toolactors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/tools"
+)
+
+// Deps is what a call actor is given at spawn.
+type Deps struct {
+	Registry *tools.Registry
+	Env      *tools.Env
+	// Gate receives ApprovalRequired and answers ApprovalDecided.
+	Gate   *actor.PID
+	Events *events.Emitter
+	// Ctx is the run's lifetime; cancelling it cancels the handler.
+	Ctx context.Context
+}
+
+// handlerDone carries a handler's result back into the actor. approved is
+// set for the run that follows a gate approval, whose result is final.
+type handlerDone struct {
+	approved bool
+	result   tools.Result
+}
+
+// Call is the actor for one tool call.
+type Call struct {
+	deps    Deps
+	req     messages.ToolCallRequested
+	tool    *tools.Tool
+	args    json.RawMessage
+	started time.Time
+	done    bool
+	exec    string
+	// execArgs are what the gate is asked to approve and the twin runs.
+	execArgs json.RawMessage
+	parent   *actor.PID
+	cancel   context.CancelFunc
+}
+
+// New is the Producer of a call actor.
+func New(deps Deps) actor.Producer {
+	return func() actor.Receiver { return &Call{deps: deps} }
+}
+
+// Receive handles the call's lifecycle messages.
+func (c *Call) Receive(ctx *actor.Context) {
+	switch m := ctx.Message().(type) {
+	case messages.ToolCallRequested:
+		c.parent = ctx.Parent()
+		c.req = m
+		c.started = time.Now()
+		c.begin(ctx)
+	case handlerDone:
+		c.handled(ctx, m)
+	case messages.ApprovalDecided:
+		c.decided(ctx, m)
+	case actor.Stopped:
+		if c.cancel != nil {
+			c.cancel()
+		}
+	}
+}
+
+func (c *Call) begin(ctx *actor.Context) {
+	call := c.req.Call
+	args, err := ParseArguments(call.Arguments)
+	if err != nil {
+		c.finish(ctx, failed(err.Error()), false)
+		return
+	}
+	c.args = args
+	t, ok := c.deps.Registry.Lookup(call.Name)
+	if !ok || t.Hidden {
+		// A hidden twin is unreachable by name: only the gate invokes it.
+		c.finish(ctx, failed(fmt.Sprintf("Unknown tool: %s. Use one of the tools you were given.", call.Name)), false)
+		return
+	}
+	c.tool = t
+	if err := c.deps.Registry.Validate(t.Name, args); err != nil {
+		c.finish(ctx, messages.ToolResult{Success: false, Result: json.RawMessage("null"), Error: err.Error()}, false)
+		return
+	}
+	if t.Gated() && t.Twin == "" {
+		// A single-phase low/high-risk tool gates before its handler runs.
+		c.askGate(ctx, &messages.ApprovalRequest{
+			Message:         fmt.Sprintf("About to run %s with arguments: %s", t.Name, string(args)),
+			ExecuteToolName: t.Name,
+			ExecuteArgs:     args,
+		})
+		return
+	}
+	if !t.Gated() {
+		c.emitStart(t.Name, args)
+	}
+	c.run(ctx, t, args, false)
+}
+
+// run starts the handler on its own goroutine under the tool's timeout.
+func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, approved bool) {
+	base := c.deps.Ctx
+	if base == nil {
+		base = context.Background()
+	}
+	var hctx context.Context
+	var cancel context.CancelFunc
+	timeout := t.EffectiveTimeout()
+	if timeout > 0 {
+		hctx, cancel = context.WithTimeout(base, timeout)
+	} else {
+		hctx, cancel = context.WithCancel(base)
+	}
+	c.cancel = cancel
+	self, engine, env, handler := ctx.PID(), ctx.Engine(), c.deps.Env, t.Handler
+	name := t.Name
+	out := make(chan tools.Result, 1)
+	supervisor.Go(func() {
+		out <- handler(hctx, env, args)
+	}, func(reason string) {
+		out <- tools.Result{Error: fmt.Sprintf("Tool %s failed unexpectedly: %s", name, reason)}
+	})
+	go func() {
+		var r tools.Result
+		select {
+		case r = <-out:
+		case <-hctx.Done():
+			if base.Err() != nil {
+				r = tools.Result{Error: "Tool call cancelled: the run is stopping."}
+			} else {
+				r = tools.Result{Error: fmt.Sprintf("Operation timed out after '%dm'", int(math.Round(float64(timeout.Milliseconds())/60000)))}
+			}
+		}
+		engine.Send(self, handlerDone{approved: approved, result: r})
+	}()
+}
+
+func (c *Call) handled(ctx *actor.Context, m handlerDone) {
+	if c.cancel != nil {
+		c.cancel()
+		c.cancel = nil
+	}
+	r := m.result
+	if !m.approved && r.Approval != nil {
+		// Only a registered pair may ask, and only for its own twin, with
+		// arguments that pass the twin's schema.
+		if c.tool.Twin == "" || r.Approval.ExecuteToolName != c.tool.Twin {
+			c.finish(ctx, failed(fmt.Sprintf("Tool %s asked to run %q, which is not its approved twin; refused.", c.tool.Name, r.Approval.ExecuteToolName)), false)
+			return
+		}
+		if err := c.deps.Registry.Validate(c.tool.Twin, r.Approval.ExecuteArgs); err != nil {
+			c.finish(ctx, failed("invalid approval request: "+err.Error()), false)
+			return
+		}
+		c.askGate(ctx, r.Approval)
+		return
+	}
+	c.finish(ctx, toMessage(r), false)
+}
+
+func (c *Call) askGate(ctx *actor.Context, a *messages.ApprovalRequest) {
+	if c.deps.Gate == nil {
+		c.finish(ctx, declinedResult("No approval gate is running, so this call cannot be approved."), true)
+		return
+	}
+	c.execArgs = a.ExecuteArgs
+	req := messages.ApprovalRequired{
+		Place:           c.req.Place,
+		Trace:           c.req.Trace.Clone(),
+		ToolCallID:      c.req.Call.ID,
+		ToolName:        c.tool.Name,
+		RiskLevel:       c.tool.Level,
+		Message:         a.Message,
+		PreviewDiff:     a.PreviewDiff,
+		ExecuteToolName: a.ExecuteToolName,
+		ExecuteArgs:     a.ExecuteArgs,
+		Arguments:       c.args,
+	}
+	req.Place.ToolCallID = c.req.Call.ID
+	if c.tool.Name == "execute_command" {
+		var ca struct {
+			Command string `json:"command"`
+		}
+		_ = json.Unmarshal(a.ExecuteArgs, &ca)
+		req.Command = ca.Command
+	}
+	ctx.Send(c.deps.Gate, req)
+}
+
+func (c *Call) decided(ctx *actor.Context, d messages.ApprovalDecided) {
+	if c.done || c.tool == nil || d.ToolCallID != c.req.Call.ID {
+		return
+	}
+	if !d.Approved {
+		msg := d.Note
+		if msg == "" {
+			msg = "The user declined this operation. Acknowledge it and offer an alternative, or explain what you could not do."
+		}
+		c.finish(ctx, declinedResult(msg), true)
+		return
+	}
+	// The twin runs with exactly the arguments that were previewed and
+	// approved, kept here since the request; the decision carries none.
+	target := c.tool
+	if c.tool.Twin != "" {
+		t, ok := c.deps.Registry.Lookup(c.tool.Twin)
+		if !ok {
+			c.finish(ctx, failed("approved, but the execute step "+c.tool.Twin+" is not available to this agent"), false)
+			return
+		}
+		target = t
+	}
+	c.exec = target.Name
+	c.emitStart(c.tool.Name, c.execArgs)
+	c.run(ctx, target, c.execArgs, true)
+}
+
+func (c *Call) emitStart(name string, args json.RawMessage) {
+	c.deps.Events.Emit(messages.Event{
+		Type:      messages.EventToolExecutionStart,
+		Place:     c.place(),
+		Trace:     c.req.Trace,
+		ToolName:  name,
+		Arguments: args,
+	})
+}
+
+func (c *Call) place() messages.Place {
+	p := c.req.Place
+	p.ToolCallID = c.req.Call.ID
+	return p
+}
+
+// finish sends the one result of this call and stops the actor.
+func (c *Call) finish(ctx *actor.Context, r messages.ToolResult, declined bool) {
+	if c.done {
+		return
+	}
+	c.done = true
+	dur := time.Since(c.started).Milliseconds()
+	resText := string(r.Result)
+	ev := messages.Event{
+		Type:       messages.EventToolExecutionComplete,
+		Place:      c.place(),
+		Trace:      c.req.Trace,
+		Result:     &resText,
+		DurationMs: &dur,
+		Success:    messages.Ptr(r.Success),
+		ErrorText:  r.Error,
+	}
+	c.deps.Events.Emit(ev)
+	if c.parent != nil {
+		ctx.Send(c.parent, messages.ToolResultReady{
+			Place:      c.place(),
+			Trace:      c.req.Trace,
+			Call:       c.req.Call,
+			Result:     r,
+			DurationMs: dur,
+			Executed:   c.exec,
+			Declined:   declined,
+		})
+	}
+	ctx.Engine().Poison(ctx.PID())
+}
+
+// ParseArguments reads a call's raw argument string: invalid JSON is a
+// retryable error; valid JSON that is not an object counts as {}.
+func ParseArguments(raw string) (json.RawMessage, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return json.RawMessage("{}"), nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return nil, fmt.Errorf("Invalid JSON in tool arguments: %v. Send the arguments again as one valid JSON object.", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return json.RawMessage("{}"), nil
+	}
+	return json.RawMessage(s), nil
+}
+
+func failed(msg string) messages.ToolResult {
+	return messages.ToolResult{Success: false, Result: json.RawMessage("null"), Error: msg}
+}
+
+func declinedResult(msg string) messages.ToolResult {
+	body, _ := json.Marshal(map[string]any{"rejected": true, "message": msg})
+	return messages.ToolResult{Success: false, Result: body, Error: "User rejected the operation"}
+}
+
+func toMessage(r tools.Result) messages.ToolResult {
+	var body json.RawMessage
+	if r.Value == nil {
+		body = json.RawMessage("null")
+	} else if raw, ok := r.Value.(json.RawMessage); ok {
+		body = raw
+	} else {
+		b, err := json.Marshal(r.Value)
+		if err != nil {
+			return failed("tool result could not be encoded: " + err.Error())
+		}
+		body = b
+	}
+	return messages.ToolResult{Success: r.Success, Result: body, Error: r.Error, Truncated: r.Truncated}
+}

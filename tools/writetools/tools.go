@@ -1,0 +1,224 @@
+// Package writetools owns the high-risk file tools (write_file, edit_file,
+// mkdir, rm, mv, cp) as two-phase pairs: a visible propose half that
+// resolves paths, reads the target, simulates the change and computes the
+// diff without mutating anything, and a hidden `execute_<name>` twin the
+// gate runs with exactly the arguments the propose half returned.
+//
+// # Binding an approval to its preview
+//
+// The propose half adds one property to the twin's arguments,
+// expectedState: a fingerprint of every path the twin will touch, as the
+// preview saw it (absent, or a file's resolved path and SHA-256, or a
+// directory's resolved path and a digest of its listing). The twin
+// resolves the paths again, recomputes the fingerprint and refuses with
+// `<abs> changed since the preview was approved; propose the change
+// again.` when it differs, so what a person approved is what is written.
+// The property exists only in the twins' schemas.
+//
+// # Paths
+//
+// There is no confinement (tool-schemas.md §2): `../../etc/passwd` and
+// absolute paths go where they say. Paths are resolved lexically, and the
+// twin receives the absolute path the preview showed, so a later `cd`
+// cannot redirect it. Symlinks: write_file and edit_file read through a
+// link and write through it to the file it points to (the link stays a
+// link); the fingerprint holds the link's resolved target, so retargeting
+// the link after the preview makes the twin refuse. rm removes a link,
+// not its target; mv and cp replace the destination name itself.
+//
+// # Writes
+//
+// Every file write goes to a temporary file in the target's directory and
+// is renamed over the target, keeping the target's permission bits, so a
+// killed process leaves the old file or the new one, never half of one.
+package writetools
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/tools"
+	"github.com/jazz-run/jazz/tools/pathres"
+)
+
+// Tools returns the six pairs: each propose half followed by its hidden
+// execute twin.
+func Tools() []tools.Tool {
+	props := schemaProps()
+	var out []tools.Tool
+	for _, d := range []struct {
+		name, desc string
+		props      map[string]any
+		required   []string
+		propose    tools.Handler
+		execute    tools.Handler
+	}{
+		{"write_file", "Write content to a file, replacing it whole or creating it. Prefer edit_file to change part of an existing file.",
+			props["write_file"], []string{"path", "content"}, proposeWriteFile, executeWriteFile},
+		{"edit_file", "Edit an existing file with line-based operations (replace_lines, replace_pattern, insert, delete_lines), applied in order; each edit's line numbers refer to the file after the previous edits.",
+			props["edit_file"], []string{"path", "edits"}, proposeEditFile, executeEditFile},
+		{"mkdir", "Create a directory.",
+			props["mkdir"], []string{"path"}, proposeMkdir, executeMkdir},
+		{"rm", "Remove a file, or a directory with recursive: true.",
+			props["rm"], []string{"path"}, proposeRm, executeRm},
+		{"mv", "Move or rename a file or directory; destination is the final name.",
+			props["mv"], []string{"source", "destination"}, proposeMv, executeMv},
+		{"cp", "Copy a file or directory (recursively); destination is the final name.",
+			props["cp"], []string{"source", "destination"}, proposeCp, executeCp},
+	} {
+		pair := tools.Pair(tools.Tool{
+			Name:        d.name,
+			Description: d.desc,
+			Schema:      objectSchema(d.props, d.required),
+			Level:       messages.LevelHighRisk,
+			Handler:     d.propose,
+		}, d.execute, 0)
+		// The twin alone accepts the preview's fingerprint.
+		twinProps := maps.Clone(d.props)
+		twinProps[expectedStateKey] = map[string]any{
+			"type":        "string",
+			"description": "Fingerprint of the targets as the preview saw them; set by the propose step.",
+		}
+		pair[1].Schema = objectSchema(twinProps, d.required)
+		out = append(out, pair...)
+	}
+	return out
+}
+
+const expectedStateKey = "expectedState"
+
+// schemaProps builds the argument properties of each pair, by tool name.
+// A function, not package variables, so no caller can alter a shared map.
+func schemaProps() map[string]map[string]any {
+	pathProp := map[string]any{"type": "string", "minLength": 1}
+
+	writeFileProps := map[string]any{
+		"path":       describe(pathProp, "File to write, absolute or relative to the working directory."),
+		"content":    map[string]any{"type": "string", "description": "The whole new content of the file."},
+		"createDirs": map[string]any{"type": "boolean", "default": false, "description": "Create missing parent directories."},
+	}
+	editOpSchemas := []any{
+		opSchema("replace_lines", map[string]any{
+			"startLine": map[string]any{"type": "integer", "minimum": 1, "description": "First line, 1-based, inclusive."},
+			"endLine":   map[string]any{"type": "integer", "minimum": 1, "description": "Last line, inclusive."},
+			"content":   map[string]any{"type": "string", "description": "Replacement text."},
+		}, "startLine", "endLine", "content"),
+		opSchema("replace_pattern", map[string]any{
+			"pattern":     map[string]any{"type": "string", "minLength": 1, "description": "Literal single-line text, or re:<regex>."},
+			"replacement": map[string]any{"type": "string", "description": "Literal text; $1 is not expanded."},
+			"count":       map[string]any{"type": "integer", "description": "Matches to replace: omit for the first, -1 for all."},
+		}, "pattern", "replacement"),
+		opSchema("insert", map[string]any{
+			"line":    map[string]any{"type": "integer", "minimum": 0, "description": "Insert after this line; 0 inserts before line 1."},
+			"content": map[string]any{"type": "string", "description": "Text to insert."},
+		}, "line", "content"),
+		opSchema("delete_lines", map[string]any{
+			"startLine": map[string]any{"type": "integer", "minimum": 1, "description": "First line, 1-based, inclusive."},
+			"endLine":   map[string]any{"type": "integer", "minimum": 1, "description": "Last line, inclusive."},
+		}, "startLine", "endLine"),
+	}
+	editFileProps := map[string]any{
+		"path": describe(pathProp, "Existing file, absolute or relative to the working directory."),
+		"edits": map[string]any{
+			"type": "array", "minItems": 1,
+			"description": "Applied in order; each edit's line numbers refer to the file after the previous edits.",
+			"items":       map[string]any{"anyOf": editOpSchemas},
+		},
+	}
+	mkdirProps := map[string]any{
+		"path":      describe(pathProp, "Directory to create."),
+		"recursive": map[string]any{"type": "boolean", "default": true, "description": "Create parent directories as needed."},
+	}
+	rmProps := map[string]any{
+		"path":      describe(pathProp, "File or directory to remove."),
+		"recursive": map[string]any{"type": "boolean", "description": "Required to remove a directory."},
+		"force":     map[string]any{"type": "boolean", "description": "Accepted for compatibility with rm -f; removal never prompts."},
+	}
+	moveProps := map[string]any{
+		"source":      describe(pathProp, "Existing file or directory."),
+		"destination": describe(pathProp, "The final name of the result."),
+		"force":       map[string]any{"type": "boolean", "default": false, "description": "Replace an existing destination."},
+	}
+	return map[string]map[string]any{
+		"write_file": writeFileProps, "edit_file": editFileProps, "mkdir": mkdirProps,
+		"rm": rmProps, "mv": moveProps, "cp": moveProps,
+	}
+}
+
+func describe(base map[string]any, d string) map[string]any {
+	m := maps.Clone(base)
+	m["description"] = d
+	return m
+}
+
+func opSchema(kind string, props map[string]any, required ...string) map[string]any {
+	p := maps.Clone(props)
+	p["type"] = map[string]any{"const": kind}
+	return map[string]any{
+		"type":       "object",
+		"properties": p,
+		"required":   append([]string{"type"}, required...),
+	}
+}
+
+func objectSchema(props map[string]any, required []string) json.RawMessage {
+	b, err := json.Marshal(map[string]any{
+		"type":                 "object",
+		"properties":           props,
+		"required":             required,
+		"additionalProperties": false,
+	})
+	if err != nil {
+		panic(fmt.Sprintf("writetools: schema does not marshal: %v", err)) // a programming error
+	}
+	return b
+}
+
+// resolve is the spec's path resolution against the agent's cwd.
+func resolve(env *tools.Env, input string) string {
+	return pathres.Resolve(env.Cwd(), env.Home, input)
+}
+
+// argPath writes an absolute path so that pathres.Resolve gives it back
+// unchanged: Resolve drops the backslash of `\X`, so backslashes double.
+func argPath(abs string) string { return strings.ReplaceAll(abs, `\`, `\\`) }
+
+// approval is the propose half's answer: the twin's name and arguments.
+func approval(name, message, preview string, executeArgs any) tools.Result {
+	args, err := json.Marshal(executeArgs)
+	if err != nil {
+		return tools.Fail(fmt.Sprintf("encode %s arguments: %v", name, err))
+	}
+	return tools.Result{
+		Error: "Approval required: " + name + " requires user confirmation.",
+		Approval: &messages.ApprovalRequest{
+			Message:         message,
+			PreviewDiff:     preview,
+			ExecuteToolName: tools.TwinName(name),
+			ExecuteArgs:     args,
+		},
+	}
+}
+
+// changed is the twin's refusal when a target no longer matches its preview.
+func changed(abs string) tools.Result {
+	return tools.Fail(abs + " changed since the preview was approved; propose the change again.")
+}
+
+// noPreview refuses a twin call that carries no fingerprint: only the
+// propose half's executeArgs may reach a twin.
+func noPreview(name string) tools.Result {
+	return tools.Fail(tools.TwinName(name) + " needs the expectedState of a " + name + " preview; propose the change again.")
+}
+
+// decode unmarshals schema-valid args; a failure here is a bug upstream.
+func decode(args json.RawMessage, v any) *tools.Result {
+	if err := json.Unmarshal(args, v); err != nil {
+		r := tools.Fail("Invalid arguments: " + err.Error())
+		return &r
+	}
+	return nil
+}

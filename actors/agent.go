@@ -322,6 +322,11 @@ func (a *Agent) toolDone(c *actor.Context, m messages.ToolResultReady) {
 		return
 	}
 	a.results[m.Call.ID] = m
+	if sp := m.Result.Spend; sp != nil {
+		a.usage = a.usage.Add(sp.Usage)
+		a.childCost += sp.CostUSD
+		a.childKnown = a.childKnown || (sp.CostKnown && sp.CostUSD > 0)
+	}
 	if m.Declined {
 		a.declined = append(a.declined, m.Call)
 	}

@@ -62,6 +62,16 @@ type ToolResult struct {
 	Approval *ApprovalRequest `json:"approval,omitempty"`
 	// Truncated is set when the tool cut its output.
 	Truncated bool `json:"truncated,omitempty"`
+	// Spend is what the call cost in model usage (a subagent's run), rolled
+	// up into the caller's envelope.
+	Spend *Spend `json:"spend,omitempty"`
+}
+
+// Spend is model usage and its price, carried up from a child run.
+type Spend struct {
+	CostUSD   float64 `json:"costUSD"`
+	CostKnown bool    `json:"costKnown"`
+	Usage     Usage   `json:"usage"`
 }
 
 // ToolResultReady reports the final result of one call: exactly one per

@@ -32,6 +32,8 @@ type Result struct {
 	Error     string
 	Approval  *messages.ApprovalRequest
 	Truncated bool
+	// Spend is model usage the call caused (a subagent), rolled up.
+	Spend *messages.Spend
 }
 
 // OK is a successful result.

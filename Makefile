@@ -1,0 +1,40 @@
+# jazz: two commands do everything on a fresh machine:
+#   make demo   run a replayed agent end to end on the embedded defaults
+#   make test   vet, format check and the race-enabled test suite
+
+GO      ?= go
+BIN     := bin/jazz
+DEMO_HOME ?= $(CURDIR)/.demo-home
+
+.PHONY: all build demo test vet fmt-check bench bench-go clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/jazz
+
+# A replayed model lists and reads files and answers, no key needed; the
+# JSON envelope is printed on stdout.
+demo: build
+	@rm -rf $(DEMO_HOME) && mkdir -p $(DEMO_HOME)
+	@JAZZ_HOME=$(DEMO_HOME) ./$(BIN) agent create --name demo \
+		--model replay/$(CURDIR)/examples/demo/replay.json --tools ls,read_file >/dev/null
+	@JAZZ_HOME=$(DEMO_HOME) ./$(BIN) run --agent demo --json --events tools "What is this project?"
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+test: vet fmt-check
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+# Benchmarks: Go benchmarks, then the CLI harness (wall time, peak RSS).
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./bench/harness -bin $(BIN)
+
+clean:
+	rm -rf bin $(DEMO_HOME)

@@ -73,6 +73,7 @@ type Agent struct {
 	declined   []messages.ToolCall
 	texts      []string
 	childCost  float64
+	childUsage messages.Usage
 	childKnown bool
 
 	// tool phase of the current iteration
@@ -323,7 +324,7 @@ func (a *Agent) toolDone(c *actor.Context, m messages.ToolResultReady) {
 	}
 	a.results[m.Call.ID] = m
 	if sp := m.Result.Spend; sp != nil {
-		a.usage = a.usage.Add(sp.Usage)
+		a.childUsage = a.childUsage.Add(sp.Usage)
 		a.childCost += sp.CostUSD
 		a.childKnown = a.childKnown || (sp.CostKnown && sp.CostUSD > 0)
 	}
@@ -397,7 +398,7 @@ func (a *Agent) finish(c *actor.Context, f messages.RunFinished) {
 	}
 	f.Place = a.cfg.Place
 	f.Trace = a.trace
-	f.Usage = a.usage
+	f.Usage = a.usage.Add(a.childUsage)
 	f.ToolCalls = nonNilCalls(a.calls)
 	f.Declined = a.declined
 	f.Transcript = a.history

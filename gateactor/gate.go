@@ -81,6 +81,8 @@ type Gate struct {
 	current   *pending
 	asking    bool
 	resume    func()
+	// cancelled: the run is stopping; every call, queued or new, is declined.
+	cancelled bool
 }
 
 // New is the Producer of a gate actor.
@@ -110,9 +112,9 @@ func (g *Gate) Receive(c *actor.Context) {
 			g.afterClassify(c, m.level)
 		}
 	case messages.CancelRun:
-		g.declineAll(c, "The run was cancelled before this call was approved.")
+		g.declineAll(c)
 	case actor.Stopped:
-		g.declineAll(c, "The run was cancelled before this call was approved.")
+		g.declineAll(c)
 	}
 }
 
@@ -122,6 +124,10 @@ func (g *Gate) next(c *actor.Context) {
 		p := g.queue[0]
 		g.queue = g.queue[1:]
 		g.current = &p
+		if g.cancelled {
+			g.resolve(c, false, false, messages.DecidedByCancel, cancelledNote)
+			continue
+		}
 		g.evaluate(c)
 	}
 }
@@ -307,15 +313,17 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 	g.next(c)
 }
 
-func (g *Gate) declineAll(c *actor.Context, note string) {
+const cancelledNote = "The run was cancelled before this call was approved."
+
+// declineAll answers the pending call and the queue with a refusal; resolve
+// moves on through next, which declines while cancelled.
+func (g *Gate) declineAll(c *actor.Context) {
+	g.cancelled = true
 	if g.current != nil {
-		g.resolve(c, false, false, messages.DecidedByCancel, note)
+		g.resolve(c, false, false, messages.DecidedByCancel, cancelledNote)
+		return
 	}
-	for len(g.queue) > 0 {
-		g.current = &g.queue[0]
-		g.queue = g.queue[1:]
-		g.resolve(c, false, false, messages.DecidedByCancel, note)
-	}
+	g.next(c)
 }
 
 func (g *Gate) emit(ev messages.Event) { g.emitFor(g.current.req, ev) }

@@ -1,0 +1,123 @@
+package shellguard
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// MaxEnvAllowlist is the most names an envAllowlist may hold.
+const MaxEnvAllowlist = 32
+
+var (
+	// secretName marks variables hidden from children unless allowlisted.
+	secretName = regexp.MustCompile(`(?i)API|KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|AUTH`)
+	// allowName is the shape of an envAllowlist entry.
+	allowName = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
+)
+
+// ErrEnvAllowlist is wrapped by every ValidateEnvAllowlist error.
+var ErrEnvAllowlist = errors.New("invalid envAllowlist")
+
+// ValidateEnvAllowlist checks an agent's envAllowlist: at most 32 names,
+// each an upper-case variable name of at most 64 characters.
+func ValidateEnvAllowlist(names []string) error {
+	if len(names) > MaxEnvAllowlist {
+		return fmt.Errorf("%w: %d names given, at most %d are allowed", ErrEnvAllowlist, len(names), MaxEnvAllowlist)
+	}
+	for _, n := range names {
+		if !allowName.MatchString(n) {
+			return fmt.Errorf("%w: %q is not a variable name of the form ^[A-Z][A-Z0-9_]{0,63}$ (upper-case letter first, then upper-case letters, digits or _, at most 64 characters)", ErrEnvAllowlist, n)
+		}
+	}
+	return nil
+}
+
+// baseVar is one variable every child gets: the parent's value, else def
+// (no variable at all when both are empty).
+type baseVar struct {
+	name, def string
+}
+
+// SanitizedEnv builds a child's environment from the parent's (KEY=VALUE
+// entries) per shell-safety.md §4: the base variables first (parent value
+// or default; GIT_TERMINAL_PROMPT forced to 0; PWD defaults to cwd), then
+// every other parent variable except secret-looking names not in
+// allowlist, and names starting with SSH_ even if allowlisted. The
+// allowlist only un-hides variables the parent has; names in it that are
+// not valid variable names are ignored (ValidateEnvAllowlist reports them).
+func SanitizedEnv(parent []string, allowlist []string, cwd string) []string {
+	vals := make(map[string]string, len(parent))
+	var order []string
+	for _, kv := range parent {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		if _, dup := vals[name]; !dup {
+			order = append(order, name)
+		}
+		vals[name] = val
+	}
+	user := vals["USER"]
+	if user == "" {
+		user = "jazz"
+	}
+	base := []baseVar{
+		{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+		{"HOME", ""},
+		{"USER", user},
+		{"LOGNAME", user},
+		{"SHELL", "/bin/sh"},
+		{"LANG", "en_US.UTF-8"},
+		{"LC_ALL", "C"},
+		{"LC_CTYPE", "UTF-8"},
+		{"TERM", "xterm-256color"},
+		{"PWD", cwd},
+		{"TMPDIR", "/tmp"},
+		{"XDG_RUNTIME_DIR", ""},
+		{"GIT_PAGER", "cat"},
+		{"GIT_TERMINAL_PROMPT", "0"},
+	}
+	out := make([]string, 0, len(base)+len(order))
+	isBase := make(map[string]bool, len(base))
+	for _, b := range base {
+		isBase[b.name] = true
+		v := vals[b.name]
+		if v == "" || b.name == "GIT_TERMINAL_PROMPT" {
+			v = b.def
+		}
+		if v != "" {
+			out = append(out, b.name+"="+v)
+		}
+	}
+	allowed := make(map[string]bool, len(allowlist))
+	for _, n := range allowlist {
+		if allowName.MatchString(n) {
+			allowed[n] = true
+		}
+	}
+	for _, name := range order {
+		switch {
+		case isBase[name], strings.HasPrefix(name, "SSH_"):
+			continue
+		case secretName.MatchString(name) && !allowed[name]:
+			continue
+		}
+		out = append(out, name+"="+vals[name])
+	}
+	return out
+}
+
+// LookupEnv returns the value of name in a KEY=VALUE list (the last entry
+// wins, as in exec).
+func LookupEnv(env []string, name string) (string, bool) {
+	val, found := "", false
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			val, found = v, true
+		}
+	}
+	return val, found
+}

@@ -1,0 +1,376 @@
+package shelltool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/tools"
+)
+
+// fixture is a working directory, a separate TMPDIR, and the pair.
+type fixture struct {
+	dir, tmp string
+	env      *tools.Env
+	propose  tools.Tool
+	twin     tools.Tool
+}
+
+func newFixture(t testing.TB, extraEnv ...string) *fixture {
+	t.Helper()
+	root := t.TempDir()
+	f := &fixture{dir: filepath.Join(root, "work"), tmp: filepath.Join(root, "tmp")}
+	for _, d := range []string{f.dir, f.tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parent := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "TMPDIR=" + f.tmp}, extraEnv...)
+	ts := Tools(Options{Environ: func() []string { return parent }})
+	if len(ts) != 2 {
+		t.Fatalf("Tools returned %d tools", len(ts))
+	}
+	f.propose, f.twin = ts[0], ts[1]
+	f.env = &tools.Env{Dir: tools.NewWorkDir(f.dir), Home: root}
+	return f
+}
+
+func args(cmd string, more ...string) json.RawMessage {
+	m := map[string]any{"command": cmd, "description": "test"}
+	for i := 0; i+1 < len(more); i += 2 {
+		m[more[i]] = more[i+1]
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func (f *fixture) exec(t testing.TB, raw json.RawMessage) (tools.Result, Result) {
+	t.Helper()
+	res := f.twin.Handler(context.Background(), f.env, raw)
+	v, _ := res.Value.(Result)
+	return res, v
+}
+
+func TestDeclaration(t *testing.T) {
+	f := newFixture(t)
+	if f.propose.Name != "execute_command" || f.propose.Hidden || f.propose.Twin != "execute_execute_command" {
+		t.Fatalf("propose = %+v", f.propose)
+	}
+	if f.twin.Name != "execute_execute_command" || !f.twin.Hidden {
+		t.Fatalf("twin = %+v", f.twin)
+	}
+	if f.propose.Level != messages.LevelUnknown || f.twin.Level != messages.LevelUnknown {
+		t.Fatal("level is not unknown")
+	}
+	if f.propose.EffectiveTimeout() != 3*time.Minute || f.twin.EffectiveTimeout() != 15*time.Minute {
+		t.Fatalf("timeouts %v / %v", f.propose.EffectiveTimeout(), f.twin.EffectiveTimeout())
+	}
+	reg, err := tools.NewRegistry(f.propose, f.twin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args string
+		ok   bool
+	}{
+		{`{"command":"ls","description":"list"}`, true},
+		{`{"command":"ls","description":"list","workingDirectory":"src","timeout":5}`, true},
+		{`{"command":"","description":"x"}`, false},
+		{`{"command":"ls"}`, false},
+		{`{"command":"ls","description":"x","timeout":0}`, false},
+		{`{"command":"ls","description":"x","timeout":1.5}`, false},
+		{`{"command":"ls","description":"x","extra":1}`, false},
+		{`{"command":1,"description":"x"}`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.args, func(t *testing.T) {
+			for _, name := range []string{"execute_command", "execute_execute_command"} {
+				err := reg.Validate(name, json.RawMessage(tc.args))
+				if (err == nil) != tc.ok {
+					t.Fatalf("%s: Validate = %v, want ok=%v", name, err, tc.ok)
+				}
+			}
+		})
+	}
+}
+
+func TestPropose(t *testing.T) {
+	f := newFixture(t)
+	res := f.propose.Handler(context.Background(), f.env, args("git status", "workingDirectory", "sub"))
+	if res.Success || res.Approval == nil {
+		t.Fatalf("want an approval request, got %+v", res)
+	}
+	if res.Error != "Command execution requires explicit user approval for security reasons." {
+		t.Fatalf("error = %q", res.Error)
+	}
+	want := "Command: git status\nDescription: test\nWorking Directory: sub\nTimeout: 900000ms\n\nThis command will be executed on your system. Only approve commands you trust."
+	if res.Approval.Message != want {
+		t.Fatalf("message:\n%s\nwant:\n%s", res.Approval.Message, want)
+	}
+	if res.Approval.ExecuteToolName != "execute_execute_command" {
+		t.Fatalf("executeToolName = %q", res.Approval.ExecuteToolName)
+	}
+	var ea Args
+	if err := json.Unmarshal(res.Approval.ExecuteArgs, &ea); err != nil || ea.Command != "git status" || ea.Timeout != 900000 || *ea.WorkingDirectory != "sub" {
+		t.Fatalf("executeArgs = %s (%v)", res.Approval.ExecuteArgs, err)
+	}
+
+	res = f.propose.Handler(context.Background(), f.env, args("ls", "description", "  "))
+	if res.Approval != nil || res.Error != "description: description cannot be empty" {
+		t.Fatalf("blank description: %+v", res)
+	}
+	res = f.propose.Handler(context.Background(), f.env, args("   "))
+	if res.Approval != nil || res.Error != "Command cannot be empty" {
+		t.Fatalf("blank command: %+v", res)
+	}
+	res = f.propose.Handler(context.Background(), f.env, json.RawMessage(`{"command":"ls","description":"d","timeout":5}`))
+	if !strings.Contains(res.Approval.Message, "Working Directory: "+f.dir+"\nTimeout: 5ms") {
+		t.Fatalf("default dir / timeout: %q", res.Approval.Message)
+	}
+	res = f.propose.Handler(context.Background(), f.env, args("sudo ls /"))
+	if res.Approval != nil || !strings.HasPrefix(res.Error, "Command blocked by the built-in safety denylist: `sudo`") {
+		t.Fatalf("blocked command: %+v", res)
+	}
+}
+
+func TestExecuteRealCommands(t *testing.T) {
+	f := newFixture(t, "OPENAI_API_KEY=sk-secret", "PAGER=less")
+	if err := os.WriteFile(filepath.Join(f.dir, "script.sh"), []byte("echo \"script $1\"\nexit 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(f.dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, cmd, wd  string
+		exit           int
+		stdout, stderr string
+	}{
+		{"echo", "echo hello", "", 0, "hello", ""},
+		{"printf", `printf '  a\tb\n\n'`, "", 0, "a\tb", ""},
+		{"seq pipeline", "seq 10 | tail -n 2 | tr '\\n' ,", "", 0, "9,10,", ""},
+		{"false", "false", "", 1, "", ""},
+		{"stderr", "echo oops >&2; exit 4", "", 4, "", "oops"},
+		{"sh script", "sh script.sh arg", "", 3, "script arg", ""},
+		{"shell logic", "for i in 1 2 3; do if [ $i = 2 ]; then echo two; fi; done && x=$(echo sub) && echo $x", "", 0, "two\nsub", ""},
+		{"working directory", "pwd", "sub", 0, filepath.Join(f.dir, "sub"), ""},
+		{"empty stdin", "cat; wc -c", "", 0, "0", ""},
+		{"sanitized env", `echo "$PAGER $GIT_EDITOR $GIT_TERMINAL_PROMPT ${OPENAI_API_KEY:-hidden}"`, "", 0, "cat false 0 hidden", ""},
+		{"external sees env", `env | grep -c OPENAI; true`, "", 0, "0", ""},
+		{"not found", "no-such-command-jz", "", 127, "", "no-such-command-jz"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := args(tc.cmd)
+			if tc.wd != "" {
+				raw = args(tc.cmd, "workingDirectory", tc.wd)
+			}
+			res, v := f.exec(t, raw)
+			if !res.Success {
+				t.Fatalf("failed: %s", res.Error)
+			}
+			if v.ExitCode != tc.exit || v.Success != (tc.exit == 0) {
+				t.Errorf("exit = %d success=%v, want %d", v.ExitCode, v.Success, tc.exit)
+			}
+			if v.Stdout != tc.stdout {
+				t.Errorf("stdout = %q, want %q", v.Stdout, tc.stdout)
+			}
+			if !strings.Contains(v.Stderr, tc.stderr) {
+				t.Errorf("stderr = %q, want it to contain %q", v.Stderr, tc.stderr)
+			}
+			if v.Command != tc.cmd {
+				t.Errorf("command = %q", v.Command)
+			}
+		})
+	}
+	t.Run("missing working directory", func(t *testing.T) {
+		res, _ := f.exec(t, args("ls", "workingDirectory", "nope"))
+		if res.Success || !strings.HasPrefix(res.Error, "Path not found: "+filepath.Join(f.dir, "nope")) {
+			t.Fatalf("%+v", res)
+		}
+	})
+}
+
+func TestExecuteOutputCap(t *testing.T) {
+	f := newFixture(t)
+	for _, stream := range []string{"stdout", "stderr"} {
+		t.Run(stream, func(t *testing.T) {
+			cmd := "seq 1 100000" // 588895 bytes
+			if stream == "stderr" {
+				cmd += " >&2"
+			}
+			res, v := f.exec(t, args(cmd))
+			if !res.Success || !res.Truncated {
+				t.Fatalf("success=%v truncated=%v err=%s", res.Success, res.Truncated, res.Error)
+			}
+			got := v.Stdout
+			if stream == "stderr" {
+				got = v.Stderr
+			}
+			marker := "\n[truncated: " + stream + " exceeded 262144 bytes; showing the first 262144 bytes. Narrow the command (path, range, head/tail/grep) if you need a different slice.]"
+			body, ok := strings.CutSuffix(got, marker)
+			if !ok {
+				t.Fatalf("no marker at the end: %q", got[max(0, len(got)-200):])
+			}
+			if len(body) != OutputCap || !strings.HasPrefix(body, "1\n2\n3\n") {
+				t.Fatalf("body has %d bytes", len(body))
+			}
+		})
+	}
+}
+
+// markerProcs lists live processes whose command line contains marker.
+func markerProcs(t *testing.T, marker string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	var found []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), marker) {
+			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// orphanScript starts sleepers three ways: a background job of the
+// interpreter, a foreground program, and grandchildren of an external sh.
+func orphanScript(t *testing.T, f *fixture) (cmd, marker string) {
+	t.Helper()
+	sleepBin, err := lookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	marker = fmt.Sprintf("jzmarker%d", time.Now().UnixNano())
+	link := filepath.Join(f.dir, "sleep-"+marker)
+	if err := os.Symlink(sleepBin, link); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("%q 30 &\n%q 30\n", link, link)
+	if err := os.WriteFile(filepath.Join(f.dir, "kids.sh"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%q 30 & sh kids.sh & %q 30", link, link), marker
+}
+
+func TestExecuteTimeoutKillsEveryChild(t *testing.T) {
+	f := newFixture(t)
+	cmd, marker := orphanScript(t, f)
+	res, _ := f.exec(t, json.RawMessage(fmt.Sprintf(`{"command":%q,"description":"d","timeout":300}`, cmd)))
+	if res.Success || res.Error != "Command timed out after 300ms" {
+		t.Fatalf("result = %+v", res)
+	}
+	waitNoProcs(t, marker)
+}
+
+func TestExecuteCancelKillsEveryChild(t *testing.T) {
+	f := newFixture(t)
+	cmd, marker := orphanScript(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan tools.Result, 1)
+	go func() { done <- f.twin.Handler(ctx, f.env, args(cmd)) }()
+	// Cancel once the sleepers are up.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(markerProcs(t, marker)) < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("children did not start: %q", markerProcs(t, marker))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	res := <-done
+	if res.Success || !strings.Contains(res.Error, "cancel") {
+		t.Fatalf("result = %+v", res)
+	}
+	waitNoProcs(t, marker)
+}
+
+// waitNoProcs polls briefly: killed grandchildren are reaped by init.
+func waitNoProcs(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := markerProcs(t, marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes survived: %q", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestExecuteRuntimeDenylist(t *testing.T) {
+	cases := []struct{ name, cmd string }{
+		{"variable command name", `x=rm; $x -rf "$VICTIM"`},
+		{"quoted pieces", `r''m -r''f "$VICTIM"`},
+		{"command substitution name", `$(printf rm) -rf "$VICTIM"`},
+		{"function wrapper", `f() { "$@"; }; f rm -rf "$VICTIM"`},
+		{"eval through a variable", `e=eval; $e 'rm -rf "$VICTIM"'`},
+		{"sh -c through a variable", `s=sh; $s -c 'rm -rf "$VICTIM"'`},
+		{"script on stdin", `echo 'rm -rf "$VICTIM"' | sh`},
+		{"here-doc script", "sh <<EOF\nrm -rf $VICTIM\nEOF"},
+		{"xargs", `echo "$VICTIM" | xargs rm -rf`},
+		{"source a written file", `echo 'rm -rf "$VICTIM"' > s.sh; . ./s.sh`},
+		{"base64", `$(echo cm0= | base64 -d) -rf "$VICTIM"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			victim := filepath.Join(f.dir, "victim")
+			if err := os.WriteFile(victim, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f.env.Dir.Set(f.dir)
+			cmd := "export VICTIM=" + victim + "\n" + tc.cmd + "\necho after"
+			res, v := f.exec(t, args(cmd))
+			if res.Success {
+				t.Errorf("ran: exit %d stdout %q stderr %q", v.ExitCode, v.Stdout, v.Stderr)
+			}
+			if !strings.HasPrefix(res.Error, "Command blocked by the built-in safety denylist: ") {
+				t.Errorf("error = %q", res.Error)
+			}
+			if _, err := os.Stat(victim); err != nil {
+				t.Fatalf("victim gone: %v", err)
+			}
+		})
+	}
+	t.Run("temp carve-out still works", func(t *testing.T) {
+		f := newFixture(t)
+		res, v := f.exec(t, args(`tmp="$(mktemp -d)"; touch "$tmp/f"; rm -rf "$tmp"; [ ! -e "$tmp" ] && echo gone`))
+		if !res.Success || v.Stdout != "gone" {
+			t.Fatalf("res=%+v v=%+v", res, v)
+		}
+	})
+}
+
+func BenchmarkExecuteCommandEcho(b *testing.B) {
+	f := newFixture(b)
+	raw := args("echo hello")
+	for b.Loop() {
+		res := f.twin.Handler(context.Background(), f.env, raw)
+		if !res.Success {
+			b.Fatal(res.Error)
+		}
+	}
+}
+
+func lookPath(name string) (string, error) {
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return filepath.EvalSymlinks(p)
+		}
+	}
+	return "", os.ErrNotExist
+}

@@ -132,6 +132,9 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		Deadline:             dl,
 		Ctx:                  runCtx,
 	}
+	if o.TerminalHuman {
+		gateCfg.Classify = harnessClassifier(prov, o.Agent.Config.LLMModel, userRequests(o.History, o.Prompt))
+	}
 	gatePID := engine.Spawn(gateactor.New(gateCfg), "gate", actor.WithID(runID),
 		actor.WithMiddleware(supervisor.Recover(place, nil)))
 	subs, err := wireGate(b.Conn(), engine, gatePID, runID)

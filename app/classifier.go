@@ -1,0 +1,59 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jazz-run/jazz/gateactor"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/provider"
+)
+
+// classifierContextChars caps the user requests sent with a command.
+const classifierContextChars = 800
+
+// harnessClassifier asks the cheap harness model to rate a shell command.
+// It sees the command and, since a person is at the terminal, the last five
+// user requests (newest kept, 800 characters at most), never an assistant
+// turn: the agent proposing the command wrote those.
+func harnessClassifier(p provider.Provider, model string, userRequests []string) gateactor.Classifier {
+	var ctxText string
+	if n := len(userRequests); n > 0 {
+		start := max(0, n-5)
+		var b strings.Builder
+		for i := n - 1; i >= start; i-- {
+			line := "- " + strings.TrimSpace(userRequests[i]) + "\n"
+			if b.Len()+len(line) > classifierContextChars {
+				break
+			}
+			b.WriteString(line)
+		}
+		ctxText = b.String()
+	}
+	return func(ctx context.Context, command string) (string, error) {
+		prompt := "Rate the risk of running this shell command on the user's machine. Reply with exactly one of: read-only, low-risk, high-risk.\n" +
+			"read-only: only inspects (lists, reads, searches, shows status). low-risk: changes little and is easy to undo. " +
+			"high-risk: deletes, overwrites, installs, pushes, sends data out, or anything you are unsure of.\n\nCommand:\n" + command + "\n"
+		if ctxText != "" {
+			prompt += "\nThe user's recent requests (newest first):\n" + ctxText
+		}
+		resp, err := p.Chat(ctx, provider.Request{Model: model, Messages: []messages.ChatMessage{{Role: messages.RoleUser, Content: prompt}}}, nil)
+		if err != nil {
+			return "", fmt.Errorf("classify command: %w", err)
+		}
+		return strings.TrimSpace(resp.Message.Content), nil
+	}
+}
+
+// userRequests lists the user turns of a run: prior conversation, then
+// the prompt.
+func userRequests(history []messages.ChatMessage, prompt string) []string {
+	var out []string
+	for _, m := range history {
+		if m.Role == messages.RoleUser {
+			out = append(out, m.Content)
+		}
+	}
+	return append(out, prompt)
+}

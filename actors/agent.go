@@ -21,7 +21,8 @@ import (
 	"github.com/jazz-run/jazz/tools"
 )
 
-// MaxConcurrentCalls is how many tool calls of one iteration run at once.
+// MaxConcurrentCalls is how many tool calls of one iteration run at once
+// unless Config.MaxConcurrentCalls says otherwise.
 const MaxConcurrentCalls = 10
 
 // ModelCaller makes one model call, retries included.
@@ -46,6 +47,9 @@ type Config struct {
 	ReasoningEffort string
 	Temperature     *float64
 	Price           Pricer
+	// MaxConcurrentCalls caps the calls of one iteration running at once
+	// (subagents included); 0 means the default, MaxConcurrentCalls.
+	MaxConcurrentCalls int
 	// Warn prints a notice on the run's diagnostics stream.
 	Warn func(msg string)
 	// Ctx is the run's lifetime; the agent derives its own from it.
@@ -82,6 +86,7 @@ type Agent struct {
 	nextCall int
 	running  map[string]string // child PID id → call id
 	window   []string
+	meltdown bool // store MeltdownMessage after this batch's results
 	finished bool
 	trace    messages.Trace
 }
@@ -279,8 +284,11 @@ func (a *Agent) toolPhase(c *actor.Context, calls []messages.ToolCall) {
 	if len(a.window) > meltdownWindow {
 		a.window = a.window[len(a.window)-meltdownWindow:]
 	}
-	if Meltdown(a.window) {
-		a.history = append(a.history, messages.ChatMessage{Role: messages.RoleUser, Content: MeltdownMessage})
+	// Detected before the batch runs, but stored after its results: a
+	// user message between tool_calls and their results is a history
+	// OpenAI-compatible APIs reject.
+	a.meltdown = Meltdown(a.window)
+	if a.meltdown {
 		a.window = nil
 	}
 	names := make([]string, 0, len(calls))
@@ -300,9 +308,13 @@ func (a *Agent) toolPhase(c *actor.Context, calls []messages.ToolCall) {
 	a.dispatch(c)
 }
 
-// dispatch starts call actors until ten are running or none is left.
+// dispatch starts call actors until the cap is reached or none is left.
 func (a *Agent) dispatch(c *actor.Context) {
-	for len(a.running) < MaxConcurrentCalls && a.nextCall < len(a.batch) {
+	limit := a.cfg.MaxConcurrentCalls
+	if limit <= 0 {
+		limit = MaxConcurrentCalls
+	}
+	for len(a.running) < limit && a.nextCall < len(a.batch) {
 		tc := a.batch[a.nextCall]
 		a.nextCall++
 		place := a.cfg.Place
@@ -371,6 +383,10 @@ func (a *Agent) endToolPhase(c *actor.Context) {
 			continue
 		}
 		a.history = append(a.history, messages.ChatMessage{Role: messages.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: FormatResult(r.Result)})
+	}
+	if a.meltdown {
+		a.history = append(a.history, messages.ChatMessage{Role: messages.RoleUser, Content: MeltdownMessage})
+		a.meltdown = false
 	}
 	a.batch, a.results, a.running = nil, nil, nil
 	if missing > 0 {

@@ -37,13 +37,13 @@ func Pressure(i, max int) string {
 	if max <= 0 {
 		return ""
 	}
-	ratio := float64(i) / float64(max)
-	pct := int(ratio * 100)
+	// Integer arithmetic: 7/10 is exactly 70%, never 69.99…%.
+	pct := i * 100 / max
 	switch {
-	case ratio >= 0.9:
-		return fmt.Sprintf("[BUDGET CRITICAL: Iteration %d/%d (%d%%). Write your final output NOW with what you have; no more research and no subagents.]", i, max, pct)
-	case ratio >= 0.7:
-		return fmt.Sprintf("[BUDGET WARNING: Iteration %d/%d (%d%%). Consolidate what you have and stop spawning research subagents.]", i, max, pct)
+	case i*10 >= max*9:
+		return fmt.Sprintf("[BUDGET CRITICAL: Iteration %d/%d (%d%%). Write your final output NOW with what you have; no more research and no sub-agents.]", i, max, pct)
+	case i*10 >= max*7:
+		return fmt.Sprintf("[BUDGET WARNING: Iteration %d/%d (%d%%). Consolidate what you have and stop spawning research sub-agents.]", i, max, pct)
 	}
 	return ""
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/gateactor"
-	"github.com/jazz-run/jazz/humanio"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/pricing"
 	"github.com/jazz-run/jazz/provider"
@@ -117,6 +116,14 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	if o.Reachable {
+		if reg, err = withAskTools(reg, o.TerminalHuman); err != nil {
+			return Outcome{}, err
+		}
+	}
+	if reg, err = withSubagentTool(reg); err != nil {
+		return Outcome{}, err
+	}
 	eff := reg.Subset(o.Agent.Config.Tools)
 
 	gateCfg := gateactor.Config{
@@ -147,14 +154,13 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		}
 	}()
 
-	if o.Bridge {
-		br := humanio.NewBridge(runID, b, o.Stderr)
-		if err := br.Attach(b.Conn()); err != nil {
-			return Outcome{}, fmt.Errorf("attach stdin bridge: %w", err)
-		}
-		defer br.Detach()
-		go br.Serve(o.Stdin, func(msg string) { fmt.Fprintln(o.Stderr, "⚠ "+msg) })
+	warn := warner(o.Stderr, sink, runID)
+	extras := map[string]any{}
+	detachHuman, err := attachHuman(runCtx, o, b, runID, dl, extras, warn)
+	if err != nil {
+		return Outcome{}, err
 	}
+	defer detachHuman()
 
 	maxIter := o.MaxIterations
 	price, priced := pricing.Lookup(o.Agent.Config.LLMProvider, o.Agent.Config.LLMModel, o.Config.Pricing)
@@ -166,7 +172,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 			Sleep:    o.RetrySleep,
 			Notify: func(n retry.Notice) {
 				if n.Reason != "" {
-					fmt.Fprintln(o.Stderr, "⚠ "+n.Message(agentName))
+					warn("", n.Message(agentName))
 				}
 				emitter.Emit(messages.Event{Type: messages.EventErrorType, Place: place,
 					Err:         &messages.EventError{Name: "ProviderError", Message: n.Err.Error()},
@@ -182,7 +188,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		Home:           getenv("HOME"),
 		EnvAllowlist:   o.Agent.Config.EnvAllowlist,
 		Dir:            tools.NewWorkDir(o.Cwd),
-		Extras:         map[string]any{},
+		Extras:         extras,
 	}
 	agentCfg := actors.Config{
 		Place:           place,
@@ -204,8 +210,11 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 			}
 			return pricing.Cost(price, u)
 		},
-		Warn: func(msg string) { fmt.Fprintf(o.Stderr, "⚠ %s: %s\n", agentName, msg) },
+		Warn: func(msg string) { warn(agentName, msg) },
 		Ctx:  runCtx,
+	}
+	if err := installSubagents(engine, &agentCfg, o.Config); err != nil {
+		return Outcome{}, err
 	}
 
 	finished := make(chan messages.RunFinished, 1)

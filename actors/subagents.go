@@ -1,0 +1,482 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/personas"
+	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/tools"
+)
+
+// SubagentToolName is the delegation tool.
+const SubagentToolName = "spawn_subagent"
+
+// SubagentsKey is the tools.Env.Extras key under which an agent's
+// *Subagents is installed; spawn_subagent finds its spawner there.
+const SubagentsKey = "subagents"
+
+// Subagent defaults and limits (subagents.md §2).
+const (
+	DefaultSubagentTimeout    = 30 * time.Minute
+	DefaultSubagentIterations = 30
+	// MaxTaskChars bounds a task: a brief, not a document. Bigger material
+	// belongs in a file the child can read.
+	MaxTaskChars = 100_000
+	// stopGrace is how long a child asked to stop may take to hand back
+	// what it has (its partial texts and spend) before it is torn down.
+	stopGrace = 500 * time.Millisecond
+	// childInbox is the starting inbox of a child's supervisor and agent:
+	// hollywood's default (1024 slots) is most of an idle child's memory,
+	// and an inbox grows when it must.
+	childInbox = 16
+)
+
+// Fixed texts of spawn_subagent (tool-schemas.md §8, subagents.md §4).
+const (
+	PartialResultsHeader = "[Sub-agent reached iteration limit. Partial results below]"
+	NoContentResult      = "Sub-agent completed but returned no content."
+	NoParentContext      = "Sub-agent tool requires parent agent context. This is a bug — please report it."
+	nestingLimit         = "Sub-agent nesting limit reached (depth %d of %d). Do this task yourself instead of delegating it further."
+)
+
+// SubagentPreamble opens a child's only user message; the task follows.
+const SubagentPreamble = "[SUB-AGENT TASK]\n" +
+	"You are a sub-agent doing a one-shot job for a parent agent, which sees only your final answer. " +
+	"Answer the task below; do not ask questions (nobody will answer them): state the assumptions you make instead. " +
+	"Do not search forever: when you have enough, stop and answer. If you cannot finish, return partial results and say why. " +
+	"Stay within the task's scope and be concise.\n\n"
+
+// Subagents spawns the children of one agent: the run installs one for
+// the top-level agent under SubagentsKey, and every child gets its own,
+// pointing at itself, so depth and the tool ceiling follow the tree.
+type Subagents struct {
+	// Engine is where the children live.
+	Engine *actor.Engine
+	// Parent is the config of the agent whose spawn_subagent calls this
+	// serves. A child is made from it: same provider, model, caller, gate,
+	// events and prices; its Registry is the children's tool ceiling and
+	// its Place.Depth the parent's depth.
+	Parent Config
+	// MaxDepth is maxSubagentDepth (0 = no delegation).
+	MaxDepth int
+	// MaxIterations is each child's own budget; 0 means 30.
+	MaxIterations int
+	// Timeout bounds each child; 0 means 30 minutes.
+	Timeout time.Duration
+	// Spec says what to do when a child fails; the zero Spec means
+	// supervisor.DefaultSubagentSpec.
+	Spec supervisor.Spec
+	// Personas resolves a persona name; nil looks in the parent's
+	// JAZZ_HOME, then the built-ins.
+	Personas func(name string) (personas.Persona, error)
+	// Seq numbers children across the whole tree, so ids are unique in
+	// the run; NewSubagents sets it and children share it.
+	Seq *atomic.Int64
+}
+
+// NewSubagents is the spawner of a run's top-level agent, with a fresh
+// child counter; set the optional fields (Timeout, Spec, Personas) on the
+// result before the run starts.
+func NewSubagents(engine *actor.Engine, parent Config, maxDepth, maxIterations int) *Subagents {
+	return &Subagents{Engine: engine, Parent: parent, MaxDepth: maxDepth, MaxIterations: maxIterations, Seq: new(atomic.Int64)}
+}
+
+// SubagentTool is spawn_subagent. It is low-risk, so it passes the gate
+// like any other gated call; it is long-running, and the spawner applies
+// the child's own time limit instead of the generic tool timeout.
+func SubagentTool() tools.Tool {
+	return tools.Tool{
+		Name: SubagentToolName,
+		Description: "Delegate a self-contained task to a sub-agent with a fresh context: it never sees this conversation, " +
+			"only the task, and returns only its final answer. Write the task as a complete brief, including the shape of the " +
+			"answer you want. Several calls in one turn run in parallel. persona: default, coder or researcher (or a custom one).",
+		Schema:      json.RawMessage(subagentSchema),
+		Level:       messages.LevelLowRisk,
+		LongRunning: true,
+		Handler:     spawnSubagent,
+	}
+}
+
+const subagentSchema = `{
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["task"],
+  "properties": {
+    "task": {"type": "string", "description": "The full brief, including the expected output shape. The sub-agent sees nothing else."},
+    "name": {"type": "string", "description": "A role label, e.g. \"API reviewer\". Default: Sub-Agent (<persona>)."},
+    "persona": {"type": "string", "description": "default, coder, researcher, or a custom persona. Default: default."},
+    "reasoningEffort": {"type": "string", "enum": ["disable", "low", "medium", "high"], "description": "Omitted: the parent's."}
+  }
+}`
+
+type subagentArgs struct {
+	Task            string `json:"task"`
+	Name            string `json:"name"`
+	Persona         string `json:"persona"`
+	ReasoningEffort string `json:"reasoningEffort"`
+}
+
+func spawnSubagent(ctx context.Context, env *tools.Env, args json.RawMessage) tools.Result {
+	var s *Subagents
+	if env != nil {
+		s, _ = env.Extras[SubagentsKey].(*Subagents)
+	}
+	if s == nil {
+		return tools.Fail(NoParentContext)
+	}
+	return s.Spawn(ctx, args)
+}
+
+// childOutcome is how a child ended, as its supervisor reports it.
+type childOutcome struct {
+	fin messages.RunFinished
+	// kind is empty when the child finished on its own and OK.
+	kind   supervisor.FailureKind
+	reason string
+}
+
+// Spawn runs one child for a spawn_subagent call and blocks until it ends:
+// with its answer, its failure, its time limit, or ctx (the parent's call,
+// so cancelling the parent cascades). Bad input is a failed result and no
+// child; every failure is a result, never a panic or an error.
+func (s *Subagents) Spawn(ctx context.Context, raw json.RawMessage) tools.Result {
+	if s.Engine == nil || s.Seq == nil {
+		return tools.Fail(NoParentContext)
+	}
+	var a subagentArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return tools.Fail("Invalid spawn_subagent arguments: " + err.Error())
+	}
+	task := strings.TrimSpace(a.Task)
+	if task == "" {
+		return tools.Fail("The task is empty. Give the sub-agent a complete brief: what to do and what to return.")
+	}
+	if n := utf8.RuneCountInString(task); n > MaxTaskChars {
+		return tools.Fail(fmt.Sprintf("The task is %d characters long; the limit is %d. Put the material in a file and give the sub-agent its path and a short brief instead.", n, MaxTaskChars))
+	}
+	if s.MaxDepth < 0 || s.MaxDepth > config.MaxSubagentDepthLimit {
+		return tools.Fail(fmt.Sprintf("Sub-agents are misconfigured: maxSubagentDepth is %d, but it must be between 0 and %d. Do this task yourself.", s.MaxDepth, config.MaxSubagentDepthLimit))
+	}
+	depth := s.Parent.Place.Depth
+	if depth >= s.MaxDepth {
+		return tools.Fail(fmt.Sprintf(nestingLimit, depth, s.MaxDepth))
+	}
+	lookup := s.Personas
+	if lookup == nil {
+		home := ""
+		if s.Parent.Env != nil {
+			home = s.Parent.Env.JazzHome
+		}
+		lookup = func(name string) (personas.Persona, error) { return personas.Lookup(home, name) }
+	}
+	p, err := lookup(a.Persona)
+	if err != nil {
+		return tools.Fail(fmt.Sprintf("Cannot start the sub-agent: %v.", err))
+	}
+	spec := s.Spec
+	if spec == (supervisor.Spec{}) {
+		spec = supervisor.DefaultSubagentSpec()
+	}
+	if err := spec.Validate(); err != nil {
+		return tools.Fail(fmt.Sprintf("Cannot start the sub-agent: %v.", err))
+	}
+
+	cfg, name := s.childConfig(a, p)
+	start := time.Now()
+	em := s.Parent.Events
+	em.Emit(messages.Event{Type: messages.EventSubagentStart, Place: cfg.Place, Trace: nil,
+		Task: TaskPreview(task), Persona: p.Name})
+	o := s.supervise(ctx, cfg, spec, SubagentPreamble+task)
+	dur := time.Since(start).Milliseconds()
+	res := subagentResult(name, o)
+	em.Emit(messages.Event{Type: messages.EventSubagentComplete, Place: cfg.Place,
+		Persona: p.Name, Success: messages.Ptr(res.Success), DurationMs: &dur})
+	return res
+}
+
+// childConfig derives a child's config from the parent's: a new id, one
+// level deeper, the persona's tools within the parent's, its own budget,
+// working directory and spawner.
+func (s *Subagents) childConfig(a subagentArgs, p personas.Persona) (Config, string) {
+	n, now := s.Seq.Add(1), time.Now().UnixMilli()
+	id := fmt.Sprintf("subagent-%d-%d", n, now)
+	name := strings.TrimSpace(a.Name)
+	if name == "" {
+		name = fmt.Sprintf("Sub-Agent (%s)", p.Name)
+	}
+	cfg := s.Parent
+	cfg.Place = messages.Place{RunID: s.Parent.Place.RunID, AgentID: id, AgentName: name, Depth: s.Parent.Place.Depth + 1}
+	if p.SystemPrompt != "" {
+		cfg.SystemPrompt = strings.TrimRight(cfg.SystemPrompt, "\n") + "\n\n" + p.SystemPrompt
+	}
+	cfg.Registry = ChildRegistry(s.Parent.Registry, p)
+	cfg.MaxIterations = s.MaxIterations
+	if cfg.MaxIterations <= 0 {
+		cfg.MaxIterations = DefaultSubagentIterations
+	}
+	cfg.Stream = false // children run internally: no live text
+	if a.ReasoningEffort != "" {
+		cfg.ReasoningEffort = a.ReasoningEffort
+	}
+	if warn := s.Parent.Warn; warn != nil {
+		cfg.Warn = func(msg string) { warn(name + ": " + msg) }
+	}
+	env := &tools.Env{AgentID: id, AgentName: name, ConversationID: fmt.Sprintf("subagent-conv-%d-%d", n, now)}
+	if pe := s.Parent.Env; pe != nil {
+		env.JazzHome, env.Home, env.EnvAllowlist = pe.JazzHome, pe.Home, pe.EnvAllowlist
+		if pe.Dir != nil {
+			env.Dir = tools.NewWorkDir(pe.Cwd()) // a child's cd never moves its parent
+		}
+		env.Extras = maps.Clone(pe.Extras) // run-scoped services (the asker) are shared
+	}
+	if env.Dir == nil {
+		env.Dir = tools.NewWorkDir("")
+	}
+	if env.Extras == nil {
+		env.Extras = map[string]any{}
+	}
+	cfg.Env = env
+	child := *s
+	child.Parent = cfg
+	env.Extras[SubagentsKey] = &child
+	return cfg, name
+}
+
+// ChildRegistry is a child's tool set: the persona's tools (all of the
+// parent's when it names none) minus its denies, intersected with the
+// ceiling, twins included. Subset only ever keeps names the ceiling
+// holds, so a child can never gain a tool its parent lacks.
+func ChildRegistry(ceiling *tools.Registry, p personas.Persona) *tools.Registry {
+	if ceiling == nil {
+		r, _ := tools.NewRegistry()
+		return r
+	}
+	reg := ceiling
+	if p.Tools != nil {
+		reg = ceiling.Subset(p.Tools)
+	}
+	if len(p.Deny) > 0 {
+		reg = reg.Without(p.Deny...)
+	}
+	return reg
+}
+
+// TaskPreview is the task as subagent_start shows it: over 80 characters,
+// "..." and its last 77.
+func TaskPreview(task string) string {
+	r := []rune(task)
+	if len(r) <= 80 {
+		return task
+	}
+	return "..." + string(r[len(r)-77:])
+}
+
+// supervise runs the child under a small supervisor actor and waits for
+// its outcome, its time limit or ctx. Whatever happens, the supervisor
+// (and with it the child and the child's calls) is gone when it returns.
+func (s *Subagents) supervise(ctx context.Context, cfg Config, spec supervisor.Spec, prompt string) childOutcome {
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultSubagentTimeout
+	}
+	restarts := 0
+	for {
+		o := s.attempt(ctx, cfg, spec, prompt, timeout)
+		if o.kind != supervisor.FailTimeout {
+			return o
+		}
+		if supervisor.Decide(spec, supervisor.ChildFailure{Kind: o.kind, Restarts: restarts, Reason: o.reason}) != supervisor.Restart {
+			return o
+		}
+		restarts++
+	}
+}
+
+func (s *Subagents) attempt(ctx context.Context, cfg Config, spec supervisor.Spec, prompt string, timeout time.Duration) childOutcome {
+	childCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg.Ctx = childCtx
+	done := make(chan childOutcome, 1)
+	deliver := func(o childOutcome) {
+		select {
+		case done <- o:
+		default:
+		}
+	}
+	report := func(_ *actor.Context, f supervisor.Failure) {
+		deliver(childOutcome{fin: messages.RunFinished{Place: cfg.Place}, kind: supervisor.FailPanic, reason: "its supervisor crashed: " + f.Reason})
+	}
+	sup := s.Engine.Spawn(func() actor.Receiver {
+		return &childSupervisor{spec: spec, cfg: cfg, prompt: prompt, deliver: deliver}
+	}, "subagent", actor.WithID(cfg.Place.AgentID), actor.WithMiddleware(supervisor.Recover(cfg.Place, report)),
+		actor.WithInboxSize(childInbox))
+	defer func() {
+		cancel()
+		select {
+		case <-s.Engine.Poison(sup).Done():
+		case <-time.After(2 * time.Second):
+		}
+	}()
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var kind supervisor.FailureKind
+	var reason string
+	select {
+	case o := <-done:
+		return o
+	case <-timer.C:
+		kind, reason = supervisor.FailTimeout, fmt.Sprintf("timed out after %s", timeout)
+	case <-ctx.Done():
+		kind, reason = supervisor.FailCancelled, "stopped: the run is stopping"
+	}
+	// Ask the child for what it has so far, briefly, then tear it down.
+	s.Engine.Send(sup, stopChild{kind: kind, reason: reason})
+	grace := time.NewTimer(stopGrace)
+	defer grace.Stop()
+	select {
+	case o := <-done:
+		o.kind, o.reason = kind, reason
+		return o
+	case <-grace.C:
+		return childOutcome{fin: messages.RunFinished{Place: cfg.Place}, kind: kind, reason: reason}
+	}
+}
+
+// subagentResult is what the parent's model reads, plus the child's spend.
+func subagentResult(name string, o childOutcome) tools.Result {
+	f := o.fin
+	spend := &messages.Spend{CostUSD: f.CostUSD, CostKnown: f.CostKnown, Usage: f.Usage}
+	text := answerText(f)
+	if o.kind == "" && f.OK {
+		return tools.Result{Success: true, Value: text, Spend: spend}
+	}
+	var msg string
+	switch o.kind {
+	case supervisor.FailPanic:
+		msg = fmt.Sprintf("Sub-agent %s crashed (%s). Do the task yourself or delegate a narrower one.", name, o.reason)
+	case supervisor.FailTimeout:
+		msg = fmt.Sprintf("Sub-agent %s %s.", name, o.reason)
+	case supervisor.FailCancelled:
+		msg = fmt.Sprintf("Sub-agent %s was %s.", name, o.reason)
+	default:
+		msg = fmt.Sprintf("Sub-agent %s failed: %s", name, f.Error)
+	}
+	r := tools.Result{Error: msg, Spend: spend}
+	// What the child wrote before it failed; the iteration-limit header
+	// would be wrong here.
+	if parts := nonEmpty(f.Texts); len(parts) > 0 {
+		r.Value = strings.Join(parts, "\n\n")
+	}
+	return r
+}
+
+// answerText is the child's answer, else its partial texts, else the
+// fixed no-content text (subagents.md §4).
+func answerText(f messages.RunFinished) string {
+	if strings.TrimSpace(f.Answer) != "" {
+		return f.Answer
+	}
+	if len(f.Texts) > 0 {
+		return PartialResultsHeader + "\n\n" + strings.Join(f.Texts, "\n\n")
+	}
+	return NoContentResult
+}
+
+func nonEmpty(texts []string) []string {
+	out := make([]string, 0, len(texts))
+	for _, t := range texts {
+		if strings.TrimSpace(t) != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// stopChild asks a child supervisor to stop its child and report.
+type stopChild struct {
+	kind   supervisor.FailureKind
+	reason string
+}
+
+// childSupervisor runs one child agent and executes supervisor.Decide on
+// its failures: restart it in place, or report. It hands exactly one
+// outcome to the spawn call waiting on deliver.
+type childSupervisor struct {
+	spec     supervisor.Spec
+	cfg      Config
+	prompt   string
+	deliver  func(childOutcome)
+	agent    *actor.PID
+	restarts int
+	stopping bool
+	done     bool
+}
+
+// Receive starts the child, and takes its end or its failure.
+func (s *childSupervisor) Receive(c *actor.Context) {
+	switch m := c.Message().(type) {
+	case actor.Started:
+		s.start(c)
+	case messages.RunFinished:
+		if s.done || !s.fromAgent(c) {
+			return
+		}
+		if m.OK || s.stopping {
+			s.finish(childOutcome{fin: m})
+			return
+		}
+		s.failed(c, supervisor.FailRun, m.Error, m)
+	case messages.ActorFailed:
+		if s.done || !s.fromAgent(c) {
+			return
+		}
+		s.failed(c, supervisor.FailPanic, m.Reason, messages.RunFinished{Place: s.cfg.Place, Error: m.Reason})
+	case stopChild:
+		s.stopping = true
+		if s.agent == nil {
+			s.finish(childOutcome{fin: messages.RunFinished{Place: s.cfg.Place}, kind: m.kind, reason: m.reason})
+			return
+		}
+		c.Send(s.agent, messages.CancelRun{Place: s.cfg.Place, Reason: m.reason})
+	}
+}
+
+func (s *childSupervisor) start(c *actor.Context) {
+	s.agent = c.SpawnChild(New(s.cfg), "agent", actor.WithID(fmt.Sprintf("a%d", s.restarts)),
+		actor.WithMiddleware(supervisor.Recover(s.cfg.Place, nil)), actor.WithInboxSize(childInbox))
+	c.Send(s.agent, messages.RunRequested{Place: s.cfg.Place, Prompt: s.prompt})
+}
+
+// fromAgent drops messages from a child already replaced by a restart.
+func (s *childSupervisor) fromAgent(c *actor.Context) bool {
+	sender := c.Sender()
+	return sender == nil || s.agent == nil || sender.ID == s.agent.ID
+}
+
+func (s *childSupervisor) failed(c *actor.Context, kind supervisor.FailureKind, reason string, fin messages.RunFinished) {
+	switch supervisor.Decide(s.spec, supervisor.ChildFailure{Kind: kind, Restarts: s.restarts, Reason: reason}) {
+	case supervisor.Restart:
+		c.Engine().Poison(s.agent)
+		s.restarts++
+		s.start(c)
+	default:
+		s.finish(childOutcome{fin: fin, kind: kind, reason: reason})
+	}
+}
+
+func (s *childSupervisor) finish(o childOutcome) {
+	s.done = true
+	s.deliver(o)
+}

@@ -3,6 +3,7 @@ package shellguard
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Rule is one denylist entry: a pattern over the command text and the
@@ -175,11 +176,16 @@ func (d *Denylist) match(command string, tempOnly func(string) bool) (Rule, bool
 // CheckDenylist applies the built-in denylist to command. The reason names
 // the construct and category; BlockMessage turns it into the tool's error.
 func CheckDenylist(command string) (blocked bool, reason string) {
-	return builtin.Check(command)
+	return builtin().Check(command)
 }
 
-// builtin is compiled once; a Denylist is never modified after NewDenylist.
-var builtin = NewDenylist()
+// builtin is compiled on first use, not at start-up (59 regexps cost
+// milliseconds every jazz invocation would pay); a Denylist is never
+// modified after NewDenylist.
+var builtin = sync.OnceValue(NewDenylist)
+
+// Builtin is the built-in denylist, compiled once on first use.
+func Builtin() *Denylist { return builtin() }
 
 // BlockMessage is the failed-result text for a command the denylist
 // blocked, per shell-safety.md §1.

@@ -24,7 +24,7 @@ var appendsInput = map[string]bool{"xargs": true, "parallel": true}
 // the interpreter cannot see: `eval`, `sh -c`/`bash -lc`, and a shell
 // reading its script from stdin.
 func CheckArgv(argv []string, tempDir string) (blocked bool, reason string) {
-	return builtin.CheckArgv(argv, tempDir)
+	return builtin().CheckArgv(argv, tempDir)
 }
 
 // CheckArgv is Denylist's form of the package-level CheckArgv.

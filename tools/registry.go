@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Registry is an immutable set of tools, looked up by name. Schemas are
@@ -22,7 +20,7 @@ type Registry struct {
 type entry struct {
 	tool    Tool
 	once    sync.Once
-	schema  *jsonschema.Schema
+	schema  *schema
 	compErr error
 }
 
@@ -122,17 +120,12 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 		if len(e.tool.Schema) == 0 {
 			return
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(e.tool.Schema))
+		sc, err := compileSchema(e.tool.Schema)
 		if err != nil {
 			e.compErr = fmt.Errorf("tool %s: bad schema: %w", name, err)
 			return
 		}
-		c := jsonschema.NewCompiler()
-		if err := c.AddResource("mem://"+name, doc); err != nil {
-			e.compErr = fmt.Errorf("tool %s: bad schema: %w", name, err)
-			return
-		}
-		e.schema, e.compErr = c.Compile("mem://" + name)
+		e.schema = sc
 	})
 	if e.compErr != nil {
 		return e.compErr
@@ -140,32 +133,16 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	if e.schema == nil {
 		return nil
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
+	var inst any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	if err := dec.Decode(&inst); err != nil {
 		return fmt.Errorf("arguments: %w", err)
 	}
-	if err := e.schema.Validate(inst); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return errors.New(strings.Join(issues(ve), "; "))
-		}
-		return err
+	var found []string
+	e.schema.validate(inst, "", &found)
+	if len(found) > 0 {
+		return errors.New(strings.Join(found, "; "))
 	}
 	return nil
-}
-
-// issues flattens a validation error tree into `path: message` leaves.
-func issues(ve *jsonschema.ValidationError) []string {
-	if len(ve.Causes) == 0 {
-		path := strings.Join(ve.InstanceLocation, ".")
-		if path == "" {
-			path = "(root)"
-		}
-		return []string{path + ": " + ve.ErrorKind.LocalizedString(printer())}
-	}
-	var out []string
-	for _, c := range ve.Causes {
-		out = append(out, issues(c)...)
-	}
-	return out
 }

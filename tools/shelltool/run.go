@@ -59,7 +59,7 @@ var errBlocked = errors.New("blocked by the safety denylist")
 func Run(ctx context.Context, req RunRequest) (RunOutput, error) {
 	deny := req.Deny
 	if deny == nil {
-		deny = shellguard.NewDenylist()
+		deny = shellguard.Builtin()
 	}
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(req.Command), "")
 	if err != nil {

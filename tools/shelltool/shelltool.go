@@ -92,7 +92,7 @@ const description = "Run a shell command and return its exit code, stdout and st
 // execute_execute_command (15 minutes). Level is unknown: the gate asks the
 // classifier.
 func Tools(opts Options) []tools.Tool {
-	s := &shell{environ: opts.Environ, deny: shellguard.NewDenylist()}
+	s := &shell{environ: opts.Environ, deny: shellguard.Builtin}
 	if s.environ == nil {
 		s.environ = os.Environ
 	}
@@ -109,7 +109,7 @@ func Tools(opts Options) []tools.Tool {
 
 type shell struct {
 	environ func() []string
-	deny    *shellguard.Denylist
+	deny    func() *shellguard.Denylist
 }
 
 // parseArgs applies the checks a JSON Schema cannot say (trimming).
@@ -145,7 +145,7 @@ func (s *shell) propose(_ context.Context, env *tools.Env, raw json.RawMessage) 
 	if bad != "" {
 		return tools.Fail(bad)
 	}
-	if blocked, reason := s.deny.Check(a.Command); blocked {
+	if blocked, reason := s.deny().Check(a.Command); blocked {
 		return tools.Fail(shellguard.BlockMessage(reason))
 	}
 	wd := env.Cwd()
@@ -171,7 +171,7 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 	if bad != "" {
 		return tools.Fail(bad)
 	}
-	if blocked, reason := s.deny.Check(a.Command); blocked {
+	if blocked, reason := s.deny().Check(a.Command); blocked {
 		return tools.Fail(shellguard.BlockMessage(reason))
 	}
 	dir := env.Cwd()
@@ -194,7 +194,7 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 		Dir:     dir,
 		Env:     childEnv,
 		Timeout: time.Duration(a.Timeout) * time.Millisecond,
-		Deny:    s.deny,
+		Deny:    s.deny(),
 	})
 	switch {
 	case out.Blocked != "":

@@ -155,11 +155,23 @@ func Parse(name string, data []byte) (*Provider, error) {
 	return &Provider{name: name, script: s, failed: map[[2]int]int{}}, nil
 }
 
+// runtimeNotice reports a user message the runtime itself wrote (budget
+// pressure, meltdown recovery): it is not the person's turn, so it does
+// not restart the script.
+func runtimeNotice(content string) bool {
+	for _, p := range []string{"[BUDGET ", "[CONTEXT ", "[MELTDOWN DETECTED:"} {
+		if strings.HasPrefix(content, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // Chat plays the turn the request is at.
 func (p *Provider) Chat(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (provider.Response, error) {
 	firstUser, lastUser := -1, -1
 	for i, m := range req.Messages {
-		if m.Role == messages.RoleUser {
+		if m.Role == messages.RoleUser && !runtimeNotice(m.Content) {
 			if firstUser < 0 {
 				firstUser = i
 			}

@@ -205,3 +205,23 @@ func TestResolve(t *testing.T) {
 		t.Errorf("missing script: %v", err)
 	}
 }
+
+func TestRuntimeNoticesDoNotRestartTheScript(t *testing.T) {
+	p, err := Parse("notice", []byte(`{"turns":[{"toolCalls":[{"name":"ls"}]},{"text":"second"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := provider.Request{Messages: []messages.ChatMessage{
+		{Role: messages.RoleUser, Content: "go"},
+		{Role: messages.RoleAssistant, ToolCalls: []messages.ToolCall{{ID: "call_0", Name: "ls", Arguments: "{}"}}},
+		{Role: messages.RoleTool, ToolCallID: "call_0", Content: "[]"},
+		{Role: messages.RoleUser, Content: "[BUDGET WARNING: Iteration 7/10 (70%). Consolidate.]"},
+	}}
+	resp, err := p.Chat(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "second" {
+		t.Fatalf("a budget notice restarted the script: %q", resp.Message.Content)
+	}
+}

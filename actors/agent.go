@@ -17,6 +17,7 @@ import (
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/provider"
 	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/telemetry"
 	"github.com/jazz-run/jazz/toolactors"
 	"github.com/jazz-run/jazz/tools"
 )
@@ -52,6 +53,13 @@ type Config struct {
 	MaxConcurrentCalls int
 	// Warn prints a notice on the run's diagnostics stream.
 	Warn func(msg string)
+	// CallPrice prices one model call for its span and the cost metric,
+	// off the actor's goroutine (a panic in it costs the span its price,
+	// nothing else); nil leaves per-call cost out.
+	CallPrice Pricer
+	// Telemetry traces iterations, model requests and tool calls under the
+	// span RunRequested.Trace carries; nil traces nothing.
+	Telemetry *telemetry.Telemetry
 	// Ctx is the run's lifetime; the agent derives its own from it.
 	Ctx context.Context
 }
@@ -89,6 +97,12 @@ type Agent struct {
 	meltdown bool // store MeltdownMessage after this batch's results
 	finished bool
 	trace    messages.Trace
+
+	// spanCtx carries the run's (or subagent's) span and ids; iterCtx and
+	// iterSpan are the current iteration's, under it.
+	spanCtx  context.Context
+	iterCtx  context.Context
+	iterSpan telemetry.Span
 }
 
 // New is the Producer of an agent actor.
@@ -111,6 +125,8 @@ func (a *Agent) Receive(c *actor.Context) {
 			a.parent = c.Parent()
 		}
 		a.trace = m.Trace
+		a.spanCtx = telemetry.WithIDs(telemetry.Extract(a.ctx, m.Trace), telemetry.IDs{
+			RunID: a.cfg.Place.RunID, AgentID: a.cfg.Place.AgentID, AgentName: a.cfg.Place.AgentName, ConversationID: a.conversationID()})
 		if a.cfg.SystemPrompt != "" {
 			a.history = append(a.history, messages.ChatMessage{Role: messages.RoleSystem, Content: a.cfg.SystemPrompt})
 		}
@@ -129,6 +145,9 @@ func (a *Agent) Receive(c *actor.Context) {
 		if a.cancel != nil {
 			a.cancel()
 		}
+		// Stopped before it finished: end the open span so it is exported.
+		a.iterSpan.End("stopped before the iteration finished")
+		a.iterSpan = telemetry.Span{}
 	}
 }
 
@@ -146,6 +165,8 @@ func (a *Agent) startTurn(c *actor.Context) {
 		return
 	}
 	a.iteration++
+	a.iterSpan.End("")
+	a.iterCtx, a.iterSpan = a.cfg.Telemetry.StartIteration(a.spanCtx, a.iteration)
 	msgs := a.history
 	if p := Pressure(a.iteration, max); p != "" {
 		// Ephemeral: sent with this one request, never stored.
@@ -166,18 +187,45 @@ func (a *Agent) startTurn(c *actor.Context) {
 		Temperature:     a.cfg.Temperature,
 	}
 	engine, self, iter := c.Engine(), c.PID(), a.iteration
-	ctx := a.ctx
+	ctx := a.iterCtx
 	call := a.cfg.Call
 	em := a.cfg.Events
 	place := a.cfg.Place
 	prov := a.cfg.Provider
 	trace := a.trace
+	tel, price := a.cfg.Telemetry, a.cfg.CallPrice
 	supervisor.Go(func() {
-		resp, err := callModel(ctx, call, req, em, place, prov, trace)
+		// The chat span's ctx reaches the caller, so retries nest under it.
+		cctx, chat := tel.StartChat(ctx, telemetry.ChatInfo{System: prov, Model: req.Model, Iteration: iter})
+		resp, err := callModel(cctx, call, req, em, place, prov, trace)
+		chat.End(chatResult(resp, err, price))
 		engine.Send(self, modelDone{iteration: iter, resp: resp, err: err})
 	}, func(reason string) {
 		engine.Send(self, modelDone{iteration: iter, err: fmt.Errorf("model call crashed: %s", reason)})
 	})
+}
+
+// chatResult is a model call's outcome for its span.
+func chatResult(resp provider.Response, err error, price Pricer) telemetry.ChatResult {
+	if err != nil {
+		return telemetry.ChatResult{Err: err.Error()}
+	}
+	r := telemetry.ChatResult{ResponseModel: resp.Model, Usage: resp.Usage}
+	if price != nil {
+		func() {
+			defer func() { _ = recover() }() // telemetry never fails a run
+			r.CostUSD, _ = price(resp.Usage)
+		}()
+	}
+	return r
+}
+
+// conversationID is the agent's conversation, when its env names one.
+func (a *Agent) conversationID() string {
+	if a.cfg.Env == nil {
+		return ""
+	}
+	return a.cfg.Env.ConversationID
 }
 
 // callModel runs one model call and emits its stream events.
@@ -319,11 +367,12 @@ func (a *Agent) dispatch(c *actor.Context) {
 		a.nextCall++
 		place := a.cfg.Place
 		place.ToolCallID = tc.ID
-		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx}
+		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry}
 		pid := c.SpawnChild(toolactors.New(deps), "call", actor.WithID(fmt.Sprintf("%d-%d", a.iteration, a.nextCall)),
 			actor.WithMiddleware(supervisor.Recover(place, nil)), actor.WithInboxSize(16))
 		a.running[pid.ID] = tc.ID
-		c.Send(pid, messages.ToolCallRequested{Place: place, Trace: a.trace, Iteration: a.iteration, Call: tc})
+		// The iteration's trace context, so the call's span nests under it.
+		c.Send(pid, messages.ToolCallRequested{Place: place, Trace: telemetry.Inject(a.iterCtx), Iteration: a.iteration, Call: tc})
 	}
 }
 
@@ -409,6 +458,8 @@ func (a *Agent) finish(c *actor.Context, f messages.RunFinished) {
 		return
 	}
 	a.finished = true
+	a.iterSpan.End(f.Error)
+	a.iterSpan = telemetry.Span{}
 	if a.cancel != nil && !f.OK {
 		a.cancel()
 	}

@@ -250,8 +250,10 @@ type memProvider struct {
 }
 
 func (p *memProvider) Chat(_ context.Context, req provider.Request, _ func(provider.Delta)) (provider.Response, error) {
-	if last := req.Messages[len(req.Messages)-1]; last.Role == messages.RoleTool {
-		return say("done"), nil
+	for _, m := range req.Messages {
+		if m.Role == messages.RoleTool {
+			return say("done"), nil
+		}
 	}
 	return ask(p.calls...), nil
 }
@@ -268,7 +270,7 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 	reg := mustRegistry(b, tool("noop", func(context.Context, *tools.Env, json.RawMessage) tools.Result { return tools.OK("ok") }))
 	p := &memProvider{}
 	for i := range n {
-		p.calls = append(p.calls, messages.ToolCall{ID: fmt.Sprintf("call_%03d", i), Name: "noop", Arguments: `{"i":1}`})
+		p.calls = append(p.calls, messages.ToolCall{ID: fmt.Sprintf("call_%03d", i), Name: "noop", Arguments: fmt.Sprintf(`{"i":%d}`, i)})
 	}
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/personas"
 	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/telemetry"
 	"github.com/jazz-run/jazz/tools"
 )
 
@@ -197,7 +198,13 @@ func (s *Subagents) Spawn(ctx context.Context, raw json.RawMessage) tools.Result
 	em := s.Parent.Events
 	em.Emit(messages.Event{Type: messages.EventSubagentStart, Place: cfg.Place, Trace: nil,
 		Task: TaskPreview(task), Persona: p.Name})
-	o := s.supervise(ctx, cfg, spec, SubagentPreamble+task)
+	// ctx is the spawn_subagent call's: the child's span nests under it,
+	// and the child's run under that, through RunRequested.Trace.
+	sctx, span := cfg.Telemetry.StartSubagent(ctx, telemetry.SubagentInfo{
+		AgentID: cfg.Place.AgentID, AgentName: name, ConversationID: cfg.Env.ConversationID,
+		Depth: cfg.Place.Depth, Model: cfg.Model})
+	o := s.supervise(ctx, cfg, spec, SubagentPreamble+task, telemetry.Inject(sctx))
+	span.End(subagentRunResult(o))
 	dur := time.Since(start).Milliseconds()
 	res := subagentResult(name, o)
 	em.Emit(messages.Event{Type: messages.EventSubagentComplete, Place: cfg.Place,
@@ -285,14 +292,14 @@ func TaskPreview(task string) string {
 // supervise runs the child under a small supervisor actor and waits for
 // its outcome, its time limit or ctx. Whatever happens, the supervisor
 // (and with it the child and the child's calls) is gone when it returns.
-func (s *Subagents) supervise(ctx context.Context, cfg Config, spec supervisor.Spec, prompt string) childOutcome {
+func (s *Subagents) supervise(ctx context.Context, cfg Config, spec supervisor.Spec, prompt string, trace messages.Trace) childOutcome {
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = DefaultSubagentTimeout
 	}
 	restarts := 0
 	for {
-		o := s.attempt(ctx, cfg, spec, prompt, timeout)
+		o := s.attempt(ctx, cfg, spec, prompt, trace, timeout)
 		if o.kind != supervisor.FailTimeout {
 			return o
 		}
@@ -303,7 +310,7 @@ func (s *Subagents) supervise(ctx context.Context, cfg Config, spec supervisor.S
 	}
 }
 
-func (s *Subagents) attempt(ctx context.Context, cfg Config, spec supervisor.Spec, prompt string, timeout time.Duration) childOutcome {
+func (s *Subagents) attempt(ctx context.Context, cfg Config, spec supervisor.Spec, prompt string, trace messages.Trace, timeout time.Duration) childOutcome {
 	childCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cfg.Ctx = childCtx
@@ -318,7 +325,7 @@ func (s *Subagents) attempt(ctx context.Context, cfg Config, spec supervisor.Spe
 		deliver(childOutcome{fin: messages.RunFinished{Place: cfg.Place}, kind: supervisor.FailPanic, reason: "its supervisor crashed: " + f.Reason})
 	}
 	sup := s.Engine.Spawn(func() actor.Receiver {
-		return &childSupervisor{spec: spec, cfg: cfg, prompt: prompt, deliver: deliver}
+		return &childSupervisor{spec: spec, cfg: cfg, prompt: prompt, trace: trace, deliver: deliver}
 	}, "subagent", actor.WithID(cfg.Place.AgentID), actor.WithMiddleware(supervisor.Recover(cfg.Place, report)),
 		actor.WithInboxSize(childInbox))
 	defer func() {
@@ -382,6 +389,32 @@ func subagentResult(name string, o childOutcome) tools.Result {
 	return r
 }
 
+// subagentRunResult is how a child ended, for its span.
+func subagentRunResult(o childOutcome) telemetry.RunResult {
+	f := o.fin
+	r := telemetry.RunResult{Iterations: f.Iterations, Usage: f.Usage, CostUSD: f.CostUSD}
+	switch {
+	case o.kind == "" && f.OK:
+		r.Outcome = telemetry.OutcomeCompleted
+	case o.kind == supervisor.FailCancelled:
+		r.Outcome, r.Err = telemetry.OutcomeCancelled, o.reason
+	case o.kind == supervisor.FailTimeout:
+		r.Outcome, r.Err = "timeout", o.reason
+	default:
+		r.Outcome, r.Err = telemetry.OutcomeFailed, firstNonEmptyString(f.Error, o.reason, "sub-agent failed")
+	}
+	return r
+}
+
+func firstNonEmptyString(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
 // answerText is the child's answer, else its partial texts, else the
 // fixed no-content text (subagents.md §4).
 func answerText(f messages.RunFinished) string {
@@ -417,6 +450,7 @@ type childSupervisor struct {
 	spec     supervisor.Spec
 	cfg      Config
 	prompt   string
+	trace    messages.Trace // the subagent span's context, for the child's run
 	deliver  func(childOutcome)
 	agent    *actor.PID
 	restarts int
@@ -456,7 +490,7 @@ func (s *childSupervisor) Receive(c *actor.Context) {
 func (s *childSupervisor) start(c *actor.Context) {
 	s.agent = c.SpawnChild(New(s.cfg), "agent", actor.WithID(fmt.Sprintf("a%d", s.restarts)),
 		actor.WithMiddleware(supervisor.Recover(s.cfg.Place, nil)), actor.WithInboxSize(childInbox))
-	c.Send(s.agent, messages.RunRequested{Place: s.cfg.Place, Prompt: s.prompt})
+	c.Send(s.agent, messages.RunRequested{Place: s.cfg.Place, Trace: s.trace.Clone(), Prompt: s.prompt})
 }
 
 // fromAgent drops messages from a child already replaced by a restart.

@@ -28,6 +28,7 @@ import (
 	"github.com/jazz-run/jazz/provider/retry"
 	"github.com/jazz-run/jazz/store/agents"
 	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/telemetry"
 	"github.com/jazz-run/jazz/tools"
 )
 
@@ -55,6 +56,9 @@ type RunOptions struct {
 	RetrySleep     func(ctx context.Context, d time.Duration) error
 	History        []messages.ChatMessage
 	ConversationID string
+	// Traceparent (--traceparent) makes the run a child of the caller's
+	// trace; empty falls back to TRACEPARENT.
+	Traceparent string
 }
 
 // Outcome is what the CLI prints.
@@ -110,6 +114,12 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 			return Outcome{}, fmt.Errorf("attach event sink: %w", err)
 		}
 	}
+	warn := warner(o.Stderr, sink, runID)
+	// One trace per run. Deferred first so it runs last: the spans of the
+	// whole teardown are flushed, within telemetry.ShutdownTimeout.
+	tel := openTelemetry(context.WithoutCancel(runCtx), o.Config, getenv, func(msg string) { warn("", msg) })
+	defer tel.Shutdown(context.Background())
+	parent := runParent(o.Traceparent, getenv, func(msg string) { warn("", msg) })
 
 	dl := deadline.New(o.Timeout)
 	reg, err := BuiltinRegistry(o)
@@ -138,6 +148,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		Events:               emitter,
 		Deadline:             dl,
 		Ctx:                  runCtx,
+		Telemetry:            tel,
 	}
 	if o.TerminalHuman {
 		gateCfg.Classify = harnessClassifier(prov, o.Agent.Config.LLMModel, userRequests(o.History, o.Prompt))
@@ -154,7 +165,6 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		}
 	}()
 
-	warn := warner(o.Stderr, sink, runID)
 	extras := map[string]any{}
 	detachHuman, err := attachHuman(runCtx, o, b, runID, dl, extras, warn)
 	if err != nil {
@@ -171,6 +181,9 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 			Attempts: attempts,
 			Sleep:    o.RetrySleep,
 			Notify: func(n retry.Notice) {
+				// ctx is the chat span's: the retry nests under it.
+				tel.RecordRetry(ctx, telemetry.RetryInfo{System: o.Agent.Config.LLMProvider, Model: req.Model,
+					Attempt: n.Attempt, Err: errText(n.Err), DelayMs: n.Delay.Milliseconds()})
 				if n.Reason != "" {
 					warn("", n.Message(agentName))
 				}
@@ -210,13 +223,20 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 			}
 			return pricing.Cost(price, u)
 		},
-		Warn: func(msg string) { warn(agentName, msg) },
-		Ctx:  runCtx,
+		Warn:      func(msg string) { warn(agentName, msg) },
+		Ctx:       runCtx,
+		Telemetry: tel,
 	}
+	agentCfg.CallPrice = agentCfg.Price // each chat span carries its own cost
 	if err := installSubagents(engine, &agentCfg, o.Config); err != nil {
 		return Outcome{}, err
 	}
 
+	// The root span: from here on the run always reaches runSpan.End.
+	spanCtx, runSpan := tel.StartRun(runCtx, telemetry.RunInfo{
+		RunID: runID, AgentID: o.Agent.ID, AgentName: o.Agent.Name, ConversationID: o.ConversationID,
+		Parent: parent, Model: o.Agent.Config.LLMProvider + "/" + o.Agent.Config.LLMModel,
+	})
 	finished := make(chan messages.RunFinished, 1)
 	var agentPID *actor.PID
 	ownerPID := engine.SpawnFunc(func(c *actor.Context) {
@@ -224,7 +244,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		case actor.Started:
 			agentPID = c.SpawnChild(actors.New(agentCfg), "agent", actor.WithID("top"),
 				actor.WithMiddleware(supervisor.Recover(place, nil)))
-			c.Send(agentPID, messages.RunRequested{Place: place, Prompt: o.Prompt, History: o.History})
+			c.Send(agentPID, messages.RunRequested{Place: place, Trace: telemetry.Inject(spanCtx), Prompt: o.Prompt, History: o.History})
 		case messages.RunFinished:
 			select {
 			case finished <- m:
@@ -266,6 +286,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	cancel()
 	<-engine.Poison(ownerPID).Done()
 	<-engine.Poison(gatePID).Done()
+	runSpan.End(runResult(out, runErr))
 	flushCtx, done := context.WithTimeout(context.Background(), time.Second)
 	_ = b.Flush(flushCtx)
 	done()
@@ -282,6 +303,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 func wireGate(conn *nats.Conn, engine *actor.Engine, gate *actor.PID, runID string) ([]*nats.Subscription, error) {
 	s1, err := conn.Subscribe(messages.ApprovalDecidedSubject(runID), func(m *nats.Msg) {
 		if d, err := messages.Decode[messages.ApprovalDecided](m.Data); err == nil {
+			d.Trace = decisionTrace(d.Trace, m.Header)
 			engine.Send(gate, d)
 		}
 	})

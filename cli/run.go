@@ -42,6 +42,7 @@ type RunOptions struct {
 	NATSURL          string
 	ConfigPath       string
 	Debug            bool
+	Traceparent      string
 }
 
 // NewRunCmd builds `jazz run`; runF replaces the run in tests.
@@ -78,6 +79,7 @@ func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Comm
 	f.StringVar(&o.Timezone, "timezone", "UTC", "IANA timezone of the run")
 	f.BoolVar(&o.FailOnDecline, "fail-on-decline", false, "exit 1 when the gate declined any call")
 	f.StringVar(&o.NATSURL, "nats-url", "", "external NATS server (default: embedded in-process; env JAZZ_NATS_URL)")
+	f.StringVar(&o.Traceparent, "traceparent", "", "W3C traceparent: trace the run as a child of the caller's span (env TRACEPARENT)")
 	return cmd
 }
 
@@ -233,8 +235,16 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if err != nil {
 		return fail(err.Error(), 0)
 	}
+	filter := events.NewFilter(v.events)
+	notice := func(msg string) {
+		if filter.Active() {
+			_, _ = d.IO.ErrOut.Write(events.Render(messages.Event{Type: messages.EventWarning, Message: msg}))
+			return
+		}
+		fmt.Fprintln(d.IO.ErrOut, "⚠ "+msg)
+	}
 	for _, w := range warnings {
-		fmt.Fprintln(d.IO.ErrOut, "⚠ "+w)
+		notice(w)
 	}
 	agent, err := (&agents.Store{Home: home}).Lookup(ctx, strings.TrimSpace(o.Agent))
 	if err != nil {
@@ -255,7 +265,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 			return fail(err.Error(), 0)
 		}
 		if warning != "" {
-			fmt.Fprintln(d.IO.ErrOut, "⚠ "+warning)
+			notice(warning)
 		}
 		prior = msgs
 	}
@@ -272,7 +282,6 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if reasoning == "" {
 		reasoning = agent.Config.ReasoningEffort
 	}
-	filter := events.NewFilter(v.events)
 	if !filter.Active() {
 		fmt.Fprintf(d.IO.ErrOut, "◉ %s\n", agent.Name)
 	}
@@ -298,6 +307,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		Cwd:            d.Cwd,
 		History:        prior,
 		ConversationID: convID,
+		Traceparent:    o.Traceparent,
 	})
 	cost := pricing.Round8(out.CostUSD)
 	if runErr != nil {
@@ -307,12 +317,18 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		return fail(out.Error, cost)
 	}
 	if conv != "" {
-		if err := hist.Save(ctx, agent.ID, conv, prompt, out.Transcript, out.Answer); err != nil {
-			fmt.Fprintf(d.IO.ErrOut, "Warning: failed to save conversation %q: %v\n", conv, err)
+		full, added := turnMessages(out.Transcript, len(prior), prompt, out.Answer)
+		if err := hist.Append(ctx, agent.ID, conv, prompt, full, added); err != nil {
+			msg := fmt.Sprintf("Warning: failed to save conversation %q: %v", conv, err)
+			if filter.Active() {
+				notice(msg)
+			} else {
+				fmt.Fprintln(d.IO.ErrOut, msg)
+			}
 		}
 	}
 	if len(out.Declined) > 0 {
-		fmt.Fprintf(d.IO.ErrOut, "⚠ %s: the gate declined %d tool call(s)\n", agent.Name, len(out.Declined))
+		notice(fmt.Sprintf("%s: the gate declined %d tool call(s)", agent.Name, len(out.Declined)))
 	}
 	if o.JSON {
 		env := successEnvelope{
@@ -368,4 +384,26 @@ func streaming(o RunOptions, cats []string, cfg *config.Config, getenv func(stri
 		}
 	}
 	return stdoutTTY
+}
+
+// turnMessages splits a run's transcript (system message, the prior
+// conversation it was given, then this turn) into the whole of it and this
+// turn's part. With no transcript the turn is {user: prompt} and
+// {assistant: answer}.
+func turnMessages(transcript []messages.ChatMessage, prior int, prompt, answer string) (full, added []messages.ChatMessage) {
+	if len(transcript) == 0 {
+		added = []messages.ChatMessage{{Role: messages.RoleUser, Content: prompt}, {Role: messages.RoleAssistant, Content: answer}}
+		return added, added
+	}
+	skip := prior
+	for _, m := range transcript {
+		if m.Role != messages.RoleSystem {
+			break
+		}
+		skip++
+	}
+	if skip > len(transcript) {
+		skip = len(transcript)
+	}
+	return transcript, transcript[skip:]
 }

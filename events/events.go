@@ -4,7 +4,6 @@
 package events
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"sync"
@@ -40,6 +39,10 @@ func (e *Emitter) Emit(ev messages.Event) {
 	if ev.RunID == "" {
 		ev.RunID = e.runID
 	}
+	// text_chunk carries the whole text so far: uncut, a long answer
+	// streamed in n chunks would put O(n²) bytes on the bus. Every reader
+	// renders at most MaxString characters of it anyway.
+	ev.Accumulated = Cut(ev.Accumulated)
 	_ = e.pub.Publish(messages.EventSubject(e.runID, ev.Type), ev, ev.Trace)
 }
 
@@ -93,7 +96,11 @@ func NewSink(w io.Writer, filter Filter, always ...string) *Sink {
 	return s
 }
 
-// Attach subscribes the sink to every event of runID.
+// Attach subscribes the sink to every event of runID. The subscription
+// has no pending limit: a reader of stderr slower than the run makes the
+// backlog grow instead of NATS dropping events as a slow consumer, since a
+// lost tool_execution_complete or error is worse than memory a run frees
+// when it ends.
 func (s *Sink) Attach(conn *nats.Conn, runID string) error {
 	sub, err := conn.Subscribe(messages.EventsWildcard(runID), func(m *nats.Msg) {
 		var ev messages.Event
@@ -103,6 +110,10 @@ func (s *Sink) Attach(conn *nats.Conn, runID string) error {
 		s.Write(ev)
 	})
 	if err != nil {
+		return err
+	}
+	if err := sub.SetPendingLimits(-1, -1); err != nil {
+		_ = sub.Unsubscribe()
 		return err
 	}
 	s.sub = sub
@@ -116,7 +127,7 @@ func (s *Sink) Detach() {
 		return
 	}
 	_ = s.sub.Drain()
-	for i := 0; i < 2000; i++ { // at most ~2 s
+	for i := 0; i < 5000; i++ { // at most ~5 s
 		if !s.sub.IsValid() {
 			return
 		}
@@ -129,7 +140,12 @@ func (s *Sink) Write(ev messages.Event) {
 	if !s.filter.Allows(ev.Type) && !s.always[ev.Type] {
 		return
 	}
-	line := Render(ev)
+	s.WriteLine(Render(ev))
+}
+
+// WriteLine writes one already rendered line, serialized with the events,
+// so protocol lines of a bridge never interleave with them.
+func (s *Sink) WriteLine(line []byte) {
 	s.mu.Lock()
 	_, _ = s.w.Write(line)
 	s.mu.Unlock()
@@ -138,62 +154,41 @@ func (s *Sink) Write(ev messages.Event) {
 // MaxString is the cut for string values in rendered events.
 const MaxString = 200
 
+// Cut shortens s to MaxString characters plus "…" when it is longer.
+func Cut(s string) string {
+	if len(s) <= MaxString || utf8.RuneCountInString(s) <= MaxString {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == MaxString {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
 // Render turns ev into one NDJSON line. Every string value longer than 200
-// characters is cut to 200 + "…", except in user_input_required and
-// approval requests sent to a bridge, which must never be truncated.
+// characters is cut to 200 + "…", keys and key order untouched, except in
+// user_input_required, which is a question a person must read whole.
 func Render(ev messages.Event) []byte {
 	data, err := json.Marshal(ev)
 	if err != nil {
 		data = []byte(`{"type":"error","error":{"name":"EncodeError","message":"event could not be encoded"},"recoverable":true}`)
 	}
 	if ev.Type != messages.EventUserInputRequired {
-		data = truncateJSON(data)
+		data = TruncateStrings(data)
 	}
 	return append(data, '\n')
 }
 
-func truncateJSON(data []byte) []byte {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return data
+// RenderWhole is Render without truncation, for requests sent to a bridge,
+// which must never be cut.
+func RenderWhole(ev messages.Event) []byte {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		data = []byte(`{"type":"error","error":{"name":"EncodeError","message":"event could not be encoded"},"recoverable":true}`)
 	}
-	if !cut(&v) {
-		return data
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(orderedLike(data, v)); err != nil {
-		return data
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
-}
-
-// cut shortens long strings in place and reports whether it changed any.
-func cut(v *any) bool {
-	changed := false
-	switch x := (*v).(type) {
-	case string:
-		if utf8.RuneCountInString(x) > MaxString {
-			r := []rune(x)
-			*v = string(r[:MaxString]) + "…"
-			return true
-		}
-	case map[string]any:
-		for k, e := range x {
-			if cut(&e) {
-				x[k] = e
-				changed = true
-			}
-		}
-	case []any:
-		for i := range x {
-			if cut(&x[i]) {
-				changed = true
-			}
-		}
-	}
-	return changed
+	return append(data, '\n')
 }

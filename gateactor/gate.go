@@ -16,6 +16,7 @@ import (
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/telemetry"
 )
 
 // CommandChecks are the shell analyses the gate needs; shellguard
@@ -58,11 +59,17 @@ type Config struct {
 	Deadline             *deadline.Deadline
 	// Ctx is the run's lifetime; classification calls stop with it.
 	Ctx context.Context
+	// Telemetry records each decision as `gate <tool>` under the span the
+	// request's Trace carries (the tool call's); nil records nothing.
+	Telemetry *telemetry.Telemetry
 }
 
 type pending struct {
 	req    messages.ApprovalRequired
 	sender *actor.PID
+	// queued is when the request arrived: the gate span covers the wait.
+	queued   time.Time
+	remember string
 }
 
 // classified is the harness model's verdict, back on the gate's goroutine.
@@ -101,7 +108,7 @@ func New(cfg Config) actor.Producer {
 func (g *Gate) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
 	case messages.ApprovalRequired:
-		g.queue = append(g.queue, pending{req: m, sender: c.Sender()})
+		g.queue = append(g.queue, pending{req: m, sender: c.Sender(), queued: time.Now()})
 		g.next(c)
 	case messages.ApprovalDecided:
 		g.humanDecided(c, m)
@@ -276,6 +283,7 @@ func (g *Gate) humanDecided(c *actor.Context, d messages.ApprovalDecided) {
 	if by == "" {
 		by = messages.DecidedByHuman
 	}
+	g.current.remember = d.Remember
 	g.resolve(c, d.Approved, false, by, d.Note)
 }
 
@@ -307,10 +315,25 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 		Auto:      messages.Ptr(auto),
 		DecidedBy: by,
 	})
+	g.record(p, approved, by)
 	if p.sender != nil {
 		c.Send(p.sender, d)
 	}
 	g.next(c)
+}
+
+// record traces one decision under the call's span.
+func (g *Gate) record(p *pending, approved bool, by string) {
+	if !g.cfg.Telemetry.Enabled() {
+		return
+	}
+	pl := p.req.Place
+	ctx := telemetry.WithIDs(telemetry.Extract(context.Background(), p.req.Trace),
+		telemetry.IDs{RunID: pl.RunID, AgentID: pl.AgentID, AgentName: pl.AgentName})
+	g.cfg.Telemetry.RecordGateDecision(ctx, telemetry.GateDecision{
+		ToolName: p.req.ToolName, CallID: p.req.ToolCallID, RiskTier: p.req.RiskLevel,
+		Approved: approved, DecidedBy: by, Remember: p.remember, Asked: p.queued,
+	})
 }
 
 const cancelledNote = "The run was cancelled before this call was approved."

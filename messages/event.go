@@ -116,7 +116,7 @@ type Event struct {
 	TotalTokens         int                `json:"totalTokens,omitempty"`
 	ToolCall            *EventToolCallBody `json:"toolCall,omitempty"`
 	ToolNames           []string           `json:"toolNames,omitempty"`
-	ToolsRequiringAppr  []string           `json:"toolsRequiringApproval,omitempty"`
+	ToolsRequiringAppr  []string           `json:"toolsRequiringApproval,omitzero"` // nil omitted, empty sent as []
 	ToolName            string             `json:"toolName,omitempty"`
 	Arguments           json.RawMessage    `json:"arguments,omitempty"`
 	Metadata            json.RawMessage    `json:"metadata,omitempty"`

@@ -109,3 +109,18 @@ func ParseTraceparent(traceparent, tracestate string) (messages.Trace, error) {
 // w3c is the W3C trace-context propagator. It is a stateless value: using
 // it directly keeps propagation off the OpenTelemetry globals.
 func w3c() propagation.TraceContext { return propagation.TraceContext{} }
+
+// Within returns ctx, keeping its deadline and cancellation, with the span
+// and run ids of from: work started under it (a tool handler, a subagent)
+// nests under from's span. ctx is returned unchanged when from holds no
+// span.
+func Within(ctx, from context.Context) context.Context {
+	if !trace.SpanContextFromContext(from).IsValid() {
+		return ctx
+	}
+	ctx = trace.ContextWithSpan(ctx, trace.SpanFromContext(from))
+	if ids := IDsFrom(from); ids != (IDs{}) {
+		ctx = WithIDs(ctx, ids)
+	}
+	return ctx
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/telemetry"
 	"github.com/jazz-run/jazz/tools"
 )
 
@@ -31,6 +32,9 @@ type Deps struct {
 	Events *events.Emitter
 	// Ctx is the run's lifetime; cancelling it cancels the handler.
 	Ctx context.Context
+	// Telemetry traces the call as `tool <name>` under the span
+	// ToolCallRequested.Trace carries; nil traces nothing.
+	Telemetry *telemetry.Telemetry
 }
 
 // handlerDone carries a handler's result back into the actor. approved is
@@ -53,6 +57,13 @@ type Call struct {
 	execArgs json.RawMessage
 	parent   *actor.PID
 	cancel   context.CancelFunc
+
+	// spanCtx holds the call's span; the gate decision and the handler
+	// (a subagent, for spawn_subagent) nest under it.
+	spanCtx   context.Context
+	span      telemetry.ToolSpan
+	approval  string // telemetry.Approval*; not_required unless the gate was asked
+	decidedBy string
 }
 
 // New is the Producer of a call actor.
@@ -67,6 +78,7 @@ func (c *Call) Receive(ctx *actor.Context) {
 		c.parent = ctx.Parent()
 		c.req = m
 		c.started = time.Now()
+		c.startSpan()
 		c.begin(ctx)
 	case handlerDone:
 		c.handled(ctx, m)
@@ -76,7 +88,33 @@ func (c *Call) Receive(ctx *actor.Context) {
 		if c.cancel != nil {
 			c.cancel()
 		}
+		if !c.done {
+			// Stopped with the run: end the span so it is exported.
+			c.span.End(telemetry.ToolOutcome{Err: "stopped before the call finished", Approval: c.approval, DecidedBy: c.decidedBy})
+		}
 	}
+}
+
+// startSpan opens `tool <name>` under the iteration the request's carrier
+// names, with the tool's risk tier when the name is a callable tool.
+func (c *Call) startSpan() {
+	p := c.req.Place
+	base := telemetry.WithIDs(telemetry.Extract(context.Background(), c.req.Trace),
+		telemetry.IDs{RunID: p.RunID, AgentID: p.AgentID, AgentName: p.AgentName, ConversationID: c.conversationID()})
+	tier := ""
+	if t, ok := c.deps.Registry.Lookup(c.req.Call.Name); ok && !t.Hidden {
+		tier = t.Level
+	}
+	c.approval = telemetry.ApprovalNotRequired
+	c.spanCtx, c.span = c.deps.Telemetry.StartTool(base, telemetry.ToolInfo{
+		Name: c.req.Call.Name, CallID: c.req.Call.ID, RiskTier: tier, Iteration: c.req.Iteration})
+}
+
+func (c *Call) conversationID() string {
+	if c.deps.Env == nil {
+		return ""
+	}
+	return c.deps.Env.ConversationID
 }
 
 func (c *Call) begin(ctx *actor.Context) {
@@ -119,6 +157,9 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 	if base == nil {
 		base = context.Background()
 	}
+	// The handler runs under the call's span (a subagent nests there); its
+	// cancellation still comes from the run.
+	base = telemetry.Within(base, c.spanCtx)
 	var hctx context.Context
 	var cancel context.CancelFunc
 	timeout := t.EffectiveTimeout()
@@ -180,9 +221,12 @@ func (c *Call) askGate(ctx *actor.Context, a *messages.ApprovalRequest) {
 		return
 	}
 	c.execArgs = a.ExecuteArgs
+	c.approval = "" // asked: decided() says how it went
 	req := messages.ApprovalRequired{
-		Place:           c.req.Place,
-		Trace:           c.req.Trace.Clone(),
+		Place: c.req.Place,
+		// The call's own span: the gate decision, and an approver in
+		// another process, join the trace under it.
+		Trace:           c.traceCarrier(),
 		ToolCallID:      c.req.Call.ID,
 		ToolName:        c.tool.Name,
 		RiskLevel:       c.tool.Level,
@@ -206,6 +250,11 @@ func (c *Call) askGate(ctx *actor.Context, a *messages.ApprovalRequest) {
 func (c *Call) decided(ctx *actor.Context, d messages.ApprovalDecided) {
 	if c.done || c.tool == nil || d.ToolCallID != c.req.Call.ID {
 		return
+	}
+	c.decidedBy = d.DecidedBy
+	c.approval = telemetry.ApprovalDenied
+	if d.Approved {
+		c.approval = telemetry.ApprovalApproved
 	}
 	if !d.Approved {
 		msg := d.Note
@@ -265,6 +314,8 @@ func (c *Call) finish(ctx *actor.Context, r messages.ToolResult, declined bool) 
 		ErrorText:  r.Error,
 	}
 	c.deps.Events.Emit(ev)
+	c.span.End(telemetry.ToolOutcome{Success: r.Success, Truncated: r.Truncated, Approval: c.approval,
+		DecidedBy: c.decidedBy, Executed: c.exec, Err: r.Error, DurationMs: dur})
 	if c.parent != nil {
 		ctx.Send(c.parent, messages.ToolResultReady{
 			Place:      c.place(),
@@ -277,6 +328,15 @@ func (c *Call) finish(ctx *actor.Context, r messages.ToolResult, declined bool) 
 		})
 	}
 	ctx.Engine().Poison(ctx.PID())
+}
+
+// traceCarrier is the call span's trace context, or the request's when
+// the span is not recorded (export off, but a caller's traceparent given).
+func (c *Call) traceCarrier() messages.Trace {
+	if t := telemetry.Inject(c.spanCtx); t != nil {
+		return t
+	}
+	return c.req.Trace.Clone()
 }
 
 // ParseArguments reads a call's raw argument string: invalid JSON is a

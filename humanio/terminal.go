@@ -1,0 +1,294 @@
+package humanio
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/messages"
+)
+
+// Terminal asks a person at a terminal: questions and approvals are
+// printed on out (stderr) one at a time, and each is answered by one line
+// of stdin. One goroutine reads stdin for both, so a line typed for a
+// question is never taken by the approval prompt or the other way round.
+type Terminal struct {
+	runID string
+	pub   Publisher
+	out   io.Writer
+	// queue holds prompts not yet shown; the serve loop shows one at a
+	// time. It is unbounded so a bus callback never blocks on a person.
+	mu    sync.Mutex
+	queue []prompt
+	ready chan struct{}
+	subs  []*nats.Subscription
+}
+
+// prompt is one question or one approval waiting for the terminal.
+type prompt struct {
+	approval *messages.ApprovalRequired
+	question *messages.UserInputRequired
+}
+
+// NewTerminal writes prompts to out (stderr) and publishes answers on pub.
+func NewTerminal(runID string, pub Publisher, out io.Writer) *Terminal {
+	return &Terminal{runID: runID, pub: pub, out: out, ready: make(chan struct{}, 1)}
+}
+
+// Attach subscribes to the run's approval and question requests.
+func (t *Terminal) Attach(conn *nats.Conn) error {
+	s1, err := conn.Subscribe(messages.ApprovalRequiredSubject(t.runID), func(m *nats.Msg) {
+		if req, err := messages.Decode[messages.ApprovalRequired](m.Data); err == nil {
+			t.push(prompt{approval: &req})
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("subscribe approval requests: %w", err)
+	}
+	s2, err := conn.Subscribe(messages.InputRequiredSubject(t.runID), func(m *nats.Msg) {
+		if req, err := messages.Decode[messages.UserInputRequired](m.Data); err == nil {
+			t.push(prompt{question: &req})
+		}
+	})
+	if err != nil {
+		_ = s1.Unsubscribe()
+		return fmt.Errorf("subscribe questions: %w", err)
+	}
+	t.subs = []*nats.Subscription{s1, s2}
+	return nil
+}
+
+func (t *Terminal) push(p prompt) {
+	t.mu.Lock()
+	t.queue = append(t.queue, p)
+	t.mu.Unlock()
+	select {
+	case t.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (t *Terminal) pop() (prompt, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.queue) == 0 {
+		return prompt{}, false
+	}
+	p := t.queue[0]
+	t.queue = t.queue[1:]
+	return p, true
+}
+
+// Detach stops listening.
+func (t *Terminal) Detach() {
+	for _, s := range t.subs {
+		_ = s.Unsubscribe()
+	}
+}
+
+// Serve shows prompts and reads answers from in until ctx ends. After
+// stdin's EOF every prompt is answered at once as nobody would: approvals
+// declined, questions unanswered (fail closed).
+func (t *Terminal) Serve(ctx context.Context, in io.Reader) {
+	lines := make(chan string)
+	go readLines(ctx, in, lines)
+	for {
+		p, ok := t.pop()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.ready:
+			}
+			continue
+		}
+		switch {
+		case p.approval != nil:
+			t.approve(ctx, *p.approval, lines)
+		case p.question != nil:
+			t.ask(ctx, *p.question, lines)
+		}
+	}
+}
+
+// readLines sends each line of in on lines and closes it at EOF. It may
+// outlive Serve while blocked in a read of a terminal; the process ends it.
+func readLines(ctx context.Context, in io.Reader, lines chan<- string) {
+	defer close(lines)
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		select {
+		case lines <- sc.Text():
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// readLine waits for the next line; ok is false at EOF or when ctx ends.
+func readLine(ctx context.Context, lines <-chan string) (string, bool) {
+	select {
+	case l, ok := <-lines:
+		return l, ok
+	case <-ctx.Done():
+		return "", false
+	}
+}
+
+// ask prints a question in the spec's numbered form and publishes the
+// answer: a number picks that option's value (several numbers separated
+// by commas pick several, joined with ", "), other text is the answer,
+// empty is no answer.
+func (t *Terminal) ask(ctx context.Context, q messages.UserInputRequired, lines <-chan string) {
+	fmt.Fprint(t.out, FormatQuestion(q))
+	line, _ := readLine(ctx, lines)
+	t.publishAnswer(q, ParseAnswer(line, q.Suggestions))
+}
+
+func (t *Terminal) publishAnswer(q messages.UserInputRequired, response string) {
+	_ = t.pub.Publish(messages.InputAnsweredSubject(t.runID),
+		messages.UserInputAnswered{Place: q.Place, RequestID: q.RequestID, Response: response}, q.Trace)
+}
+
+// FormatQuestion is the terminal form of a question, ending with the
+// answer prompt (no newline after it).
+func FormatQuestion(q messages.UserInputRequired) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "❓ %s\n", q.Question)
+	for i, s := range q.Suggestions {
+		label := s.Label
+		if label == "" {
+			label = s.Value
+		}
+		if s.Description != "" {
+			fmt.Fprintf(&b, "  %d) %s — %s\n", i+1, label, s.Description)
+		} else {
+			fmt.Fprintf(&b, "  %d) %s\n", i+1, label)
+		}
+	}
+	if len(q.Suggestions) > 0 {
+		b.WriteString("Answer (number, or type your own; empty to skip): ")
+	} else {
+		b.WriteString("Answer (empty to skip): ")
+	}
+	return b.String()
+}
+
+// ParseAnswer turns a typed line into a response: numbers pick options,
+// anything else is taken as typed (trimmed).
+func ParseAnswer(line string, opts []messages.Suggestion) string {
+	line = strings.TrimSpace(line)
+	if line == "" || len(opts) == 0 {
+		return line
+	}
+	parts := strings.Split(line, ",")
+	picks := make([]string, 0, len(parts))
+	for _, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 || n > len(opts) {
+			return line
+		}
+		picks = append(picks, opts[n-1].Value)
+	}
+	return strings.Join(picks, ", ")
+}
+
+// approve prints the call and reads y / n [note] / a / c until one is
+// given; EOF declines.
+func (t *Terminal) approve(ctx context.Context, req messages.ApprovalRequired, lines <-chan string) {
+	fmt.Fprint(t.out, FormatApproval(req))
+	for {
+		line, ok := readLine(ctx, lines)
+		if !ok {
+			t.decide(req, false, "Nobody can answer: stdin was closed while this approval was pending.", "")
+			return
+		}
+		d, valid := ParseDecision(line, req.Command != "")
+		if valid {
+			t.decide(req, d.Approved, d.Note, d.Remember)
+			return
+		}
+		fmt.Fprint(t.out, approvalChoices(req.Command != ""))
+	}
+}
+
+func (t *Terminal) decide(req messages.ApprovalRequired, approved bool, note, remember string) {
+	_ = t.pub.Publish(messages.ApprovalDecidedSubject(t.runID), messages.ApprovalDecided{
+		Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: approved,
+		DecidedBy: messages.DecidedByHuman, Note: note, Remember: remember,
+	}, req.Trace)
+}
+
+// FormatApproval is the terminal form of an approval request: the tool,
+// its risk, the message, the arguments and the preview diff, then the
+// choices.
+func FormatApproval(req messages.ApprovalRequired) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "🔐 %s wants to run (%s)\n", req.ToolName, req.RiskLevel)
+	if req.Message != "" {
+		fmt.Fprintf(&b, "  %s\n", req.Message)
+	}
+	args := req.ExecuteArgs
+	if len(args) == 0 {
+		args = req.Arguments
+	}
+	if len(args) > 0 {
+		var pretty any
+		if json.Unmarshal(args, &pretty) == nil {
+			if out, err := json.MarshalIndent(pretty, "  ", "  "); err == nil {
+				args = out
+			}
+		}
+		fmt.Fprintf(&b, "  arguments: %s\n", args)
+	}
+	if req.PreviewDiff != "" {
+		b.WriteString(req.PreviewDiff)
+		if !strings.HasSuffix(req.PreviewDiff, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteString(approvalChoices(req.Command != ""))
+	return b.String()
+}
+
+func approvalChoices(command bool) string {
+	if command {
+		return "Approve? y = yes, n [note] = no, a = always this tool, c = always this command: "
+	}
+	return "Approve? y = yes, n [note] = no, a = always this tool: "
+}
+
+// Decision is a parsed answer to an approval prompt.
+type Decision struct {
+	Approved bool
+	Note     string
+	Remember string
+}
+
+// ParseDecision reads y, yes, n, no, "n <note>", a or c (c only when the
+// call is a command). valid is false for anything else.
+func ParseDecision(line string, command bool) (d Decision, valid bool) {
+	line = strings.TrimSpace(line)
+	word, rest, _ := strings.Cut(line, " ")
+	switch strings.ToLower(word) {
+	case "y", "yes":
+		return Decision{Approved: true}, rest == ""
+	case "n", "no":
+		return Decision{Note: strings.TrimSpace(rest)}, true
+	case "a", "always":
+		return Decision{Approved: true, Remember: messages.RememberTool}, rest == ""
+	case "c":
+		if command && rest == "" {
+			return Decision{Approved: true, Remember: messages.RememberCommand}, true
+		}
+	}
+	return Decision{}, false
+}

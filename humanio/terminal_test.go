@@ -1,0 +1,167 @@
+package humanio
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/messages"
+)
+
+func TestParseAnswer(t *testing.T) {
+	opts := []messages.Suggestion{{Value: "pg", Label: "Postgres"}, {Value: "sqlite"}}
+	for _, tc := range []struct{ in, want string }{
+		{"1", "pg"},
+		{" 2 ", "sqlite"},
+		{"1,2", "pg, sqlite"},
+		{"3", "3"}, // out of range: taken as typed
+		{"mysql", "mysql"},
+		{"", ""},
+		{"   ", ""},
+	} {
+		if got := ParseAnswer(tc.in, opts); got != tc.want {
+			t.Errorf("ParseAnswer(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseDecision(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		command bool
+		want    Decision
+		valid   bool
+	}{
+		{"y", false, Decision{Approved: true}, true},
+		{"YES", false, Decision{Approved: true}, true},
+		{"n", false, Decision{}, true},
+		{"n use the staging db", false, Decision{Note: "use the staging db"}, true},
+		{"a", false, Decision{Approved: true, Remember: messages.RememberTool}, true},
+		{"c", true, Decision{Approved: true, Remember: messages.RememberCommand}, true},
+		{"c", false, Decision{}, false},
+		{"maybe", false, Decision{}, false},
+		{"", false, Decision{}, false},
+	} {
+		got, valid := ParseDecision(tc.in, tc.command)
+		if got != tc.want || valid != tc.valid {
+			t.Errorf("ParseDecision(%q, %v) = %+v %v, want %+v %v", tc.in, tc.command, got, valid, tc.want, tc.valid)
+		}
+	}
+}
+
+func TestFormatQuestion(t *testing.T) {
+	q := messages.UserInputRequired{Question: "Which database?", Suggestions: []messages.Suggestion{
+		{Value: "pg", Label: "Postgres", Description: "the default"}, {Value: "SQLite"}}}
+	want := "❓ Which database?\n  1) Postgres — the default\n  2) SQLite\nAnswer (number, or type your own; empty to skip): "
+	if got := FormatQuestion(q); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// syncBuf is a goroutine-safe writer for the terminal's output.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestTerminal drives the terminal through a real in-process bus: an
+// approval answered after an invalid line, then a question, both read
+// from one stdin; at EOF the next approval is declined.
+func TestTerminal(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b, err := bus.Start(ctx, bus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, done := context.WithTimeout(context.Background(), 2*time.Second)
+		defer done()
+		_ = b.Close(c)
+	})
+	const run = "run-t"
+	decided := make(chan messages.ApprovalDecided, 4)
+	answered := make(chan messages.UserInputAnswered, 4)
+	s1, _ := b.Conn().Subscribe(messages.ApprovalDecidedSubject(run), func(m *nats.Msg) {
+		d, _ := messages.Decode[messages.ApprovalDecided](m.Data)
+		decided <- d
+	})
+	s2, _ := b.Conn().Subscribe(messages.InputAnsweredSubject(run), func(m *nats.Msg) {
+		a, _ := messages.Decode[messages.UserInputAnswered](m.Data)
+		answered <- a
+	})
+	defer s1.Unsubscribe()
+	defer s2.Unsubscribe()
+
+	out := &syncBuf{}
+	term := NewTerminal(run, b, out)
+	if err := term.Attach(b.Conn()); err != nil {
+		t.Fatal(err)
+	}
+	defer term.Detach()
+	inR, inW := io.Pipe()
+	go term.Serve(ctx, inR)
+
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(b.Publish(messages.ApprovalRequiredSubject(run), messages.ApprovalRequired{ToolCallID: "call_1", ToolName: "execute_command",
+		RiskLevel: "high-risk", Message: "Run git push", Command: "git push", ExecuteArgs: []byte(`{"command":"git push"}`),
+		PreviewDiff: "--- a\n+++ b\n"}, nil))
+	_, _ = io.WriteString(inW, "perhaps\n")
+	_, _ = io.WriteString(inW, "c\n")
+	d := recv(t, decided)
+	if !d.Approved || d.Remember != messages.RememberCommand || d.ToolCallID != "call_1" || d.DecidedBy != messages.DecidedByHuman {
+		t.Errorf("decision = %+v", d)
+	}
+	for _, want := range []string{"execute_command", "high-risk", "Run git push", `"command": "git push"`, "+++ b", "c = always this command"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("prompt lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	must(b.Publish(messages.InputRequiredSubject(run), messages.UserInputRequired{RequestID: "ui-1", Question: "When?",
+		Suggestions: []messages.Suggestion{{Value: "today"}, {Value: "tomorrow"}}}, nil))
+	_, _ = io.WriteString(inW, "2\n")
+	if a := recv(t, answered); a.RequestID != "ui-1" || a.Response != "tomorrow" {
+		t.Errorf("answer = %+v", a)
+	}
+
+	_ = inW.Close()
+	must(b.Publish(messages.ApprovalRequiredSubject(run), messages.ApprovalRequired{ToolCallID: "call_2", ToolName: "write_file"}, nil))
+	if d := recv(t, decided); d.Approved || d.ToolCallID != "call_2" {
+		t.Errorf("after EOF: %+v, want a decline", d)
+	}
+}
+
+func recv[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing received within 5 s")
+	}
+	var zero T
+	return zero
+}

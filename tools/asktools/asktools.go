@@ -1,0 +1,315 @@
+// Package asktools holds the tools that ask a person something:
+// ask_user_question and ask_file_picker (tool-schemas.md §8). A question
+// goes out on the bus as messages.UserInputRequired and the answer comes
+// back as messages.UserInputAnswered, so whoever is reachable (the
+// terminal, a bridge on stdin, a remote process) answers the same way.
+// The run's deadline stops while a person is being waited for. The tools
+// exist only where a human is reachable: an unattended run never offers
+// them (headless-run.md §7).
+package asktools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/deadline"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/tools"
+	"github.com/jazz-run/jazz/tools/pathres"
+)
+
+// Tool names.
+const (
+	NameQuestion   = "ask_user_question"
+	NameFilePicker = "ask_file_picker"
+)
+
+// ExtrasKey is the tools.Env.Extras key under which the run's *Asker is
+// found.
+const ExtrasKey = "asktools.asker"
+
+// NoAnswer is what the model is told when nobody answered: an empty
+// response, stdin closed, or nobody listening.
+const NoAnswer = "The user could not be asked or gave no answer. Do not wait for one and do not ask again: " +
+	"state the assumption you are making and continue, or put the question in your final reply."
+
+// flushTimeout bounds the round trip that registers the answer
+// subscription with the server.
+const flushTimeout = 5 * time.Second
+
+// Asker asks the run's questions over the bus. One per run: it numbers
+// requests ui-1, ui-2, … across the whole run tree.
+type Asker struct {
+	conn     *nats.Conn
+	runID    string
+	deadline *deadline.Deadline
+	next     atomic.Int64
+}
+
+// NewAsker asks on conn for runID; waits pause dl (nil: no deadline).
+func NewAsker(conn *nats.Conn, runID string, dl *deadline.Deadline) *Asker {
+	return &Asker{conn: conn, runID: runID, deadline: dl}
+}
+
+// Ask publishes a question and waits for its answer or ctx's end. The
+// deadline is paused for the whole wait. An empty response means no
+// answer.
+func (a *Asker) Ask(ctx context.Context, place messages.Place, question string, suggestions []messages.Suggestion) (string, error) {
+	if suggestions == nil {
+		suggestions = []messages.Suggestion{}
+	}
+	id := fmt.Sprintf("ui-%d", a.next.Add(1))
+	place.RunID = a.runID
+	answers := make(chan string, 1)
+	sub, err := a.conn.Subscribe(messages.InputAnsweredSubject(a.runID), func(m *nats.Msg) {
+		ans, err := messages.Decode[messages.UserInputAnswered](m.Data)
+		if err != nil || ans.RequestID != id {
+			return
+		}
+		select {
+		case answers <- ans.Response:
+		default:
+		}
+	})
+	if err != nil {
+		return "", fmt.Errorf("listen for the answer: %w", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	// The subscription must be known to the server before the question
+	// leaves, or a quick answer could pass unseen.
+	fctx, cancel := context.WithTimeout(ctx, flushTimeout)
+	err = a.conn.FlushWithContext(fctx)
+	cancel()
+	if err != nil {
+		return "", fmt.Errorf("listen for the answer: %w", err)
+	}
+	resume := a.deadline.Pause()
+	defer resume()
+	req := messages.UserInputRequired{Place: place, RequestID: id, Question: question, Suggestions: suggestions, AllowCustom: true}
+	data, err := messages.Encode(req)
+	if err != nil {
+		return "", err
+	}
+	if err := a.conn.Publish(messages.InputRequiredSubject(a.runID), data); err != nil {
+		return "", fmt.Errorf("send the question: %w", err)
+	}
+	select {
+	case r := <-answers:
+		return r, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Tools returns the ask tools for a run where a human is reachable.
+// ask_file_picker needs a screen to browse from: it is offered only when
+// the human is at a terminal.
+func Tools(terminal bool) []tools.Tool {
+	ts := []tools.Tool{questionTool()}
+	if terminal {
+		ts = append(ts, filePickerTool())
+	}
+	return ts
+}
+
+var errNoAsker = errors.New("no one can be asked in this run")
+
+func askerOf(env *tools.Env) (*Asker, error) {
+	if env == nil || env.Extras == nil {
+		return nil, errNoAsker
+	}
+	a, ok := env.Extras[ExtrasKey].(*Asker)
+	if !ok || a == nil {
+		return nil, errNoAsker
+	}
+	return a, nil
+}
+
+func placeOf(env *tools.Env) messages.Place {
+	return messages.Place{AgentID: env.AgentID, AgentName: env.AgentName}
+}
+
+const questionSchema = `{
+  "type": "object",
+  "properties": {
+    "question": {"type": "string", "description": "The question, complete and self-contained."},
+    "suggested_responses": {
+      "type": "array",
+      "minItems": 2,
+      "description": "Answers to offer; the user may still type their own.",
+      "items": {
+        "type": "object",
+        "properties": {
+          "value": {"type": "string", "description": "What you get back when this is picked."},
+          "label": {"type": "string"},
+          "description": {"type": "string"}
+        },
+        "required": ["value"]
+      }
+    },
+    "allow_multiple": {"type": "boolean", "default": false, "description": "Let the user pick several suggestions."}
+  },
+  "required": ["question"]
+}`
+
+type questionArgs struct {
+	Question    string                `json:"question"`
+	Suggestions []messages.Suggestion `json:"suggested_responses"`
+	Multiple    bool                  `json:"allow_multiple"`
+}
+
+func questionTool() tools.Tool {
+	return tools.Tool{
+		Name: NameQuestion,
+		Description: "Ask the user a question and wait for the answer. Use it only when you cannot proceed sensibly " +
+			"without their input; offer suggested_responses when the likely answers are known.",
+		Schema:      json.RawMessage(questionSchema),
+		Level:       messages.LevelReadOnly,
+		LongRunning: true, // a person may take as long as they like
+		Handler:     askQuestion,
+	}
+}
+
+func askQuestion(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+	var args questionArgs
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return tools.Fail("invalid arguments: " + err.Error())
+	}
+	asker, err := askerOf(env)
+	if err != nil {
+		return tools.OK(NoAnswer)
+	}
+	q := args.Question
+	if args.Multiple && len(args.Suggestions) > 0 {
+		q += " (you may pick several, separated by commas)"
+	}
+	answer, err := asker.Ask(ctx, placeOf(env), q, args.Suggestions)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tools.Fail("The question was cancelled: the run is stopping.")
+		}
+		return tools.OK(NoAnswer)
+	}
+	if strings.TrimSpace(answer) == "" {
+		return tools.OK(NoAnswer)
+	}
+	return tools.OK("User responded: " + answer)
+}
+
+const pickerSchema = `{
+  "type": "object",
+  "properties": {
+    "message": {"type": "string", "description": "What the user is asked to pick."},
+    "base_path": {"type": "string", "description": "Directory to pick from (default: the working directory)."},
+    "extensions": {"type": "array", "items": {"type": "string"}, "description": "Only files with these extensions, e.g. [\".go\", \"md\"]."},
+    "include_directories": {"type": "boolean", "default": false}
+  },
+  "required": ["message"]
+}`
+
+type pickerArgs struct {
+	Message    string   `json:"message"`
+	BasePath   string   `json:"base_path"`
+	Extensions []string `json:"extensions"`
+	Dirs       bool     `json:"include_directories"`
+}
+
+// maxPickerEntries bounds the numbered list shown to the user.
+const maxPickerEntries = 50
+
+func filePickerTool() tools.Tool {
+	return tools.Tool{
+		Name:        NameFilePicker,
+		Description: "Ask the user to pick a file (or directory) and get its path back.",
+		Schema:      json.RawMessage(pickerSchema),
+		Level:       messages.LevelReadOnly,
+		LongRunning: true,
+		Handler:     pickFile,
+	}
+}
+
+const cancelled = "User cancelled file selection"
+
+func pickFile(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+	var args pickerArgs
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return tools.Fail("invalid arguments: " + err.Error())
+	}
+	asker, err := askerOf(env)
+	if err != nil {
+		return tools.OK(cancelled)
+	}
+	base := env.Cwd()
+	if strings.TrimSpace(args.BasePath) != "" {
+		base = pathres.Resolve(env.Cwd(), env.Home, args.BasePath)
+	}
+	entries := candidates(base, args.Extensions, args.Dirs)
+	sugg := make([]messages.Suggestion, 0, len(entries))
+	for _, e := range entries {
+		sugg = append(sugg, messages.Suggestion{Value: e})
+	}
+	q := args.Message
+	if len(entries) == 0 {
+		q += fmt.Sprintf(" (nothing matches in %s; type a path)", base)
+	}
+	answer, err := asker.Ask(ctx, placeOf(env), q, sugg)
+	if err != nil && ctx.Err() != nil {
+		return tools.Fail("The question was cancelled: the run is stopping.")
+	}
+	answer = strings.TrimSpace(answer)
+	if err != nil || answer == "" {
+		return tools.OK(cancelled)
+	}
+	return tools.OK("User selected: " + pathres.Resolve(base, env.Home, answer))
+}
+
+// candidates lists what the picker offers: the entries directly in base
+// (relative names), filtered by extension, hidden ones skipped, sorted.
+func candidates(base string, exts []string, dirs bool) []string {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, e := range exts {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if e != "" && !strings.HasPrefix(e, ".") {
+			e = "." + e
+		}
+		if e != "" {
+			want[e] = true
+		}
+	}
+	var out []string
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		if e.IsDir() {
+			if dirs {
+				out = append(out, name+string(filepath.Separator))
+			}
+			continue
+		}
+		if len(want) > 0 && !want[strings.ToLower(filepath.Ext(name))] {
+			continue
+		}
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	if len(out) > maxPickerEntries {
+		out = out[:maxPickerEntries]
+	}
+	return out
+}

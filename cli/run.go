@@ -40,6 +40,7 @@ type RunOptions struct {
 	Timezone         string
 	FailOnDecline    bool
 	NATSURL          string
+	RemoteApprovals  bool
 	ConfigPath       string
 	Debug            bool
 	Traceparent      string
@@ -79,6 +80,7 @@ func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Comm
 	f.StringVar(&o.Timezone, "timezone", "UTC", "IANA timezone of the run")
 	f.BoolVar(&o.FailOnDecline, "fail-on-decline", false, "exit 1 when the gate declined any call")
 	f.StringVar(&o.NATSURL, "nats-url", "", "external NATS server (default: embedded in-process; env JAZZ_NATS_URL)")
+	f.BoolVar(&o.RemoteApprovals, "remote-approvals", false, "approvals are answered by another process over NATS (needs --nats-url)")
 	f.StringVar(&o.Traceparent, "traceparent", "", "W3C traceparent: trace the run as a child of the caller's span (env TRACEPARENT)")
 	return cmd
 }
@@ -278,6 +280,9 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if natsURL == "" {
 		natsURL = getenv("JAZZ_NATS_URL")
 	}
+	if o.RemoteApprovals && natsURL == "" {
+		return fail("--remote-approvals needs an external NATS server: pass --nats-url or set JAZZ_NATS_URL.", 0)
+	}
 	reasoning := v.reasoning
 	if reasoning == "" {
 		reasoning = agent.Config.ReasoningEffort
@@ -298,7 +303,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		AutoApprove:    v.autoTools,
 		Conversation:   conv,
 		NATSURL:        natsURL,
-		Reachable:      bridge || terminal,
+		Reachable:      bridge || terminal || o.RemoteApprovals,
 		Bridge:         bridge,
 		TerminalHuman:  terminal,
 		Stdin:          d.IO.In,

@@ -307,28 +307,43 @@ func (s *Store) lock(ctx context.Context, path string) (func(), error) {
 	if stale <= 0 {
 		stale = DefaultStaleAfter
 	}
+	// An flock on the history directory orders the jazz processes: the
+	// kernel drops it when its holder dies, so a SIGKILLed save never
+	// blocks the next one, and it leaves no file behind. Inside it, the
+	// spec's mkdir lock is still taken, for other runtimes sharing
+	// JAZZ_HOME; a mkdir lock whose recorded owner is a dead jazz process
+	// can then be removed without any race among jazz processes.
+	held, err := flockWait(ctx, filepath.Dir(path), attempts, interval)
+	if err != nil {
+		return nil, err
+	}
 	for attempt := 1; ; attempt++ {
 		err := os.Mkdir(path, 0o700)
 		if err == nil {
-			return func() { _ = os.Remove(path) }, nil
+			writeOwner(path)
+			return func() { _ = os.RemoveAll(path); held() }, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
+			held()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
+		if ownerGone(path) {
+			_ = os.RemoveAll(path)
+			continue
+		}
 		if st, err := os.Stat(path); err == nil && s.now().Sub(st.ModTime()) > stale {
-			// Two processes may both judge the same lock stale; the race
-			// only matters if a fresh lock appears in between, which needs
-			// a save to start and finish in that instant. Accepted.
-			_ = os.Remove(path)
+			_ = os.RemoveAll(path)
 			continue
 		}
 		if attempt >= attempts {
+			held()
 			return nil, fmt.Errorf("%w: %s still held after %d attempts %v apart", ErrLocked, path, attempts, interval)
 		}
 		t := time.NewTimer(interval)
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			held()
 			return nil, ctx.Err()
 		case <-t.C:
 		}

@@ -138,6 +138,22 @@ func (s *Store) Load(ctx context.Context, agentID, convID string) (msgs []messag
 // are stored. The title and startedAt of a prior record are kept; a new
 // title is the first 80 characters of the trimmed prompt.
 func (s *Store) Save(ctx context.Context, agentID, convID, prompt string, transcript []messages.ChatMessage, answer string) error {
+	return s.upsert(ctx, agentID, convID, prompt, func(prior Conversation, found bool) []messages.ChatMessage {
+		if len(transcript) > 0 {
+			return Sanitize(transcript)
+		}
+		return append(Sanitize(prior.Messages),
+			messages.ChatMessage{Role: messages.RoleUser, Content: prompt},
+			messages.ChatMessage{Role: messages.RoleAssistant, Content: answer})
+	})
+}
+
+// upsert is the one read-modify-write of a history file: under the lock,
+// it reads the records, builds the conversation's new messages from its
+// prior record (found is false for a new one), keeps the prior title and
+// startedAt, moves the record to the front, cuts the list to
+// MaxConversations and writes the file atomically.
+func (s *Store) upsert(ctx context.Context, agentID, convID, prompt string, build func(prior Conversation, found bool) []messages.ChatMessage) error {
 	if err := checkIDs(agentID, convID); err != nil {
 		return fmt.Errorf("save conversation: %w", err)
 	}
@@ -160,7 +176,9 @@ func (s *Store) Save(ctx context.Context, agentID, convID, prompt string, transc
 	now := iso(s.now())
 	rec := Conversation{ConversationID: convID, AgentID: agentID, StartedAt: now}
 	var prior Conversation
-	if raw, ok := find(recs, convID); ok && json.Unmarshal(raw, &prior) == nil {
+	raw, found := find(recs, convID)
+	found = found && json.Unmarshal(raw, &prior) == nil
+	if found {
 		rec.Title, rec.StartedAt = prior.Title, prior.StartedAt
 	}
 	if rec.StartedAt == "" {
@@ -169,13 +187,7 @@ func (s *Store) Save(ctx context.Context, agentID, convID, prompt string, transc
 	if rec.Title == "" {
 		rec.Title = title(prompt)
 	}
-	if len(transcript) > 0 {
-		rec.Messages = Sanitize(transcript)
-	} else {
-		rec.Messages = append(Sanitize(prior.Messages),
-			messages.ChatMessage{Role: messages.RoleUser, Content: prompt},
-			messages.ChatMessage{Role: messages.RoleAssistant, Content: answer})
-	}
+	rec.Messages = build(prior, found)
 	rec.EndedAt = &now
 	rec.MessageCount = len(rec.Messages)
 	encoded, err := json.Marshal(rec)

@@ -551,17 +551,12 @@ func TestTelRemoteApproval(t *testing.T) {
 	w := telNewWorld(t, script, "write_file")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// --interactive-stdin makes a human reachable, so the gate asks; stdin
-	// stays open (and silent) so only the remote process answers.
-	cmd := exec.CommandContext(ctx, w.bin, "run", "--agent", "tel", "--json", "--interactive-stdin",
+	// --remote-approvals: the gate asks over NATS, and only the test's
+	// subscriber (the other process) answers.
+	cmd := exec.CommandContext(ctx, w.bin, "run", "--agent", "tel", "--json", "--remote-approvals",
 		"--approval-policy", "read-only", "--nats-url", srv.ClientURL(), "write it")
 	cmd.Dir = w.cwd
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "JAZZ_HOME=" + w.home, "OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.HTTPURL}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -598,5 +593,43 @@ func TestTelRemoteApproval(t *testing.T) {
 	if gate.Str("jazz.decidedBy") != messages.DecidedByRemote || tool.Str("jazz.decidedBy") != messages.DecidedByRemote ||
 		tool.Str("jazz.approval") != "approved" {
 		t.Fatalf("gate %v, tool %v: want approved by %s", gate.Attrs, tool.Attrs, messages.DecidedByRemote)
+	}
+}
+
+// TestTelRetry: a model request that fails once and is retried records an
+// `llm retry` span, failed with the provider's error, under its chat span.
+func TestTelRetry(t *testing.T) {
+	script := map[string]any{"turns": []map[string]any{
+		{"error": map[string]any{"status": 503, "message": "overloaded"}, "text": "made it", "usage": telUsage(5, 1)},
+	}}
+	w := telNewWorld(t, script)
+	if err := os.WriteFile(filepath.Join(w.home, "config.json"), []byte(`{"maxRetries": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rcv := otlptest.Start(t)
+	r := w.run([]string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.HTTPURL}, "run", "--agent", "tel", "--json", "hi")
+	if e := wantSuccess(t, r); e.Answer != "made it" {
+		t.Fatalf("answer %q", e.Answer)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	spans, err := rcv.WaitSpans(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry, err := spans.One("llm retry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := spans.Where(func(s otlptest.Span) bool { return s.SpanID == retry.ParentSpanID })
+	if len(parent) != 1 || !strings.HasPrefix(parent[0].Name, "chat ") {
+		t.Fatalf("llm retry's parent is %v, want the chat span", parent.Names())
+	}
+	if retry.StatusCode != "error" || !strings.Contains(retry.StatusMessage, "overloaded") ||
+		retry.Str("gen_ai.system") != "replay" || retry.Str("jazz.event.type") != "llm_retry" {
+		t.Fatalf("llm retry span: status %s %q, attrs %v", retry.StatusCode, retry.StatusMessage, retry.Attrs)
+	}
+	if n, _ := parent[0].Int("gen_ai.usage.input_tokens"); n != 5 || parent[0].StatusCode == "error" {
+		t.Fatalf("chat span after a successful retry: %v status %s", parent[0].Attrs, parent[0].StatusCode)
 	}
 }

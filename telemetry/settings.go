@@ -34,6 +34,9 @@ const (
 	EnvServiceName     = "OTEL_SERVICE_NAME"
 	EnvProtocol        = "OTEL_EXPORTER_OTLP_PROTOCOL"
 	EnvSDKDisabled     = "OTEL_SDK_DISABLED"
+	// EnvMetricsExporter "none" turns metric export off (the standard
+	// switch), for a backend that takes traces only, such as Jaeger.
+	EnvMetricsExporter = "OTEL_METRICS_EXPORTER"
 )
 
 // Settings are the OTLP export settings: config `telemetry.otlp` before
@@ -155,6 +158,10 @@ func Resolve(cfg Settings, getenv func(string) string) (Settings, []string) {
 			s.MetricsEndpoint = ""
 		}
 	case !baseOK:
+		s.MetricsEndpoint = ""
+	}
+
+	if strings.EqualFold(strings.TrimSpace(getenv(EnvMetricsExporter)), "none") {
 		s.MetricsEndpoint = ""
 	}
 

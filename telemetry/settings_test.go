@@ -57,6 +57,13 @@ func TestResolve(t *testing.T) {
 			on:   true,
 		},
 		{
+			name: "OTEL_METRICS_EXPORTER=none: traces only",
+			env:  map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://jaeger:4318", "OTEL_METRICS_EXPORTER": "None"},
+			want: telemetry.Settings{Endpoint: "http://jaeger:4318", TracesEndpoint: "http://jaeger:4318/v1/traces",
+				ServiceName: "jazz", Protocol: "http/protobuf", TimeoutMs: 10000},
+			on: true,
+		},
+		{
 			name: "env protocol grpc, case-insensitive",
 			env:  map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "GRPC"},
 			want: telemetry.Settings{Endpoint: "http://c:4317", TracesEndpoint: "http://c:4317", MetricsEndpoint: "http://c:4317",

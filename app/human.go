@@ -39,19 +39,23 @@ func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, runID string, dl
 	if !o.Reachable {
 		return func() {}, nil
 	}
-	extras[asktools.ExtrasKey] = asktools.NewAsker(b.Conn(), runID, dl)
+	conn, err := b.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	extras[asktools.ExtrasKey] = asktools.NewAsker(conn, runID, dl)
 	warn := func(msg string) { notice("", msg) }
 	switch {
 	case o.Bridge:
 		br := humanio.NewBridge(runID, b, o.Stderr)
-		if err := br.Attach(b.Conn()); err != nil {
+		if err := br.Attach(conn); err != nil {
 			return nil, fmt.Errorf("attach stdin bridge: %w", err)
 		}
 		go br.Serve(o.Stdin, warn)
 		return br.Detach, nil
 	case o.TerminalHuman:
 		t := humanio.NewTerminal(runID, b, o.Stderr)
-		if err := t.Attach(b.Conn()); err != nil {
+		if err := t.Attach(conn); err != nil {
 			return nil, fmt.Errorf("attach terminal prompt: %w", err)
 		}
 		go t.Serve(ctx, o.Stdin)

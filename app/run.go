@@ -91,9 +91,14 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	b, err := bus.Start(runCtx, bus.Options{URL: o.NATSURL})
-	if err != nil {
-		return Outcome{}, err
+	// The embedded bus starts when something subscribes (events, a
+	// human, a remote process); an external one is reached now, so a bad
+	// --nats-url fails before any model call.
+	b := bus.New(bus.Options{URL: o.NATSURL})
+	if o.NATSURL != "" {
+		if _, err := b.Connect(runCtx); err != nil {
+			return Outcome{}, err
+		}
 	}
 	defer func() {
 		closeCtx, done := context.WithTimeout(context.Background(), 2*time.Second)
@@ -110,7 +115,11 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	var sink *events.Sink
 	if filter.Active() {
 		sink = events.NewSink(o.Stderr, filter)
-		if err := sink.Attach(b.Conn(), runID); err != nil {
+		conn, err := b.Connect(runCtx)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if err := sink.Attach(conn, runID); err != nil {
 			return Outcome{}, fmt.Errorf("attach event sink: %w", err)
 		}
 	}
@@ -155,9 +164,17 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	}
 	gatePID := engine.Spawn(gateactor.New(gateCfg), "gate", actor.WithID(runID),
 		actor.WithMiddleware(supervisor.Recover(place, nil)))
-	subs, err := wireGate(b.Conn(), engine, gatePID, runID)
-	if err != nil {
-		return Outcome{}, err
+	// Decisions and policy changes come over the bus only from someone
+	// who can answer: a person, or a process on an external server.
+	var subs []*nats.Subscription
+	if o.Reachable || o.NATSURL != "" {
+		conn, err := b.Connect(runCtx)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if subs, err = wireGate(conn, engine, gatePID, runID); err != nil {
+			return Outcome{}, err
+		}
 	}
 	defer func() {
 		for _, s := range subs {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -25,8 +26,15 @@ type Options struct {
 	ReadyTimeout time.Duration
 }
 
-// Bus is one connection, plus the embedded server when it owns one.
+// Bus is one connection, plus the embedded server when it owns one. The
+// embedded server starts on first use: a run nobody listens to (no
+// --events, no human, no remote process) never pays for it, and since an
+// in-process server that nobody subscribed to drops every message, not
+// publishing is the same as publishing.
 type Bus struct {
+	opts Options
+
+	mu   sync.Mutex
 	srv  *server.Server
 	conn *nats.Conn
 }
@@ -34,20 +42,50 @@ type Bus struct {
 // ErrNotReady is returned when the embedded server does not come up.
 var ErrNotReady = errors.New("embedded NATS server did not become ready")
 
-// Start connects to the bus, starting the embedded server if needed.
-func Start(ctx context.Context, opts Options) (*Bus, error) {
+// New returns a bus that connects (and starts its embedded server) on
+// first use.
+func New(opts Options) *Bus {
 	if opts.Name == "" {
 		opts.Name = "jazz"
 	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = 5 * time.Second
+	}
+	return &Bus{opts: opts}
+}
+
+// Start returns a bus that is connected now.
+func Start(ctx context.Context, opts Options) (*Bus, error) {
+	b := New(opts)
+	if _, err := b.Connect(ctx); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Connect returns the connection, connecting (and starting the embedded
+// server) the first time.
+func (b *Bus) Connect(ctx context.Context) (*nats.Conn, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conn != nil {
+		return b.conn, nil
+	}
+	srv, conn, err := connect(ctx, b.opts)
+	if err != nil {
+		return nil, err
+	}
+	b.srv, b.conn = srv, conn
+	return conn, nil
+}
+
+func connect(ctx context.Context, opts Options) (*server.Server, *nats.Conn, error) {
 	if opts.URL != "" {
 		conn, err := nats.Connect(opts.URL, nats.Name(opts.Name), nats.Timeout(dialTimeout(ctx)))
 		if err != nil {
-			return nil, fmt.Errorf("connect to NATS at %s: %w", opts.URL, err)
+			return nil, nil, fmt.Errorf("connect to NATS at %s: %w", opts.URL, err)
 		}
-		return &Bus{conn: conn}, nil
-	}
-	if opts.ReadyTimeout <= 0 {
-		opts.ReadyTimeout = 5 * time.Second
+		return nil, conn, nil
 	}
 	srv, err := server.NewServer(&server.Options{
 		ServerName: opts.Name,
@@ -57,21 +95,21 @@ func Start(ctx context.Context, opts Options) (*Bus, error) {
 		MaxPayload: 8 << 20,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create embedded NATS server: %w", err)
+		return nil, nil, fmt.Errorf("create embedded NATS server: %w", err)
 	}
 	srv.Start()
 	if !srv.ReadyForConnections(opts.ReadyTimeout) {
 		srv.Shutdown()
 		srv.WaitForShutdown()
-		return nil, ErrNotReady
+		return nil, nil, ErrNotReady
 	}
 	conn, err := nats.Connect("", nats.InProcessServer(srv), nats.Name(opts.Name))
 	if err != nil {
 		srv.Shutdown()
 		srv.WaitForShutdown()
-		return nil, fmt.Errorf("connect to embedded NATS server: %w", err)
+		return nil, nil, fmt.Errorf("connect to embedded NATS server: %w", err)
 	}
-	return &Bus{srv: srv, conn: conn}, nil
+	return srv, conn, nil
 }
 
 func dialTimeout(ctx context.Context) time.Duration {
@@ -83,15 +121,30 @@ func dialTimeout(ctx context.Context) time.Duration {
 	return 5 * time.Second
 }
 
-// Conn is the shared connection; it is safe for concurrent use.
-func (b *Bus) Conn() *nats.Conn { return b.conn }
+// Conn is the shared connection, nil before Connect; it is safe for
+// concurrent use.
+func (b *Bus) Conn() *nats.Conn {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.conn
+}
 
-// Embedded reports whether the bus runs its own in-process server.
-func (b *Bus) Embedded() bool { return b.srv != nil }
+// Embedded reports whether the bus runs (or will run) its own server.
+func (b *Bus) Embedded() bool { return b.opts.URL == "" }
 
 // Publish encodes msg with the messages codec and publishes it, carrying
 // the trace carrier (if any) in NATS headers too.
 func (b *Bus) Publish(subject string, msg any, trace messages.Trace) error {
+	conn := b.Conn()
+	if conn == nil {
+		if b.Embedded() {
+			return nil // nobody can be listening to a server not started yet
+		}
+		var err error
+		if conn, err = b.Connect(context.Background()); err != nil {
+			return err
+		}
+	}
 	data, err := messages.Encode(msg)
 	if err != nil {
 		return err
@@ -103,7 +156,7 @@ func (b *Bus) Publish(subject string, msg any, trace messages.Trace) error {
 			m.Header.Set(k, v)
 		}
 	}
-	if err := b.conn.PublishMsg(m); err != nil {
+	if err := conn.PublishMsg(m); err != nil {
 		return fmt.Errorf("publish %s: %w", subject, err)
 	}
 	return nil
@@ -111,7 +164,11 @@ func (b *Bus) Publish(subject string, msg any, trace messages.Trace) error {
 
 // Flush waits until the server has seen everything published so far.
 func (b *Bus) Flush(ctx context.Context) error {
-	if err := b.conn.FlushWithContext(ctx); err != nil {
+	conn := b.Conn()
+	if conn == nil {
+		return nil
+	}
+	if err := conn.FlushWithContext(ctx); err != nil {
 		return fmt.Errorf("flush bus: %w", err)
 	}
 	return nil
@@ -120,6 +177,8 @@ func (b *Bus) Flush(ctx context.Context) error {
 // Close drains the connection (pending deliveries finish), then stops the
 // embedded server and waits for it, so no goroutine is left behind.
 func (b *Bus) Close(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var errs []error
 	if b.conn != nil && !b.conn.IsClosed() {
 		done := make(chan struct{})

@@ -74,3 +74,37 @@ func BenchmarkEmbeddedStartStop(b *testing.B) {
 		_ = bs.Close(ctx)
 	}
 }
+
+func TestEmbeddedBusStartsOnFirstUse(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx := context.Background()
+	b := New(Options{})
+	// Nobody subscribed, so a publish needs no server.
+	if err := b.Publish("jazz.run.x.event.status", messages.Event{Type: "status"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b.Conn() != nil {
+		t.Fatal("publishing with no listener started the server")
+	}
+	conn, err := b.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{}, 1)
+	sub, err := conn.Subscribe("jazz.run.x.event.>", func(*nats.Msg) { got <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := b.Publish("jazz.run.x.event.status", messages.Event{Type: "status"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not delivered once started")
+	}
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 
@@ -85,8 +84,6 @@ func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Comm
 	return cmd
 }
 
-var digits = regexp.MustCompile(`^[0-9]+$`)
-
 // validated is what runRun needs after the flag checks.
 type validated struct {
 	policy    string
@@ -152,8 +149,20 @@ func validate(o RunOptions) (validated, error) {
 	return v, nil
 }
 
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func positiveInt(flag, raw string) (int, error) {
-	if !digits.MatchString(raw) {
+	if !allDigits(raw) {
 		return 0, fmt.Errorf("%s must be a positive integer (got %q).", flag, raw)
 	}
 	var n int

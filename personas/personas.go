@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Default is the persona used when none is named.
@@ -42,7 +43,7 @@ var ErrUnknown = errors.New("unknown persona")
 // ErrInvalid matches (errors.Is) a persona file that cannot be used.
 var ErrInvalid = errors.New("invalid persona file")
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // Builtins returns the built-in personas by name (a fresh map each call).
 func Builtins() map[string]Persona {
@@ -78,7 +79,7 @@ func Lookup(jazzHome, name string) (Persona, error) {
 	if name == "" {
 		name = Default
 	}
-	if !validName.MatchString(name) {
+	if !validName().MatchString(name) {
 		return Persona{}, fmt.Errorf("%w %q: a persona name is 1-64 letters, digits, '-' or '_'", ErrUnknown, name)
 	}
 	if jazzHome != "" {
@@ -107,7 +108,7 @@ func Names(jazzHome string) []string {
 		entries, _ := os.ReadDir(filepath.Join(jazzHome, "personas"))
 		for _, e := range entries {
 			n, ok := strings.CutSuffix(e.Name(), ".json")
-			if ok && !e.IsDir() && validName.MatchString(n) {
+			if ok && !e.IsDir() && validName().MatchString(n) {
 				set[n] = true
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -32,7 +33,9 @@ var findActions = map[string]bool{
 // riskyAssign matches inline environment assignments (`X=y cmd`) that can
 // make an allowlisted program run something else (pagers, editors, hooks,
 // preloads, shell start-up files).
-var riskyAssign = regexp.MustCompile(`(?i)PAGER|EDITOR|VISUAL|BROWSER|SHELL|^ENV$|BASH_ENV|^BASH_FUNC|^IFS$|^PS4$|PROMPT_COMMAND|^PATH$|^LD_|^DYLD_|^GIT_|SSH|_OPTIONS$|OPTS$|COMMAND|_CMD$|EXEC|HOOK|^PYTHON|^PERL|^RUBY|^NODE_OPTIONS$|^npm_config_`)
+var riskyAssign = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)PAGER|EDITOR|VISUAL|BROWSER|SHELL|^ENV$|BASH_ENV|^BASH_FUNC|^IFS$|^PS4$|PROMPT_COMMAND|^PATH$|^LD_|^DYLD_|^GIT_|SSH|_OPTIONS$|OPTS$|COMMAND|_CMD$|EXEC|HOOK|^PYTHON|^PERL|^RUBY|^NODE_OPTIONS$|^npm_config_`)
+})
 
 // ErrParse wraps a command that does not parse as a shell program.
 var ErrParse = errors.New("command does not parse")
@@ -132,7 +135,7 @@ func (a *analysis) call(c *syntax.CallExpr) {
 			a.refuse("a complex assignment")
 			continue
 		}
-		if riskyAssign.MatchString(as.Name.Value) {
+		if riskyAssign().MatchString(as.Name.Value) {
 			a.refuse("an inline assignment to %s", as.Name.Value)
 		}
 	}

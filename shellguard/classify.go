@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/jazz-run/jazz/messages"
 )
@@ -46,7 +47,9 @@ func operands(args []string) []string {
 // sedScript accepts the print/substitute subset of sed: `Np`, `N,Mp`,
 // `$p`, `/re/p`, `Nq` and `s/a/b/` with the g, p, I and count flags. No
 // `w`, `r`, `e` commands or flags can hide in it.
-var sedScript = regexp.MustCompile(`^(?:(?:\d+|\$)(?:,(?:\d+|\$))?[pq]|/[^/]*/p|s/[^/]*/[^/]*/[gpI0-9]*)$`)
+var sedScript = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:(?:\d+|\$)(?:,(?:\d+|\$))?[pq]|/[^/]*/p|s/[^/]*/[^/]*/[gpI0-9]*)$`)
+})
 
 func sedReadOnly(args []string) bool {
 	script := true // the first operand is the script unless -e gave one
@@ -55,7 +58,7 @@ func sedReadOnly(args []string) bool {
 		switch {
 		case a == "-n" || a == "-E" || a == "-r" || a == "--quiet" || a == "--silent":
 		case a == "-e" || a == "--expression":
-			if i+1 >= len(args) || !sedScript.MatchString(args[i+1]) {
+			if i+1 >= len(args) || !sedScript().MatchString(args[i+1]) {
 				return false
 			}
 			i++
@@ -63,7 +66,7 @@ func sedReadOnly(args []string) bool {
 		case strings.HasPrefix(a, "-"):
 			return false
 		case script:
-			if !sedScript.MatchString(a) {
+			if !sedScript().MatchString(a) {
 				return false
 			}
 			script = false
@@ -73,14 +76,14 @@ func sedReadOnly(args []string) bool {
 }
 
 // awkUnsafe are awk features that run programs or write files.
-var awkUnsafe = regexp.MustCompile(`system|getline|close|fflush|[|>]`)
+var awkUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`system|getline|close|fflush|[|>]`) })
 
 func awkReadOnly(args []string) bool {
 	for _, a := range args {
 		if a == "-f" || strings.HasPrefix(a, "--file") || strings.HasPrefix(a, "-f") {
 			return false
 		}
-		if awkUnsafe.MatchString(a) {
+		if awkUnsafe().MatchString(a) {
 			return false
 		}
 	}

@@ -117,10 +117,12 @@ func Rules() []Rule {
 // is preceded by start, whitespace or one of `;&|`. The rest of rule 28
 // (body pipes N into a background N, and N is then called) needs a
 // back-reference, which RE2 lacks, so isForkBomb checks it in code.
-var forkBombHead = regexp.MustCompile(`(?:^|[\s;&|])(\S+?)\s*\(\s*\)\s*\{([^}]*)\}\s*;\s*(\S+)`)
+var forkBombHead = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[\s;&|])(\S+?)\s*\(\s*\)\s*\{([^}]*)\}\s*;\s*(\S+)`)
+})
 
 func isForkBomb(command string) bool {
-	for _, m := range forkBombHead.FindAllStringSubmatch(command, -1) {
+	for _, m := range forkBombHead().FindAllStringSubmatch(command, -1) {
 		name, body, rest := m[1], m[2], m[3]
 		self := regexp.MustCompile(`\|\s*` + regexp.QuoteMeta(name) + `\s*&`)
 		if self.MatchString(body) && strings.HasPrefix(rest, name) {

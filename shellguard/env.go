@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // MaxEnvAllowlist is the most names an envAllowlist may hold.
@@ -12,9 +13,9 @@ const MaxEnvAllowlist = 32
 
 var (
 	// secretName marks variables hidden from children unless allowlisted.
-	secretName = regexp.MustCompile(`(?i)API|KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|AUTH`)
+	secretName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)API|KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|AUTH`) })
 	// allowName is the shape of an envAllowlist entry.
-	allowName = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
+	allowName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`) })
 )
 
 // ErrEnvAllowlist is wrapped by every ValidateEnvAllowlist error.
@@ -27,7 +28,7 @@ func ValidateEnvAllowlist(names []string) error {
 		return fmt.Errorf("%w: %d names given, at most %d are allowed", ErrEnvAllowlist, len(names), MaxEnvAllowlist)
 	}
 	for _, n := range names {
-		if !allowName.MatchString(n) {
+		if !allowName().MatchString(n) {
 			return fmt.Errorf("%w: %q is not a variable name of the form ^[A-Z][A-Z0-9_]{0,63}$ (upper-case letter first, then upper-case letters, digits or _, at most 64 characters)", ErrEnvAllowlist, n)
 		}
 	}
@@ -94,7 +95,7 @@ func SanitizedEnv(parent []string, allowlist []string, cwd string) []string {
 	}
 	allowed := make(map[string]bool, len(allowlist))
 	for _, n := range allowlist {
-		if allowName.MatchString(n) {
+		if allowName().MatchString(n) {
 			allowed[n] = true
 		}
 	}
@@ -102,7 +103,7 @@ func SanitizedEnv(parent []string, allowlist []string, cwd string) []string {
 		switch {
 		case isBase[name], strings.HasPrefix(name, "SSH_"):
 			continue
-		case secretName.MatchString(name) && !allowed[name]:
+		case secretName().MatchString(name) && !allowed[name]:
 			continue
 		}
 		out = append(out, name+"="+vals[name])

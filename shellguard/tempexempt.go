@@ -4,18 +4,23 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The mktemp/$TMPDIR carve-out of shell-safety.md §3, applied to the text
 // of a command before it runs.
 var (
 	// Step 1: V=$(mktemp …) or V=`mktemp …`, optionally quoted.
-	mktempAssign = regexp.MustCompile("([A-Za-z_][A-Za-z0-9_]*)=[\"']?(?:\\$\\(\\s*mktemp\\b|`\\s*mktemp\\b)")
+	mktempAssign = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("([A-Za-z_][A-Za-z0-9_]*)=[\"']?(?:\\$\\(\\s*mktemp\\b|`\\s*mktemp\\b)")
+	})
 	// Step 2: an rm invocation runs to the next newline, `;`, `&` or `|`.
-	rmInvocation = regexp.MustCompile(`\brm\b[^\n;&|]*`)
-	inlineMktemp = regexp.MustCompile("\\$\\(\\s*mktemp\\b[^)]*\\)|`\\s*mktemp\\b[^`]*`")
+	rmInvocation = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\brm\b[^\n;&|]*`) })
+	inlineMktemp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\\$\\(\\s*mktemp\\b[^)]*\\)|`\\s*mktemp\\b[^`]*`") })
 	// Step 3: $TMPDIR / ${TMPDIR} / $V / ${V}, with an optional /….
-	varTarget = regexp.MustCompile(`^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})(?:/.*)?$`)
+	varTarget = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})(?:/.*)?$`)
+	})
 )
 
 // tempSentinel stands for an inline $(mktemp …); it cannot occur in a
@@ -26,14 +31,14 @@ const tempSentinel = "\x00mktemp\x00"
 // only temp paths, per §3.
 func staticTempOnly(command string) bool {
 	vars := map[string]bool{"TMPDIR": true}
-	for _, m := range mktempAssign.FindAllStringSubmatch(command, -1) {
+	for _, m := range mktempAssign().FindAllStringSubmatch(command, -1) {
 		vars[m[1]] = true
 	}
 	return everyRmTargets(command, func(target string) bool {
 		if target == tempSentinel {
 			return true
 		}
-		m := varTarget.FindStringSubmatch(target)
+		m := varTarget().FindStringSubmatch(target)
 		if m == nil {
 			return false
 		}
@@ -44,14 +49,14 @@ func staticTempOnly(command string) bool {
 // everyRmTargets applies steps 2 and 4: at least one rm invocation, each
 // with at least one target, every target temp.
 func everyRmTargets(command string, isTemp func(string) bool) bool {
-	invocations := rmInvocation.FindAllString(command, -1)
+	invocations := rmInvocation().FindAllString(command, -1)
 	if len(invocations) == 0 {
 		return false
 	}
 	for _, inv := range invocations {
 		inv = strings.TrimPrefix(inv, "rm")
 		inv = strings.NewReplacer(`"`, "", `'`, "").Replace(inv)
-		inv = inlineMktemp.ReplaceAllString(inv, " "+tempSentinel+" ")
+		inv = inlineMktemp().ReplaceAllString(inv, " "+tempSentinel+" ")
 		targets := 0
 		for _, tok := range strings.Fields(inv) {
 			if strings.HasPrefix(tok, "-") {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Prefix marks a pattern whose remainder is a regular expression.
@@ -120,12 +121,12 @@ func isQuantifier(body string, i int) bool {
 	case '*', '+':
 		return true
 	case '{':
-		return repeatRe.MatchString(body[i:])
+		return repeatRe().MatchString(body[i:])
 	}
 	return false
 }
 
-var repeatRe = regexp.MustCompile(`^\{\d+(,\d*)?\}`)
+var repeatRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\{\d+(,\d*)?\}`) })
 
 // classEnd returns the index of the `]` closing the class opened at i.
 func classEnd(body string, i int) int {
@@ -141,8 +142,8 @@ func classEnd(body string, i int) int {
 }
 
 var (
-	jsUnicode      = regexp.MustCompile(`\\u([0-9A-Fa-f]{4})`)
-	jsUnicodeBrace = regexp.MustCompile(`\\u\{([0-9A-Fa-f]{1,6})\}`)
+	jsUnicode      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\\u([0-9A-Fa-f]{4})`) })
+	jsUnicodeBrace = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\\u\{([0-9A-Fa-f]{1,6})\}`) })
 )
 
 // translate rewrites JavaScript regex spellings into RE2 ones.
@@ -150,7 +151,7 @@ func translate(body string) string {
 	if !strings.Contains(body, `\u`) && !strings.Contains(body, "[^]") {
 		return body
 	}
-	body = jsUnicodeBrace.ReplaceAllString(body, `\x{$1}`)
-	body = jsUnicode.ReplaceAllString(body, `\x{$1}`)
+	body = jsUnicodeBrace().ReplaceAllString(body, `\x{$1}`)
+	body = jsUnicode().ReplaceAllString(body, `\x{$1}`)
 	return strings.ReplaceAll(body, "[^]", `(?s:.)`)
 }

@@ -223,7 +223,8 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona) (Config, str
 		name = fmt.Sprintf("Sub-Agent (%s)", p.Name)
 	}
 	cfg := s.Parent
-	cfg.Place = messages.Place{RunID: s.Parent.Place.RunID, AgentID: id, AgentName: name, Depth: s.Parent.Place.Depth + 1}
+	cfg.Place = messages.Place{RunID: s.Parent.Place.RunID, AgentID: id, AgentName: name, Depth: s.Parent.Place.Depth + 1,
+		ParentAgentID: s.Parent.Place.AgentID}
 	if p.SystemPrompt != "" {
 		cfg.SystemPrompt = strings.TrimRight(cfg.SystemPrompt, "\n") + "\n\n" + p.SystemPrompt
 	}

@@ -3,11 +3,13 @@ package messages
 // Place says where a message belongs: which run, which agent inside that run
 // (the top-level agent or a subagent), and which tool call, when there is one.
 type Place struct {
-	RunID      string `json:"runId"`
-	AgentID    string `json:"agentId,omitempty"`
-	AgentName  string `json:"agentName,omitempty"`
-	Depth      int    `json:"depth,omitempty"`
-	ToolCallID string `json:"toolCallId,omitempty"`
+	RunID     string `json:"runId"`
+	AgentID   string `json:"agentId,omitempty"`
+	AgentName string `json:"agentName,omitempty"`
+	Depth     int    `json:"depth,omitempty"`
+	// ParentAgentID is the agent that spawned this one (subagents only).
+	ParentAgentID string `json:"parentAgentId,omitempty"`
+	ToolCallID    string `json:"toolCallId,omitempty"`
 }
 
 // Trace is a W3C trace-context carrier (traceparent, tracestate). It is a

@@ -23,7 +23,14 @@ func TestMain(m *testing.M) {
 	os.Exit(buildAndRun(m))
 }
 
+// buildAndRun builds the binary once for every test of the package (the
+// internal e2e files find it through JAZZ_E2E_BIN), unless JAZZ_E2E_BIN
+// already names one.
 func buildAndRun(m *testing.M) int {
+	if p := os.Getenv("JAZZ_E2E_BIN"); p != "" {
+		jazzBin = p
+		return m.Run()
+	}
 	dir, err := os.MkdirTemp("", "jazz-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
@@ -40,6 +47,10 @@ func buildAndRun(m *testing.M) int {
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/jazz: %v\n%s", err, out)
+		return 1
+	}
+	if err := os.Setenv("JAZZ_E2E_BIN", jazzBin); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	return m.Run()

@@ -22,36 +22,14 @@ import (
 	"time"
 )
 
-// hlBuilt is the binary built once per test process (JAZZ_E2E_BIN wins).
-var hlBuilt struct {
-	once sync.Once
-	path string
-	err  error
-}
-
 // hlJazz returns the path of a jazz binary built from this checkout.
 func hlJazz(t testing.TB) string {
 	t.Helper()
-	hlBuilt.once.Do(func() {
-		if p := os.Getenv("JAZZ_E2E_BIN"); p != "" {
-			hlBuilt.path = p
-			return
-		}
-		dir, err := os.MkdirTemp("", "jazz-e2e-hl-")
-		if err != nil {
-			hlBuilt.err = err
-			return
-		}
-		hlBuilt.path = filepath.Join(dir, "jazz")
-		out, err := exec.Command("go", "build", "-o", hlBuilt.path, "github.com/jazz-run/jazz/cmd/jazz").CombinedOutput()
-		if err != nil {
-			hlBuilt.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if hlBuilt.err != nil {
-		t.Fatal(hlBuilt.err)
+	p := os.Getenv("JAZZ_E2E_BIN") // set by TestMain once it built the binary
+	if p == "" {
+		t.Fatal("JAZZ_E2E_BIN is not set: the package's TestMain builds the binary")
 	}
-	return hlBuilt.path
+	return p
 }
 
 // hlEnv is a JAZZ_HOME, a HOME and a working directory of one test.

@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,39 +27,9 @@ import (
 	"github.com/jazz-run/jazz/telemetry/otlptest"
 )
 
-// telBuilt is the binary built once for these tests (JAZZ_E2E_BIN wins).
-var telBuilt struct {
-	once sync.Once
-	path string
-	err  error
-}
-
 func telJazz(t *testing.T) string {
 	t.Helper()
-	telBuilt.once.Do(func() {
-		if p := os.Getenv("JAZZ_E2E_BIN"); p != "" {
-			telBuilt.path = p
-			return
-		}
-		if jazzBin != "" { // built by TestMain already
-			telBuilt.path = jazzBin
-			return
-		}
-		dir, err := os.MkdirTemp("", "jazz-e2e-tel-")
-		if err != nil {
-			telBuilt.err = err
-			return
-		}
-		telBuilt.path = filepath.Join(dir, "jazz")
-		out, err := exec.Command("go", "build", "-o", telBuilt.path, "github.com/jazz-run/jazz/cmd/jazz").CombinedOutput()
-		if err != nil {
-			telBuilt.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if telBuilt.err != nil {
-		t.Fatal(telBuilt.err)
-	}
-	return telBuilt.path
+	return jazzBin
 }
 
 // telWorld is a JAZZ_HOME with one replay agent, and a working directory.

@@ -255,9 +255,13 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		Parent: parent, Model: o.Agent.Config.LLMProvider + "/" + o.Agent.Config.LLMModel,
 	})
 	finished := make(chan messages.RunFinished, 1)
-	var agentPID *actor.PID
+	var agentPID *actor.PID // touched only by the owner actor
 	ownerPID := engine.SpawnFunc(func(c *actor.Context) {
 		switch m := c.Message().(type) {
+		case messages.CancelRun:
+			if agentPID != nil {
+				c.Send(agentPID, m)
+			}
 		case actor.Started:
 			agentPID = c.SpawnChild(actors.New(agentCfg), "agent", actor.WithID("top"),
 				actor.WithMiddleware(supervisor.Recover(place, nil)))
@@ -290,9 +294,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	if runErr != nil {
 		// Ask the agent for what it spent so far, then stop everything.
 		engine.Send(gatePID, messages.CancelRun{Place: place, Reason: runErr.Error()})
-		if agentPID != nil {
-			engine.Send(agentPID, messages.CancelRun{Place: place, Reason: runErr.Error()})
-		}
+		engine.Send(ownerPID, messages.CancelRun{Place: place, Reason: runErr.Error()})
 		select {
 		case out = <-finished:
 		case <-time.After(500 * time.Millisecond):

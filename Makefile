@@ -33,7 +33,7 @@ test: vet fmt-check
 
 # Benchmarks: Go benchmarks, then the CLI harness (wall time, peak RSS).
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -p 1 -timeout 20m -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./bench/harness -bin $(BIN)
 
 clean:

@@ -368,8 +368,20 @@ func (a *Agent) dispatch(c *actor.Context) {
 		place := a.cfg.Place
 		place.ToolCallID = tc.ID
 		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry}
-		pid := c.SpawnChild(toolactors.New(deps), "call", actor.WithID(fmt.Sprintf("%d-%d", a.iteration, a.nextCall)),
-			actor.WithMiddleware(supervisor.Recover(place, nil)), actor.WithInboxSize(16))
+		// Call actors stop themselves when done, so they are spawned on the
+		// engine, not as children: hollywood v1.0.5 stops a parent by
+		// poisoning each child and waiting, and a child that is poisoning
+		// itself at that moment never acknowledges the second pill, which
+		// hangs the parent's shutdown forever. A call ends through its
+		// context instead (cancelled with the agent), and a panic is still
+		// reported to this agent.
+		self := c.PID()
+		report := func(rc *actor.Context, f supervisor.Failure) {
+			rc.Send(self, messages.ActorFailed{Place: place, Actor: f.Actor, Reason: f.Reason})
+		}
+		pid := c.Engine().Spawn(toolactors.New(deps), "call",
+			actor.WithID(fmt.Sprintf("%s-%d-%d", c.PID().ID, a.iteration, a.nextCall)),
+			actor.WithMiddleware(supervisor.Recover(place, report)), actor.WithInboxSize(16))
 		a.running[pid.ID] = tc.ID
 		// The iteration's trace context, so the call's span nests under it.
 		c.Send(pid, messages.ToolCallRequested{Place: place, Trace: telemetry.Inject(a.iterCtx), Iteration: a.iteration, Call: tc})

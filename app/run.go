@@ -303,8 +303,11 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		out.Error = runErr.Error()
 	}
 	cancel()
-	<-engine.Poison(ownerPID).Done()
-	<-engine.Poison(gatePID).Done()
+	// Bounded: whatever happens inside the engine, the process exits.
+	stopCtx, stopped := context.WithTimeout(context.Background(), 2*time.Second)
+	<-engine.PoisonCtx(stopCtx, ownerPID).Done()
+	<-engine.PoisonCtx(stopCtx, gatePID).Done()
+	stopped()
 	runSpan.End(runResult(out, runErr))
 	flushCtx, done := context.WithTimeout(context.Background(), time.Second)
 	_ = b.Flush(flushCtx)

@@ -75,7 +75,12 @@ func New(deps Deps) actor.Producer {
 func (c *Call) Receive(ctx *actor.Context) {
 	switch m := ctx.Message().(type) {
 	case messages.ToolCallRequested:
-		c.parent = ctx.Parent()
+		// The result goes back to whoever asked: the agent, which spawns
+		// calls on the engine rather than as its children.
+		c.parent = ctx.Sender()
+		if c.parent == nil {
+			c.parent = ctx.Parent()
+		}
 		c.req = m
 		c.started = time.Now()
 		c.startSpan()

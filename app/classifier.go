@@ -46,6 +46,25 @@ func harnessClassifier(p provider.Provider, model string, userRequests []string)
 	}
 }
 
+// harnessModel is the cheap model that rates commands: the agent's
+// summarizerModel when it is set and opens, else the agent's own model
+// (with a warning when summarizerModel was set but unusable).
+func harnessModel(o RunOptions, getenv func(string) string, own provider.Provider, warn func(agent, msg string)) (provider.Provider, string) {
+	id := strings.TrimSpace(o.Agent.Config.SummarizerModel)
+	if id == "" {
+		return own, o.Agent.Config.LLMModel
+	}
+	name, model, err := provider.ParseModelID(id)
+	if err == nil {
+		var p provider.Provider
+		if p, err = openModel(o, getenv, name, model); err == nil {
+			return p, model
+		}
+	}
+	warn(o.Agent.Name, fmt.Sprintf("summarizerModel %q cannot be used (%v); the agent's own model classifies commands", id, err))
+	return own, o.Agent.Config.LLMModel
+}
+
 // userRequests lists the user turns of a run: prior conversation, then
 // the prompt.
 func userRequests(history []messages.ChatMessage, prompt string) []string {

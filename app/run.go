@@ -160,7 +160,8 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		Telemetry:            tel,
 	}
 	if o.TerminalHuman {
-		gateCfg.Classify = harnessClassifier(prov, o.Agent.Config.LLMModel, userRequests(o.History, o.Prompt))
+		hp, hm := harnessModel(o, getenv, prov, warn)
+		gateCfg.Classify = harnessClassifier(hp, hm, userRequests(o.History, o.Prompt))
 	}
 	gatePID := engine.Spawn(gateactor.New(gateCfg), "gate", actor.WithID(runID),
 		actor.WithMiddleware(supervisor.Recover(place, nil)))
@@ -344,7 +345,12 @@ func wireGate(conn *nats.Conn, engine *actor.Engine, gate *actor.PID, runID stri
 }
 
 func openProvider(o RunOptions, getenv func(string) string) (provider.Provider, error) {
-	name := o.Agent.Config.LLMProvider
+	return openModel(o, getenv, o.Agent.Config.LLMProvider, o.Agent.Config.LLMModel)
+}
+
+// openModel opens provider name for model with the agent's and the
+// config's keys and settings for that provider.
+func openModel(o RunOptions, getenv func(string) string, name, model string) (provider.Provider, error) {
 	s := registry.Settings{Getenv: getenv, ReplayDir: o.Config.Home + "/replay"}
 	if k := o.Agent.Config.LLMAPIKeys[name]; k != "" {
 		s.APIKey = k
@@ -359,7 +365,7 @@ func openProvider(o RunOptions, getenv func(string) string) (provider.Provider, 
 	if o.Agent.Config.NumCtx != nil {
 		s.NumCtx = *o.Agent.Config.NumCtx
 	}
-	p, err := registry.Open(name, o.Agent.Config.LLMModel, s)
+	p, err := registry.Open(name, model, s)
 	if err != nil {
 		return nil, fmt.Errorf("open provider %s: %w", name, err)
 	}

@@ -1,0 +1,59 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/provider"
+	"github.com/jazz-run/jazz/store/agents"
+)
+
+func TestHarnessModelPrefersTheSummarizer(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "harness.json")
+	if err := os.WriteFile(script, []byte(`{"turns":[{"text":" read-only \n"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := RunOptions{Config: &config.Config{Home: dir}, Agent: agents.Agent{Name: "a",
+		Config: agents.Config{LLMProvider: "replay", LLMModel: "own.json", SummarizerModel: "replay/" + script}}}
+	var warned []string
+	warn := func(_, msg string) { warned = append(warned, msg) }
+	p, model := harnessModel(o, os.Getenv, nil, warn)
+	if p == nil || model != script || len(warned) != 0 {
+		t.Fatalf("summarizer not used: %v %q %v", p, model, warned)
+	}
+	level, err := harnessClassifier(p, model, []string{"list files"})(context.Background(), "ls -la")
+	if err != nil || level != "read-only" {
+		t.Fatalf("classifier: %q %v", level, err)
+	}
+
+	o.Agent.Config.SummarizerModel = "not-a-model-id"
+	if p, model := harnessModel(o, os.Getenv, nil, warn); p != nil || model != "own.json" || len(warned) != 1 || !strings.Contains(warned[0], "summarizerModel") {
+		t.Fatalf("a bad summarizerModel must fall back with a warning: %v %q %v", p, model, warned)
+	}
+}
+
+func TestClassifierContextKeepsNewestRequestsWithin800Chars(t *testing.T) {
+	reqs := []string{strings.Repeat("old ", 300), "one", "two", "three", "four", "five"}
+	var got string
+	cl := harnessClassifier(captureProvider{&got}, "m", reqs)
+	if _, err := cl(context.Background(), "ls"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got, "old old") || !strings.Contains(got, "- five\n- four\n- three\n- two\n- one") {
+		t.Fatalf("context: %q", got)
+	}
+}
+
+// captureProvider records the prompt it was sent and answers read-only.
+type captureProvider struct{ prompt *string }
+
+func (c captureProvider) Chat(_ context.Context, req provider.Request, _ func(provider.Delta)) (provider.Response, error) {
+	*c.prompt = req.Messages[len(req.Messages)-1].Content
+	return provider.Response{Message: messages.ChatMessage{Role: messages.RoleAssistant, Content: "read-only"}}, nil
+}

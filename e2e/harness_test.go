@@ -139,11 +139,19 @@ type result struct {
 // exec runs the built binary with stdin (empty = an already-ended pipe).
 func (w *world) exec(stdin string, args ...string) result {
 	w.t.Helper()
+	return runJazz(w.t, w.cwd, w.environ(), stdin, args...)
+}
+
+// runJazz runs the built binary in dir with exactly env, and fails the
+// test if it died of a signal or printed a panic: whatever a test feeds
+// it, jazz must exit 0 or 1 on its own.
+func runJazz(t testing.TB, dir string, env []string, stdin string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, jazzBin, args...)
-	cmd.Dir = w.cwd
-	cmd.Env = w.environ()
+	cmd.Dir = dir
+	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -156,13 +164,13 @@ func (w *world) exec(stdin string, args ...string) result {
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
 		if ee.ProcessState != nil && !ee.Exited() {
-			w.t.Fatalf("jazz %v died of a signal (%v)\nstderr: %s", args, ee.ProcessState, r.stderr)
+			t.Fatalf("jazz %v died of a signal (%v)\nstderr: %s", args, ee.ProcessState, r.stderr)
 		}
 	default:
-		w.t.Fatalf("run jazz %v: %v", args, err)
+		t.Fatalf("run jazz %v: %v", args, err)
 	}
 	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") && strings.Contains(r.stderr, "[running]") {
-		w.t.Fatalf("jazz %v panicked:\n%s", args, r.stderr)
+		t.Fatalf("jazz %v panicked:\n%s", args, r.stderr)
 	}
 	return r
 }

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -68,28 +67,8 @@ func telNewWorld(t *testing.T, script any, tools ...string) *telWorld {
 // run runs the binary with a clean environment plus env.
 func (w *telWorld) run(env []string, args ...string) result {
 	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, w.bin, args...)
-	cmd.Dir = w.cwd
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "JAZZ_HOME=" + w.home, "NO_COLOR=1"}, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		w.t.Fatalf("run jazz %v: %v", args, err)
-	}
-	if strings.Contains(r.stderr, "panic:") {
-		w.t.Fatalf("jazz %v panicked:\n%s", args, r.stderr)
-	}
-	return r
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "JAZZ_HOME=" + w.home, "NO_COLOR=1"}
+	return runJazz(w.t, w.cwd, append(base, env...), "", args...)
 }
 
 func telUsage(in, out int) map[string]any {

@@ -48,6 +48,9 @@ func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, runID string, dl
 	switch {
 	case o.Bridge:
 		br := humanio.NewBridge(runID, b, o.Stderr)
+		if events.NewFilter(o.Events).Allows(messages.EventApprovalRequired) {
+			br.EventsCarryApprovals()
+		}
 		if err := br.Attach(conn); err != nil {
 			return nil, fmt.Errorf("attach stdin bridge: %w", err)
 		}

@@ -321,6 +321,26 @@ func TestHeadlessApprovalAndDecline(t *testing.T) {
 			t.Errorf("out.txt = %q, %v", b, err)
 		}
 	})
+	t.Run("bridge with --events approval sees each request once", func(t *testing.T) {
+		e := hlNewEnv(t)
+		e.replayAgent("w", hlWriteScript(), "write_file")
+		r := hlBridge(t, e, []string{"run", "--json", "--interactive-stdin", "--events", "approval", "--approval-policy", "low-risk", "--agent", "w", "write"},
+			func(req map[string]any) []string {
+				if req["type"] != "approval_required" || req["arguments"] == nil {
+					t.Errorf("approval request without its arguments: %v", req)
+				}
+				return []string{fmt.Sprintf(`{"type":"approval_decision","toolCallId":%q,"approved":true}`, req["toolCallId"])}
+			}, false)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s\n%s", r.code, r.stdout, r.stderr)
+		}
+		if n := strings.Count(r.stderr, `"type":"approval_required"`); n != 1 {
+			t.Errorf("approval_required appears %d times on stderr, want 1:\n%s", n, r.stderr)
+		}
+		if strings.Contains(r.stderr, "ignored approval_decision") {
+			t.Errorf("a reply was ignored: %s", r.stderr)
+		}
+	})
 	for _, tc := range []struct {
 		name     string
 		bridge   bool

@@ -150,6 +150,7 @@ func (g *Gate) evaluate(c *actor.Context) {
 		PreviewDiff:       p.req.PreviewDiff,
 		RiskLevel:         p.req.RiskLevel,
 		AutoApprovePolicy: g.policy,
+		Arguments:         p.req.ExecuteArgs,
 	})
 	if g.toolAllow[p.req.ToolName] {
 		g.resolve(c, true, true, messages.DecidedByAllowlist, "")

@@ -35,6 +35,10 @@ type Bridge struct {
 	questions map[string]messages.UserInputRequired
 	closed    bool
 	subs      []*nats.Subscription
+	// eventsCarryApprovals: the --events stream already renders every
+	// approval_required (the approval category is on), so the bridge does
+	// not write a second line for the asked ones; it still tracks them.
+	eventsCarryApprovals bool
 }
 
 // NewBridge writes requests to out (stderr) and publishes answers on pub.
@@ -42,6 +46,10 @@ func NewBridge(runID string, pub Publisher, out io.Writer) *Bridge {
 	return &Bridge{runID: runID, pub: pub, out: out,
 		approvals: map[string]messages.ApprovalRequired{}, questions: map[string]messages.UserInputRequired{}}
 }
+
+// EventsCarryApprovals tells the bridge that the event stream already
+// shows approval requests, so it writes none of its own.
+func (b *Bridge) EventsCarryApprovals() { b.eventsCarryApprovals = true }
 
 // Attach subscribes to the run's approval and question requests.
 func (b *Bridge) Attach(conn *nats.Conn) error {
@@ -83,6 +91,9 @@ func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
 	b.mu.Unlock()
 	if closed {
 		b.decline(req, "Nobody can answer: stdin is closed.")
+		return
+	}
+	if b.eventsCarryApprovals {
 		return
 	}
 	b.writeLine(messages.Event{

@@ -39,7 +39,14 @@ type Bridge struct {
 	// approval_required (the approval category is on), so the bridge does
 	// not write a second line for the asked ones; it still tracks them.
 	eventsCarryApprovals bool
+	// early holds decisions that arrived before their request reached the
+	// bridge: with eventsCarryApprovals the reader sees the gate's event,
+	// which travels on another subject, and may answer first.
+	early map[string]inbound
 }
+
+// maxEarly bounds the decisions kept for requests not seen yet.
+const maxEarly = 64
 
 // NewBridge writes requests to out (stderr) and publishes answers on pub.
 func NewBridge(runID string, pub Publisher, out io.Writer) *Bridge {
@@ -84,6 +91,13 @@ func (b *Bridge) Detach() {
 
 func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
 	b.mu.Lock()
+	if m, answered := b.early[req.ToolCallID]; answered {
+		// Answered before it reached us (even if stdin closed since).
+		delete(b.early, req.ToolCallID)
+		b.mu.Unlock()
+		b.publishDecision(req, m)
+		return
+	}
 	closed := b.closed
 	if !closed {
 		b.approvals[req.ToolCallID] = req
@@ -164,22 +178,29 @@ func (b *Bridge) Serve(in io.Reader, warn func(string)) {
 		}
 		switch m.Type {
 		case "approval_decision":
+			if m.Approved == nil {
+				warn(fmt.Sprintf("ignored approval_decision without \"approved\" for toolCallId %q", m.ToolCallID))
+				continue
+			}
 			b.mu.Lock()
 			req, ok := b.approvals[m.ToolCallID]
 			delete(b.approvals, m.ToolCallID)
+			keep := !ok && b.eventsCarryApprovals && len(b.early) < maxEarly && m.ToolCallID != ""
+			if keep {
+				if b.early == nil {
+					b.early = map[string]inbound{}
+				}
+				b.early[m.ToolCallID] = m
+			}
 			b.mu.Unlock()
-			if !ok || m.Approved == nil {
+			if keep {
+				continue // its request is still on its way to us
+			}
+			if !ok {
 				warn(fmt.Sprintf("ignored approval_decision for unknown or already decided toolCallId %q", m.ToolCallID))
 				continue
 			}
-			note := m.Note
-			if note == "" {
-				note = m.Message
-			}
-			_ = b.pub.Publish(messages.ApprovalDecidedSubject(b.runID), messages.ApprovalDecided{
-				Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: *m.Approved,
-				DecidedBy: messages.DecidedByBridge, Note: note, Remember: m.Remember,
-			}, req.Trace)
+			b.publishDecision(req, m)
 		case "user_input_response":
 			b.mu.Lock()
 			req, ok := b.questions[m.RequestID]
@@ -207,6 +228,18 @@ func (b *Bridge) Serve(in io.Reader, warn func(string)) {
 	for _, q := range pendingQ {
 		_ = b.pub.Publish(messages.InputAnsweredSubject(b.runID), messages.UserInputAnswered{Place: q.Place, RequestID: q.RequestID}, nil)
 	}
+}
+
+// publishDecision sends a bridge's answer to the gate.
+func (b *Bridge) publishDecision(req messages.ApprovalRequired, m inbound) {
+	note := m.Note
+	if note == "" {
+		note = m.Message
+	}
+	_ = b.pub.Publish(messages.ApprovalDecidedSubject(b.runID), messages.ApprovalDecided{
+		Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: *m.Approved,
+		DecidedBy: messages.DecidedByBridge, Note: note, Remember: m.Remember,
+	}, req.Trace)
 }
 
 func (b *Bridge) decline(req messages.ApprovalRequired, note string) {

@@ -39,6 +39,11 @@ func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cwd, _ := os.Getwd()
+	if isRunCommand(os.Args[1:]) {
+		// jazz run is plain by contract, and so is any jazz a tool starts
+		// from it (headless-run.md §1).
+		_ = os.Setenv("JAZZ_NO_TUI", "1")
+	}
 	return Execute(ctx, os.Args[1:], Deps{IO: iostreams.System(), Getenv: os.Getenv, Cwd: cwd})
 }
 

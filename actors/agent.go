@@ -267,10 +267,6 @@ func callModel(ctx context.Context, call ModelCaller, req provider.Request, em *
 	if thinkSeq > 0 {
 		em.Emit(messages.Event{Type: messages.EventThinkingComplete, Place: place, Trace: trace})
 	}
-	for i, tc := range resp.Message.ToolCalls {
-		em.Emit(messages.Event{Type: messages.EventToolCall, Place: place, Trace: trace, Sequence: messages.Ptr(i), ToolCall: &messages.EventToolCallBody{
-			ID: tc.ID, Type: "function", Function: messages.EventFunctionBody{Name: tc.Name, Arguments: tc.Arguments}}})
-	}
 	u := resp.Usage
 	em.Emit(messages.Event{Type: messages.EventUsageUpdate, Place: place, Trace: trace, Usage: &u})
 	total := time.Since(start).Milliseconds()
@@ -347,8 +343,14 @@ func (a *Agent) toolPhase(c *actor.Context, calls []messages.ToolCall) {
 			gated = append(gated, tc.Name)
 		}
 	}
+	// tools_detected opens the batch, then one tool_call per call as the
+	// model emitted it (headless-run.md §10 ordering).
 	a.cfg.Events.Emit(messages.Event{Type: messages.EventToolsDetected, Place: a.cfg.Place, Trace: a.trace,
 		ToolNames: names, ToolsRequiringAppr: nonNil(gated)})
+	for i, tc := range calls {
+		a.cfg.Events.Emit(messages.Event{Type: messages.EventToolCall, Place: a.cfg.Place, Trace: a.trace, Sequence: messages.Ptr(i),
+			ToolCall: &messages.EventToolCallBody{ID: tc.ID, Type: "function", Function: messages.EventFunctionBody{Name: tc.Name, Arguments: tc.Arguments}}})
+	}
 	a.batch = calls
 	a.results = make(map[string]messages.ToolResultReady, len(calls))
 	a.running = map[string]string{}

@@ -136,6 +136,9 @@ func TestEventsSchemaAndOrder(t *testing.T) {
 		}
 	}
 	detected := pos("tools_detected", "")
+	if tc := pos("tool_call", ""); tc < detected {
+		t.Errorf("tools_detected must open the batch: tool_call at %d, tools_detected at %d", tc, detected)
+	}
 	if s := pos("tool_execution_start", readID); !(detected < s && s < pos("tool_execution_complete", readID)) {
 		t.Errorf("ungated order: detected %d start %d complete %d", detected, s, pos("tool_execution_complete", readID))
 	}

@@ -293,8 +293,8 @@ func (a *Agent) modelDone(c *actor.Context, m modelDone) {
 		if a.ctx.Err() != nil {
 			return // cancelled: the canceller reports the failure
 		}
-		a.cfg.Events.Emit(messages.Event{Type: messages.EventErrorType, Place: a.cfg.Place, Trace: a.trace,
-			Err: &messages.EventError{Name: "ProviderError", Message: m.err.Error()}, Recoverable: messages.Ptr(false)})
+		// The run's one recoverable:false error event is sent where the
+		// run's outcome is known (app), whatever made it fail.
 		a.fail(c, m.err.Error())
 		return
 	}

@@ -310,6 +310,12 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	<-engine.PoisonCtx(stopCtx, gatePID).Done()
 	stopped()
 	runSpan.End(runResult(out, runErr))
+	if !out.OK || runErr != nil {
+		// error events are always sent: a failure is never invisible on
+		// the live stream, whatever categories were chosen.
+		emitter.Emit(messages.Event{Type: messages.EventErrorType, Place: place,
+			Err: &messages.EventError{Name: failureName(runErr), Message: out.Error}, Recoverable: messages.Ptr(false)})
+	}
 	flushCtx, done := context.WithTimeout(context.Background(), time.Second)
 	_ = b.Flush(flushCtx)
 	done()
@@ -320,6 +326,18 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		return out, runErr
 	}
 	return out, nil
+}
+
+// failureName names the kind of failure in the run's error event.
+func failureName(runErr error) string {
+	var te *TimeoutError
+	switch {
+	case errors.As(runErr, &te):
+		return "TimeoutError"
+	case errors.Is(runErr, ErrCancelled):
+		return "CancelledError"
+	}
+	return "RunError"
 }
 
 // wireGate forwards decisions and policy changes from the bus to the gate.

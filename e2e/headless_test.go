@@ -149,6 +149,13 @@ func TestHeadlessTimeout(t *testing.T) {
 			t.Fatalf("exit %d envelope %s", r.code, r.stdout)
 		}
 	})
+	t.Run("events carry the failure", func(t *testing.T) {
+		r := e.run(hlRunOpts{args: []string{"run", "--json", "--events", "tools", "--agent", "slow", "--timeout", "300", "hi"}})
+		if r.code != 1 || !strings.Contains(r.stderr, `"type":"error"`) || !strings.Contains(r.stderr, `"name":"TimeoutError"`) ||
+			!strings.Contains(r.stderr, `"recoverable":false`) {
+			t.Fatalf("a timed-out run must end its event stream with one error event: %s", r.stderr)
+		}
+	})
 	t.Run("plain", func(t *testing.T) {
 		r := e.run(hlRunOpts{args: []string{"run", "--agent", "slow", "--timeout", "300", "hi"}})
 		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "Run exceeded the 300ms timeout.\n") {

@@ -11,9 +11,11 @@ import (
 	"github.com/jazz-run/jazz/store/agents"
 )
 
-// DefaultTools is what `jazz agent create` gives an agent without --tools:
-// the read-only file tools, so a new agent can look but not touch.
-var defaultTools = []string{"pwd", "ls", "read_file", "head", "tail", "stat", "find", "grep"}
+// defaultTools is what `jazz agent create` gives an agent without
+// --tools: the read-only file tools, so a new agent can look but not touch.
+func defaultTools() []string {
+	return []string{"pwd", "ls", "read_file", "head", "tail", "stat", "find", "grep"}
+}
 
 // NewAgentCmd builds `jazz agent`.
 func NewAgentCmd(d Deps) *cobra.Command {
@@ -39,7 +41,7 @@ func NewAgentCmd(d Deps) *cobra.Command {
 			if err := config.CheckWritable(s.Home); err != nil {
 				return err
 			}
-			list := defaultTools
+			list := defaultTools()
 			if cmd.Flags().Changed("tools") {
 				list = nil
 				for _, t := range strings.Split(toolsFlag, ",") {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -60,6 +61,9 @@ type Config struct {
 	// Telemetry traces iterations, model requests and tool calls under the
 	// span RunRequested.Trace carries; nil traces nothing.
 	Telemetry *telemetry.Telemetry
+	// Handlers counts tool handlers still running across the run tree
+	// (subagents share it); see toolactors.Deps.
+	Handlers *sync.WaitGroup
 	// Ctx is the run's lifetime; the agent derives its own from it.
 	Ctx context.Context
 }
@@ -369,7 +373,7 @@ func (a *Agent) dispatch(c *actor.Context) {
 		a.nextCall++
 		place := a.cfg.Place
 		place.ToolCallID = tc.ID
-		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry}
+		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry, Handlers: a.cfg.Handlers}
 		// Call actors stop themselves when done, so they are spawned on the
 		// engine, not as children: hollywood v1.0.5 stops a parent by
 		// poisoning each child and waiting, and a child that is poisoning

@@ -170,7 +170,7 @@ func saNewRig(t testing.TB, o saOptions) *saRig {
 	cfg := Config{
 		Place: place, Provider: "replay", Model: "test", SystemPrompt: "You are a test agent.",
 		Call: model.call, Registry: saAllTools(t).Subset(names), Env: env, Gate: gate, Events: em,
-		MaxIterations: 20, Price: o.price, MaxConcurrentCalls: o.calls,
+		MaxIterations: 20, Price: o.price, MaxConcurrentCalls: o.calls, Handlers: &sync.WaitGroup{},
 	}
 	subs := NewSubagents(engine, cfg, o.maxDepth, 0)
 	subs.Timeout, subs.Personas = o.timeout, o.personas
@@ -203,6 +203,14 @@ func (r *saRig) run(t testing.TB, ctx context.Context, prompt string) messages.R
 	for {
 		select {
 		case f := <-out:
+			// As app.Run does: what the handlers still report (a
+			// cancelled child's subagent_complete) arrives before we look.
+			waited := make(chan struct{})
+			go func() { cfg.Handlers.Wait(); close(waited) }()
+			select {
+			case <-waited:
+			case <-time.After(2 * time.Second):
+			}
 			return f
 		case <-stop:
 			stop = nil

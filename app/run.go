@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -246,6 +247,8 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		Telemetry: tel,
 	}
 	agentCfg.CallPrice = agentCfg.Price // each chat span carries its own cost
+	var handlers sync.WaitGroup
+	agentCfg.Handlers = &handlers
 	if err := installSubagents(engine, &agentCfg, o.Config); err != nil {
 		return Outcome{}, err
 	}
@@ -304,6 +307,10 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		out.Error = runErr.Error()
 	}
 	cancel()
+	// Tool handlers end with the run's context; wait for them so what
+	// they still report (a cancelled subagent's subagent_complete, its
+	// span) is not lost, but never longer than the 2 s a cancel may take.
+	waitAtMost(&handlers, 2*time.Second)
 	// Bounded: whatever happens inside the engine, the process exits.
 	stopCtx, stopped := context.WithTimeout(context.Background(), 2*time.Second)
 	<-engine.PoisonCtx(stopCtx, ownerPID).Done()
@@ -326,6 +333,18 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		return out, runErr
 	}
 	return out, nil
+}
+
+// waitAtMost waits for wg, or for d, whichever comes first.
+func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // failureName names the kind of failure in the run's error event.

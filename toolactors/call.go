@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -35,6 +36,10 @@ type Deps struct {
 	// Telemetry traces the call as `tool <name>` under the span
 	// ToolCallRequested.Trace carries; nil traces nothing.
 	Telemetry *telemetry.Telemetry
+	// Handlers counts the run's handlers still running, so a cancelled
+	// run can wait for them (and the events they still send, such as a
+	// subagent's subagent_complete) before it exits; nil counts nothing.
+	Handlers *sync.WaitGroup
 }
 
 // handlerDone carries a handler's result back into the actor. approved is
@@ -177,7 +182,14 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 	self, engine, env, handler := ctx.PID(), ctx.Engine(), c.deps.Env, t.Handler
 	name := t.Name
 	out := make(chan tools.Result, 1)
+	inflight := c.deps.Handlers
+	if inflight != nil {
+		inflight.Add(1)
+	}
 	supervisor.Go(func() {
+		if inflight != nil {
+			defer inflight.Done()
+		}
 		out <- handler(hctx, env, args)
 	}, func(reason string) {
 		out <- tools.Result{Error: fmt.Sprintf("Tool %s failed unexpectedly: %s", name, reason)}

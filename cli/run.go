@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -149,27 +150,14 @@ func validate(o RunOptions) (validated, error) {
 	return v, nil
 }
 
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
+// positiveInt reads a flag that takes digits only: ParseUint refuses
+// signs, spaces and units ("30s"), and 0 is refused here.
 func positiveInt(flag, raw string) (int, error) {
-	if !allDigits(raw) {
+	n, err := strconv.ParseUint(raw, 10, 31)
+	if err != nil || n == 0 {
 		return 0, fmt.Errorf("%s must be a positive integer (got %q).", flag, raw)
 	}
-	var n int
-	if _, err := fmt.Sscan(raw, &n); err != nil || n <= 0 {
-		return 0, fmt.Errorf("%s must be a positive integer (got %q).", flag, raw)
-	}
-	return n, nil
+	return int(n), nil
 }
 
 // successEnvelope is the --json success shape.

@@ -91,41 +91,39 @@ type tailResult struct {
 	EndLine   int `json:"endLine"`
 }
 
-func headHandler(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
-	var a headTailArgs
+// headTail is what head and tail share: the validated arguments, the
+// file's lines, and how many of them the call returns.
+func headTail(env *tools.Env, raw json.RawMessage) (a headTailArgs, res headResult, lines []string, fail *tools.Result) {
 	if err := decode(raw, &a); err != nil {
-		return badArgs(err)
+		r := badArgs(err)
+		return a, res, nil, &r
 	}
 	abs, content, fail := loadText(env, a.Path)
 	if fail != nil {
-		return *fail
+		return a, res, nil, fail
 	}
-	lines := splitLines(content)
+	lines = splitLines(content)
 	want := intOr(a.Lines, 10)
 	n := min(want, len(lines))
-	res := headResult{Path: abs, TotalLines: len(lines), ReturnedLines: n, RequestedLines: want}
-	res.Content, res.Truncated = cutUTF16(strings.Join(lines[:n], "\n"), intOr(a.MaxBytes, DefaultMaxBytes))
+	return a, headResult{Path: abs, TotalLines: len(lines), ReturnedLines: n, RequestedLines: want}, lines, nil
+}
+
+func headHandler(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+	a, res, lines, fail := headTail(env, raw)
+	if fail != nil {
+		return *fail
+	}
+	res.Content, res.Truncated = cutUTF16(strings.Join(lines[:res.ReturnedLines], "\n"), intOr(a.MaxBytes, DefaultMaxBytes))
 	return tools.Result{Success: true, Value: res, Truncated: res.Truncated}
 }
 
 func tailHandler(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
-	var a headTailArgs
-	if err := decode(raw, &a); err != nil {
-		return badArgs(err)
-	}
-	abs, content, fail := loadText(env, a.Path)
+	a, head, lines, fail := headTail(env, raw)
 	if fail != nil {
 		return *fail
 	}
-	lines := splitLines(content)
-	want := intOr(a.Lines, 10)
-	n := min(want, len(lines))
-	first := len(lines) - n
-	res := tailResult{
-		headResult: headResult{Path: abs, TotalLines: len(lines), ReturnedLines: n, RequestedLines: want},
-		StartLine:  first + 1,
-		EndLine:    len(lines),
-	}
+	first := len(lines) - head.ReturnedLines
+	res := tailResult{headResult: head, StartLine: first + 1, EndLine: len(lines)}
 	res.Content, res.Truncated = keepLastUTF16(strings.Join(lines[first:], "\n"), intOr(a.MaxBytes, DefaultMaxBytes))
 	return tools.Result{Success: true, Value: res, Truncated: res.Truncated}
 }

@@ -171,24 +171,34 @@ func Cut(s string) string {
 
 // Render turns ev into one NDJSON line. Every string value longer than 200
 // characters is cut to 200 + "…", keys and key order untouched, except in
-// user_input_required, which is a question a person must read whole.
+// requests a person decides on (user_input_required, approval_required),
+// which are never cut: an approver shown `echo AAAA…` cannot see the
+// `; touch x` behind it. Characters that would draw nothing or move the
+// cursor when the line is read on a terminal are written as \u escapes
+// (see EscapeHidden).
 func Render(ev messages.Event) []byte {
-	data, err := json.Marshal(ev)
-	if err != nil {
-		data = []byte(`{"type":"error","error":{"name":"EncodeError","message":"event could not be encoded"},"recoverable":true}`)
-	}
-	if ev.Type != messages.EventUserInputRequired {
+	data := encode(ev)
+	if !Whole(ev.Type) {
 		data = TruncateStrings(data)
 	}
-	return append(data, '\n')
+	return append(EscapeHidden(data), '\n')
 }
 
 // RenderWhole is Render without truncation, for requests sent to a bridge,
 // which must never be cut.
 func RenderWhole(ev messages.Event) []byte {
+	return append(EscapeHidden(encode(ev)), '\n')
+}
+
+// Whole reports whether events of this type are rendered uncut.
+func Whole(eventType string) bool {
+	return eventType == messages.EventUserInputRequired || eventType == messages.EventApprovalRequired
+}
+
+func encode(ev messages.Event) []byte {
 	data, err := json.Marshal(ev)
 	if err != nil {
 		data = []byte(`{"type":"error","error":{"name":"EncodeError","message":"event could not be encoded"},"recoverable":true}`)
 	}
-	return append(data, '\n')
+	return data
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/visible"
 )
 
 func TestTruncateStrings(t *testing.T) {
@@ -49,6 +50,7 @@ func TestRender(t *testing.T) {
 		{"tool result cut", messages.Event{Type: messages.EventToolExecutionComplete, Result: &long}, true},
 		{"error message cut", messages.Event{Type: messages.EventErrorType, Err: &messages.EventError{Name: "E", Message: long}, Recoverable: messages.Ptr(false)}, true},
 		{"question never cut", messages.Event{Type: messages.EventUserInputRequired, Question: long}, false},
+		{"approval request never cut", messages.Event{Type: messages.EventApprovalRequired, Message: "About to run echo " + long + "; touch x"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := Render(tc.ev)
@@ -69,6 +71,43 @@ func TestRender(t *testing.T) {
 	if !bytes.Contains(line, []byte(`"toolsRequiringApproval":[]`)) {
 		t.Errorf("empty toolsRequiringApproval dropped: %s", line)
 	}
+}
+
+// TestRenderEscapesHidden: what a terminal would not show (or would obey)
+// is written as a \u escape, and the line decodes to the same value.
+func TestRenderEscapesHidden(t *testing.T) {
+	msg := "ok\u202e\u200b\x7f\u009b\u2028\U000e0041 é 🙂 \x1b[2K\r"
+	line := Render(messages.Event{Type: messages.EventWarning, Message: msg})
+	for _, r := range string(line[:len(line)-1]) {
+		if r < 0x20 || r == 0x7f || (r > 0x7f && visible.Hidden(r)) {
+			t.Errorf("raw %U in %s", r, line)
+		}
+	}
+	if !bytes.Contains(line, []byte(`é 🙂`)) || !bytes.Contains(line, []byte(`\u202e`)) || !bytes.Contains(line, []byte(`\udb40\udc41`)) {
+		t.Errorf("line = %s", line)
+	}
+	var back messages.Event
+	if err := json.Unmarshal(line, &back); err != nil || back.Message != msg {
+		t.Errorf("decodes to %q, %v; want %q", back.Message, err, msg)
+	}
+}
+
+func FuzzEscapeHidden(f *testing.F) {
+	f.Add("a\u202eb")
+	f.Add("\x7f\u0085")
+	f.Fuzz(func(t *testing.T, s string) {
+		data, _ := json.Marshal(map[string]string{s: s})
+		out := EscapeHidden(data)
+		var a, b map[string]string
+		if json.Unmarshal(data, &a) != nil || json.Unmarshal(out, &b) != nil || len(a) != len(b) || a[s] != b[s] {
+			t.Fatalf("EscapeHidden changed the value: %s -> %s", data, out)
+		}
+		for _, r := range string(out) {
+			if r >= 0x7f && visible.Hidden(r) {
+				t.Fatalf("raw %U left in %s", r, out)
+			}
+		}
+	})
 }
 
 func TestFilter(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/visible"
 )
 
 // Terminal asks a person at a terminal: questions and approvals are
@@ -159,19 +160,21 @@ func (t *Terminal) publishAnswer(q messages.UserInputRequired, response string) 
 }
 
 // FormatQuestion is the terminal form of a question, ending with the
-// answer prompt (no newline after it).
+// answer prompt (no newline after it). Everything in it that the model
+// wrote is made visible first (package visible): an escape sequence or a
+// carriage return in a question must not repaint what the person reads.
 func FormatQuestion(q messages.UserInputRequired) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "❓ %s\n", q.Question)
+	fmt.Fprintf(&b, "❓ %s\n", indent(visible.Block(q.Question)))
 	for i, s := range q.Suggestions {
 		label := s.Label
 		if label == "" {
 			label = s.Value
 		}
 		if s.Description != "" {
-			fmt.Fprintf(&b, "  %d) %s — %s\n", i+1, label, s.Description)
+			fmt.Fprintf(&b, "  %d) %s — %s\n", i+1, visible.Line(label), visible.Line(s.Description))
 		} else {
-			fmt.Fprintf(&b, "  %d) %s\n", i+1, label)
+			fmt.Fprintf(&b, "  %d) %s\n", i+1, visible.Line(label))
 		}
 	}
 	if len(q.Suggestions) > 0 {
@@ -229,12 +232,13 @@ func (t *Terminal) decide(req messages.ApprovalRequired, approved bool, note, re
 
 // FormatApproval is the terminal form of an approval request: the tool,
 // its risk, the message, the arguments and the preview diff, then the
-// choices.
+// choices. It is never cut, and what the model wrote is made visible
+// (package visible), so what the person reads is what will run.
 func FormatApproval(req messages.ApprovalRequired) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "🔐 %s wants to run (%s)\n", req.ToolName, req.RiskLevel)
+	fmt.Fprintf(&b, "🔐 %s wants to run (%s)\n", visible.Line(req.ToolName), visible.Line(req.RiskLevel))
 	if req.Message != "" {
-		fmt.Fprintf(&b, "  %s\n", req.Message)
+		fmt.Fprintf(&b, "  %s\n", indent(visible.Block(req.Message)))
 	}
 	args := req.ExecuteArgs
 	if len(args) == 0 {
@@ -247,17 +251,22 @@ func FormatApproval(req messages.ApprovalRequired) string {
 				args = out
 			}
 		}
-		fmt.Fprintf(&b, "  arguments: %s\n", args)
+		fmt.Fprintf(&b, "  arguments: %s\n", visible.Block(string(args)))
 	}
 	if req.PreviewDiff != "" {
-		b.WriteString(req.PreviewDiff)
-		if !strings.HasSuffix(req.PreviewDiff, "\n") {
+		diff := visible.Block(req.PreviewDiff)
+		b.WriteString(diff)
+		if !strings.HasSuffix(diff, "\n") {
 			b.WriteByte('\n')
 		}
 	}
 	b.WriteString(approvalChoices(req.Command != ""))
 	return b.String()
 }
+
+// indent puts the continuation lines of a multi-line value under its
+// first line, so no line of it can pass for a line of the prompt.
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
 
 func approvalChoices(command bool) string {
 	if command {

@@ -2,6 +2,7 @@ package humanio
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"sync"
@@ -164,4 +165,28 @@ func recv[T any](t *testing.T, ch <-chan T) T {
 	}
 	var zero T
 	return zero
+}
+
+// TestPromptsShowHiddenCharacters: nothing the model wrote reaches the
+// terminal as a control: escape sequences, carriage returns and bidi
+// overrides are printed as visible escapes, in every part of the prompt.
+func TestPromptsShowHiddenCharacters(t *testing.T) {
+	evil := "echo safe\r\x1b[2K\x1b[1Aecho \u202erepainted\u200b\u009b\xff"
+	args, _ := json.Marshal(map[string]string{"command": evil})
+	out := FormatApproval(messages.ApprovalRequired{ToolName: "execute_command\x1b[31m", RiskLevel: "unknown",
+		Message: "About to run: " + evil, PreviewDiff: "+" + evil + "\n", ExecuteArgs: args, Command: evil})
+	out += FormatQuestion(messages.UserInputRequired{Question: evil, Suggestions: []messages.Suggestion{{Value: "v", Label: evil, Description: evil}}})
+	for _, r := range out {
+		if r == '\n' {
+			continue
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u202e' || r == '\u200b' {
+			t.Fatalf("raw %U reached the terminal:\n%q", r, out)
+		}
+	}
+	for _, want := range []string{`\r\x1b[2K`, `\u202e`, `\u200b`, `\u009b`, `execute_command\x1b[31m`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("prompt lacks %s:\n%s", want, out)
+		}
+	}
 }

@@ -38,7 +38,7 @@ func NewAgentCmd(d Deps) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := config.CheckWritable(s.Home); err != nil {
+			if err := config.CheckHome(s.Home); err != nil {
 				return err
 			}
 			list := defaultTools()

@@ -227,10 +227,10 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if err != nil {
 		return fail(err.Error(), 0)
 	}
-	if err := config.CheckWritable(home); err != nil {
+	if err := config.CheckHome(home); err != nil {
 		return fail(err.Error(), 0)
 	}
-	cfg, warnings, err := config.Load(config.LoadOptions{Home: home, ConfigFlag: o.ConfigPath, Getenv: getenv, Cwd: d.Cwd, Debug: o.Debug})
+	cfg, warnings, err := config.Load(ctx, config.LoadOptions{Home: home, ConfigFlag: o.ConfigPath, Getenv: getenv, Cwd: d.Cwd, Debug: o.Debug})
 	if err != nil {
 		return fail(err.Error(), 0)
 	}

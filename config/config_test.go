@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -127,9 +128,17 @@ func (f *fixture) project(t *testing.T, content string) string {
 	return f.write(t, filepath.Join(f.cwd, ".jazz", "config.json"), content)
 }
 
+// trust records the project directory as trusted with its config as now.
+func (f *fixture) trust(t *testing.T) {
+	t.Helper()
+	if _, _, err := (&TrustStore{Home: f.home}).Trust(context.Background(), f.cwd, f.cwd); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (f *fixture) load(t *testing.T, flag string) (*Config, []string, error) {
 	t.Helper()
-	return Load(LoadOptions{Home: f.home, ConfigFlag: flag, Getenv: env(f.env), Cwd: f.cwd})
+	return Load(context.Background(), LoadOptions{Home: f.home, ConfigFlag: flag, Getenv: env(f.env), Cwd: f.cwd})
 }
 
 func TestLoadDefaults(t *testing.T) {
@@ -245,6 +254,8 @@ func TestLoadMerge(t *testing.T) {
 		"telemetry": {"otlp": {"serviceName": "proj"}},
 		"mcpServers": {"fs": {"enabled": false}}
 	}`)
+	// Merging is about a file the user trusts; untrusted files: trust_test.go.
+	f.trust(t)
 	cfg, warns, err := f.load(t, "")
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +295,7 @@ func TestLoadMerge(t *testing.T) {
 func TestLoadDebug(t *testing.T) {
 	f := newFixture(t)
 	f.global(t, `{"logging": {"level": "warn"}}`)
-	cfg, _, err := Load(LoadOptions{Home: f.home, Getenv: env(nil), Cwd: f.cwd, Debug: true})
+	cfg, _, err := Load(context.Background(), LoadOptions{Home: f.home, Getenv: env(nil), Cwd: f.cwd, Debug: true})
 	if err != nil || cfg.Logging.Level != "debug" || cfg.Logging.Format != "plain" {
 		t.Fatalf("err %v logging %+v", err, cfg.Logging)
 	}
@@ -370,7 +381,7 @@ func BenchmarkLoad(b *testing.B) {
 	dir := b.TempDir()
 	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"maxIterations": 40, "llm": {"openai": {"api_key": "k"}}, "autoApprovedCommands": ["git status"]}`), 0o600)
 	for b.Loop() {
-		if _, _, err := Load(LoadOptions{Home: dir, Getenv: env(nil), Cwd: dir}); err != nil {
+		if _, _, err := Load(context.Background(), LoadOptions{Home: dir, Getenv: env(nil), Cwd: dir}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/jazz-run/jazz/safefile"
 )
 
 // Home resolves JAZZ_HOME (config.md §1): the JAZZ_HOME variable, trimmed,
@@ -70,6 +72,20 @@ func absDir(dir string) string {
 		return a
 	}
 	return dir
+}
+
+// CheckHome makes sure home exists, that only the user (or root) can
+// change it or any directory above it (safefile.CheckPrivate: agents,
+// personas, history, trust records and the config live there), and that
+// it accepts writes (CheckWritable).
+func CheckHome(home string) error {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return notWritable(home, err)
+	}
+	if err := safefile.CheckPrivate(home); err != nil {
+		return fmt.Errorf("JAZZ_HOME: %w", err)
+	}
+	return CheckWritable(home)
 }
 
 // CheckWritable makes sure home exists and really accepts writes, by

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,11 +10,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/jazz-run/jazz/pricing"
+	"github.com/jazz-run/jazz/safefile"
 )
 
 // LoadOptions are Load's inputs.
@@ -55,10 +56,17 @@ func deepSection(key string) (nested []string, ok bool) {
 	return nil, false
 }
 
+// MaxFileBytes bounds a config file; a bigger one is refused, naming it.
+const MaxFileBytes = 1 << 20
+
 // Load reads and merges the configuration files (config.md §2) and returns
 // the typed result plus warnings meant for stderr. A missing optional file is
-// not an error; an unreadable or malformed one is, naming its path.
-func Load(opts LoadOptions) (*Config, []string, error) {
+// not an error; an unreadable or malformed one is, naming its path. The
+// global file must be one only the user (or root) can change (see
+// safefile.CheckPrivate); the project file applies in full only when the
+// user trusts it (see TrustStore), else only its narrowing keys do. Every
+// read gives up when ctx ends.
+func Load(ctx context.Context, opts LoadOptions) (*Config, []string, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -95,34 +103,40 @@ func Load(opts LoadOptions) (*Config, []string, error) {
 	default:
 		global = filepath.Join(opts.Home, "config.json")
 	}
-	g, ok, w, err := readFile(global, required)
+	g, w, err := readFile(ctx, global, required, true)
+	warnings = append(warnings, w...)
 	if err != nil {
 		return nil, warnings, err
 	}
-	warnings = append(warnings, w...)
-	if ok {
+	if g.ok {
 		files = append(files, global)
-		if w := repairMode(global); w != "" {
-			warnings = append(warnings, w)
-		}
-		mergeInto(doc, g, global, origin)
+		mergeInto(doc, g.doc, global, origin)
 	}
 
 	project := filepath.Join(cwd, ".jazz", "config.json")
 	if !sameFile(project, global) {
-		p, ok, w, err := readFile(project, false)
+		p, w, err := readFile(ctx, project, false, false)
+		warnings = append(warnings, w...)
 		if err != nil {
 			return nil, warnings, err
 		}
-		warnings = append(warnings, w...)
-		if ok {
-			if _, has := p["storage"]; has {
+		if p.ok {
+			if _, has := p.doc["storage"]; has {
 				// Agents and history always live in JAZZ_HOME.
-				warnings = append(warnings, fmt.Sprintf("config %s: \"storage\" is ignored in a project config; agents and history stay in JAZZ_HOME", project))
-				delete(p, "storage")
+				warnings = append(warnings, fmt.Sprintf("config %s: \"storage\" is ignored in a project config; agents and history stay in JAZZ_HOME", printable(project)))
+				delete(p.doc, "storage")
+			}
+			trusted, w := (&TrustStore{Home: opts.Home}).trusts(ctx, cwd, p.data)
+			warnings = append(warnings, w...)
+			if !trusted.ok {
+				applied, ignored := narrow(doc, p.doc)
+				if len(ignored) > 0 {
+					warnings = append(warnings, untrustedWarning(project, trusted, ignored))
+				}
+				p.doc = applied
 			}
 			files = append(files, project)
-			mergeInto(doc, p, project, origin)
+			mergeInto(doc, p.doc, project, origin)
 		}
 	}
 
@@ -155,40 +169,56 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
-// readFile reads one config file. ok is false when an optional file is
+// loaded is one config file as read: its bytes (what a trust record
+// hashes) and the object they hold. ok is false when an optional file is
 // missing or blank.
-func readFile(path string, required bool) (doc map[string]any, ok bool, warnings []string, err error) {
-	data, err := os.ReadFile(path)
+type loaded struct {
+	data []byte
+	doc  map[string]any
+	ok   bool
+}
+
+// readFile reads one config file: a regular file of at most MaxFileBytes;
+// a private one (the global file) also passes safefile's ownership and
+// mode checks, and a mode letting others read it is tightened to 0600.
+func readFile(ctx context.Context, path string, required, private bool) (loaded, []string, error) {
+	data, warnings, err := safefile.Read(ctx, path, safefile.Options{
+		MaxBytes: MaxFileBytes, What: "config file", Private: private, Restrict: private,
+	})
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !required {
-			return nil, false, nil, nil
+			return loaded{}, nil, nil
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, false, nil, fmt.Errorf("config file %s does not exist: %w", path, ErrInvalid)
+			return loaded{}, nil, fmt.Errorf("config file %s does not exist: %w", path, ErrInvalid)
 		}
-		return nil, false, nil, fmt.Errorf("read config file %s: %w", path, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return loaded{}, nil, fmt.Errorf("read config file %s: %w", path, err)
+		}
+		return loaded{}, nil, fmt.Errorf("%w: %w", err, ErrInvalid)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		if required {
-			return nil, false, nil, fmt.Errorf("config file %s is empty: %w", path, ErrInvalid)
+			return loaded{}, warnings, fmt.Errorf("config file %s is empty: %w", path, ErrInvalid)
 		}
-		return nil, false, []string{fmt.Sprintf("config %s is empty; ignored", path)}, nil
+		return loaded{}, append(warnings, fmt.Sprintf("config %s is empty; ignored", printable(path))), nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, false, nil, fmt.Errorf("config file %s is not valid JSON (%v): %w", path, err, ErrInvalid)
+		return loaded{}, warnings, fmt.Errorf("config file %s is not valid JSON (%v): %w", path, err, ErrInvalid)
 	}
 	if dec.More() {
-		return nil, false, nil, fmt.Errorf("config file %s has trailing data after the JSON object: %w", path, ErrInvalid)
+		return loaded{}, warnings, fmt.Errorf("config file %s has trailing data after the JSON object: %w", path, ErrInvalid)
 	}
 	obj, isObj := v.(map[string]any)
 	if !isObj {
-		return nil, false, nil, fmt.Errorf("config file %s must hold a JSON object, not %s: %w", path, kind(v), ErrInvalid)
+		return loaded{}, warnings, fmt.Errorf("config file %s must hold a JSON object, not %s: %w", path, kind(v), ErrInvalid)
 	}
 	renameGoogle(obj)
-	return obj, true, nil, nil
+	return loaded{data: data, doc: obj, ok: true}, warnings, nil
 }
 
 // renameGoogle rewrites the old provider name `google` to `gemini` in llm
@@ -212,21 +242,6 @@ func renameGoogle(doc map[string]any) {
 			}
 		}
 	}
-}
-
-// repairMode tightens a config file looser than 0600: it may hold API keys.
-func repairMode(path string) string {
-	if runtime.GOOS == "windows" {
-		return ""
-	}
-	st, err := os.Stat(path)
-	if err != nil || st.Mode().Perm()&0o077 == 0 {
-		return ""
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		return fmt.Sprintf("config %s has mode %04o and holds secrets; could not restrict it to 0600: %v", path, st.Mode().Perm(), err)
-	}
-	return ""
 }
 
 // mergeInto lays src over dst per config.md §2: the known object sections

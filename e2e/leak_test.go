@@ -38,7 +38,7 @@ func TestRunLeaksNoGoroutines(t *testing.T) {
 		}
 		return ""
 	}
-	cfg, _, err := config.Load(config.LoadOptions{Home: home, Getenv: getenv, Cwd: cwd})
+	cfg, _, err := config.Load(context.Background(), config.LoadOptions{Home: home, Getenv: getenv, Cwd: cwd})
 	if err != nil {
 		t.Fatal(err)
 	}

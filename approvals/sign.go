@@ -1,0 +1,305 @@
+package approvals
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nats-io/nkeys"
+)
+
+// Kinds of signed payloads: the kind is inside what is signed, so a
+// signature over a decision can never pass as a policy change.
+const (
+	KindDecision = "jazz.approval.decision/v1"
+	KindPolicy   = "jazz.policy.change/v1"
+)
+
+// signDomain prefixes every signed byte string: jazz signatures cannot be
+// replayed as nonce answers to a NATS server, nor the other way round.
+const signDomain = "jazz-signed/v1\n"
+
+// MaxNote bounds a decision's note; a longer one is refused, not cut.
+const MaxNote = 4096
+
+// DefaultValidity is how long a signed decision may take to arrive.
+const DefaultValidity = 5 * time.Minute
+
+// maxSkew is how far in the future an issued-at may be (clock drift).
+const maxSkew = time.Minute
+
+// Envelope is a signed payload: the exact bytes signed, who signed them,
+// and the signature (base64url of the ed25519 signature).
+type Envelope struct {
+	Payload   json.RawMessage `json:"payload"`
+	Signer    string          `json:"signer"`
+	Signature string          `json:"sig"`
+}
+
+// Decision is what an approver signs: one verdict on one request of one
+// run, bound to the action hash the approver saw.
+type Decision struct {
+	Kind       string    `json:"kind"`
+	RunID      string    `json:"runId"`
+	RequestID  string    `json:"requestId"`
+	ActionHash string    `json:"actionHash"`
+	Approved   bool      `json:"approved"`
+	Note       string    `json:"note,omitempty"`
+	Nonce      string    `json:"nonce"`
+	IssuedAt   time.Time `json:"issuedAt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+	// SignerName is the name the approver goes by; the run shows the name
+	// its own registry gives the key, never this one.
+	SignerName string `json:"signerName,omitempty"`
+}
+
+// PolicyChange is a signed request to set a run's approval policy.
+type PolicyChange struct {
+	Kind       string    `json:"kind"`
+	RunID      string    `json:"runId"`
+	Policy     string    `json:"policy"`
+	Nonce      string    `json:"nonce"`
+	IssuedAt   time.Time `json:"issuedAt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+	SignerName string    `json:"signerName,omitempty"`
+}
+
+// NewNonce is 128 random bits, hex.
+func NewNonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Sign marshals v and signs it with kp.
+func Sign(kp nkeys.KeyPair, v any) (Envelope, error) {
+	payload, err := json.Marshal(v)
+	if err != nil {
+		return Envelope{}, fmt.Errorf("sign: %w", err)
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		return Envelope{}, fmt.Errorf("sign: %w", err)
+	}
+	sig, err := kp.Sign(append([]byte(signDomain), payload...))
+	if err != nil {
+		return Envelope{}, fmt.Errorf("sign: %w", err)
+	}
+	return Envelope{Payload: payload, Signer: pub, Signature: base64.RawURLEncoding.EncodeToString(sig)}, nil
+}
+
+// SignDecision fills in the kind, nonce and times, checks the note, and
+// signs.
+func SignDecision(kp nkeys.KeyPair, d Decision, now time.Time, validity time.Duration) (Envelope, error) {
+	if err := checkNote(d.Note); err != nil {
+		return Envelope{}, err
+	}
+	if validity <= 0 {
+		validity = DefaultValidity
+	}
+	d.Kind = KindDecision
+	d.Nonce = NewNonce()
+	d.IssuedAt = now.UTC().Truncate(time.Millisecond)
+	d.ExpiresAt = d.IssuedAt.Add(validity)
+	return Sign(kp, d)
+}
+
+// SignPolicy signs a policy change.
+func SignPolicy(kp nkeys.KeyPair, p PolicyChange, now time.Time, validity time.Duration) (Envelope, error) {
+	if validity <= 0 {
+		validity = DefaultValidity
+	}
+	p.Kind = KindPolicy
+	p.Nonce = NewNonce()
+	p.IssuedAt = now.UTC().Truncate(time.Millisecond)
+	p.ExpiresAt = p.IssuedAt.Add(validity)
+	return Sign(kp, p)
+}
+
+func checkNote(note string) error {
+	if len(note) > MaxNote {
+		return fmt.Errorf("the note is %d bytes; at most %d are allowed", len(note), MaxNote)
+	}
+	if !utf8.ValidString(note) {
+		return errors.New("the note is not valid UTF-8")
+	}
+	return nil
+}
+
+// Open checks the signature and decodes the payload into v strictly
+// (unknown fields refused). It does not say whether the signer is trusted.
+func (e Envelope) Open(v any) error {
+	if !nkeys.IsValidPublicUserKey(e.Signer) {
+		return &RefusedError{Reason: ReasonBadSignature, Detail: "the signer is not an nkey user public key"}
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(e.Signature)
+	if err != nil {
+		return &RefusedError{Reason: ReasonBadSignature, Detail: "the signature is not base64url"}
+	}
+	pk, err := nkeys.FromPublicKey(e.Signer)
+	if err != nil {
+		return &RefusedError{Reason: ReasonBadSignature, Detail: err.Error()}
+	}
+	if err := pk.Verify(append([]byte(signDomain), e.Payload...), sig); err != nil {
+		return &RefusedError{Reason: ReasonBadSignature, Detail: "the signature does not verify"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(e.Payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &RefusedError{Reason: ReasonMalformed, Detail: err.Error()}
+	}
+	return nil
+}
+
+// Reasons a signed message is refused.
+const (
+	ReasonMalformed      = "malformed"
+	ReasonBadSignature   = "bad_signature"
+	ReasonUnknownSigner  = "unknown_signer"
+	ReasonTier           = "tier"
+	ReasonNotAllowed     = "not_allowed"
+	ReasonActionMismatch = "action_mismatch"
+	ReasonOtherRun       = "other_run"
+	ReasonOtherRequest   = "other_request"
+	ReasonExpired        = "expired"
+	ReasonReplay         = "replay"
+	ReasonCeiling        = "above_ceiling"
+	ReasonUnsigned       = "unsigned"
+	ReasonNote           = "note"
+)
+
+// RefusedError is a signed message the run will not act on, and why.
+type RefusedError struct {
+	Reason string
+	Detail string
+}
+
+func (e *RefusedError) Error() string { return "refused (" + e.Reason + "): " + e.Detail }
+
+func refuse(reason, format string, args ...any) error {
+	return &RefusedError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Expect is what the run holds for one pending request.
+type Expect struct {
+	RunID      string
+	RequestID  string
+	ActionHash string
+	RiskTier   string
+}
+
+// NonceSet remembers the nonces a run has accepted; it is owned by one
+// goroutine (the run's approval actor), so it needs no lock.
+type NonceSet map[string]struct{}
+
+// VerifyDecision accepts e only if the signature verifies, the signer is
+// an approver whose tier covers the request, and the decision is for this
+// run, this request and this action hash, unexpired and not seen before.
+// On success the nonce is recorded.
+func VerifyDecision(e Envelope, reg *Registry, exp Expect, now time.Time, seen NonceSet) (Decision, Approver, error) {
+	var d Decision
+	if err := e.Open(&d); err != nil {
+		return d, Approver{}, err
+	}
+	if d.Kind != KindDecision {
+		return d, Approver{}, refuse(ReasonMalformed, "payload kind %q is not a decision", d.Kind)
+	}
+	a, ok := reg.Lookup(e.Signer)
+	if !ok {
+		return d, a, refuse(ReasonUnknownSigner, "signer %s is not an allowed approver", e.Signer)
+	}
+	if d.RunID != exp.RunID {
+		return d, a, refuse(ReasonOtherRun, "the decision is for run %q, not %q", d.RunID, exp.RunID)
+	}
+	if d.RequestID != exp.RequestID {
+		return d, a, refuse(ReasonOtherRequest, "the decision is for request %q, not %q", d.RequestID, exp.RequestID)
+	}
+	if d.ActionHash != exp.ActionHash {
+		return d, a, refuse(ReasonActionMismatch, "the decision approves action %s, but the pending action is %s", d.ActionHash, exp.ActionHash)
+	}
+	if d.Approved && !TierCovers(a.MaxTier, exp.RiskTier) {
+		return d, a, refuse(ReasonTier, "approver %s may approve up to %s, and this call is %s", a.Name, a.MaxTier, exp.RiskTier)
+	}
+	if err := checkTimes(d.IssuedAt, d.ExpiresAt, now); err != nil {
+		return d, a, err
+	}
+	if err := checkNote(d.Note); err != nil {
+		return d, a, refuse(ReasonNote, "%v", err)
+	}
+	if _, dup := seen[d.Nonce]; dup || d.Nonce == "" {
+		return d, a, refuse(ReasonReplay, "nonce %q was already used", d.Nonce)
+	}
+	seen[d.Nonce] = struct{}{}
+	return d, a, nil
+}
+
+func checkTimes(issued, expires, now time.Time) error {
+	if expires.IsZero() || !now.Before(expires) {
+		return refuse(ReasonExpired, "it expired at %s", expires.UTC().Format(time.RFC3339))
+	}
+	if issued.After(now.Add(maxSkew)) {
+		return refuse(ReasonExpired, "it was issued in the future (%s)", issued.UTC().Format(time.RFC3339))
+	}
+	if expires.Sub(issued) > time.Hour {
+		return refuse(ReasonExpired, "its validity (%s) is longer than an hour", expires.Sub(issued))
+	}
+	return nil
+}
+
+// VerifyPolicy accepts a policy change signed by an approver allowed to
+// change policy, for this run, unexpired, unseen, and at most ceiling.
+func VerifyPolicy(e Envelope, reg *Registry, runID, ceiling string, now time.Time, seen NonceSet) (PolicyChange, Approver, error) {
+	var p PolicyChange
+	if err := e.Open(&p); err != nil {
+		return p, Approver{}, err
+	}
+	if p.Kind != KindPolicy {
+		return p, Approver{}, refuse(ReasonMalformed, "payload kind %q is not a policy change", p.Kind)
+	}
+	a, ok := reg.Lookup(e.Signer)
+	if !ok {
+		return p, a, refuse(ReasonUnknownSigner, "signer %s is not an allowed approver", e.Signer)
+	}
+	if !a.Policy {
+		return p, a, refuse(ReasonNotAllowed, "approver %s may not change policy", a.Name)
+	}
+	if p.RunID != runID {
+		return p, a, refuse(ReasonOtherRun, "the change is for run %q, not %q", p.RunID, runID)
+	}
+	if p.Policy != "" && tierRank(p.Policy) == 0 || p.Policy == "unknown" {
+		return p, a, refuse(ReasonMalformed, "policy %q: expected read-only, low-risk or high-risk", p.Policy)
+	}
+	if !PolicyAtMost(p.Policy, ceiling) {
+		return p, a, refuse(ReasonCeiling, "policy %s is above this run's ceiling (%s)", p.Policy, ceilingName(ceiling))
+	}
+	if err := checkTimes(p.IssuedAt, p.ExpiresAt, now); err != nil {
+		return p, a, err
+	}
+	if _, dup := seen[p.Nonce]; dup || p.Nonce == "" {
+		return p, a, refuse(ReasonReplay, "nonce %q was already used", p.Nonce)
+	}
+	seen[p.Nonce] = struct{}{}
+	return p, a, nil
+}
+
+// PolicyAtMost reports whether policy p auto-approves no more than ceiling
+// does; the empty policy (nothing automatic) is below everything.
+func PolicyAtMost(p, ceiling string) bool {
+	if p == "" {
+		return true
+	}
+	return tierRank(p) <= tierRank(ceiling) && tierRank(ceiling) > 0
+}
+
+func ceilingName(c string) string {
+	if c == "" {
+		return "no automatic approval"
+	}
+	return c
+}

@@ -1,0 +1,420 @@
+package approvals
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jazz-run/jazz/messages"
+)
+
+// Names of the JetStream assets remote approvals use.
+const (
+	Bucket       = "jazz_approvals"
+	AuditStream  = "jazz_audit"
+	AuditSubject = "jazz.audit"
+	// RecordMaxAge bounds how long decided records are kept (answers to
+	// "who decided this?" and late approvers) when the server cannot
+	// expire keys one by one.
+	RecordMaxAge = 24 * time.Hour
+	// MaxRecord bounds one record (request + diff + decision).
+	MaxRecord = 4 << 20
+)
+
+// Status of a record.
+const (
+	StatusPending   = "pending"
+	StatusApproved  = "approved"
+	StatusDenied    = "denied"
+	StatusExpired   = "expired"
+	StatusCancelled = "cancelled"
+)
+
+// Request is everything a person needs to decide one gated call, plus the
+// action hash that binds the decision to what will run.
+type Request struct {
+	RunID      string `json:"runId"`
+	RequestID  string `json:"requestId"`
+	ToolCallID string `json:"toolCallId"`
+	AgentID    string `json:"agentId,omitempty"`
+	Agent      string `json:"agent,omitempty"`
+	// Subagent is set when a subagent (depth > 0) asked.
+	Subagent    string          `json:"subagent,omitempty"`
+	Depth       int             `json:"depth,omitempty"`
+	Tool        string          `json:"tool"`
+	Arguments   json.RawMessage `json:"arguments,omitempty"`
+	Message     string          `json:"message,omitempty"`
+	PreviewDiff string          `json:"previewDiff,omitempty"`
+	RiskTier    string          `json:"riskTier"`
+	WorkDir     string          `json:"workDir,omitempty"`
+	// Policy is the run's policy when it asked.
+	Policy      string          `json:"policy"`
+	ExecuteTool string          `json:"executeTool"`
+	ExecuteArgs json.RawMessage `json:"executeArgs,omitempty"`
+	ActionHash  string          `json:"actionHash"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	ExpiresAt   time.Time       `json:"expiresAt"`
+}
+
+// Record is the KV value of one request over its life.
+type Record struct {
+	Status   string    `json:"status"`
+	Request  Request   `json:"request"`
+	Decision *Envelope `json:"decision,omitempty"`
+	// DecidedBy and DecidedAt are what the signed decision says, copied
+	// for readers that do not verify it (a late approver's message).
+	DecidedBy string    `json:"decidedBy,omitempty"`
+	DecidedAt time.Time `json:"decidedAt,omitempty"`
+	// Reason says why an expired or cancelled request closed.
+	Reason string `json:"reason,omitempty"`
+	// Revision is the KV revision the record was read at (not stored).
+	Revision uint64 `json:"-"`
+}
+
+// Pending reports whether the record still waits for a decision at now.
+func (r Record) Pending(now time.Time) bool {
+	return r.Status == StatusPending && (r.Request.ExpiresAt.IsZero() || now.Before(r.Request.ExpiresAt))
+}
+
+// Key is the KV key of a request: run and request id, each one subject
+// token, so no id can reach another run's keys.
+func Key(runID, requestID string) string {
+	return messages.SubjectToken(runID) + "." + messages.SubjectToken(requestID)
+}
+
+// RunKeys matches every key of one run.
+func RunKeys(runID string) string { return messages.SubjectToken(runID) + ".*" }
+
+// KeySubject is the subject a KV write of key is published on.
+func KeySubject(key string) string { return "$KV." + Bucket + "." + key }
+
+// NewRequestID is a fresh, unguessable request id.
+func NewRequestID() string { return "ap-" + NewNonce()[:24] }
+
+// ErrNoSuchPending: the id never existed, expired or was withdrawn.
+var ErrNoSuchPending = errors.New("no such pending approval")
+
+// AlreadyDecidedError is the loser's answer in a race, or a late
+// approver's: someone decided first.
+type AlreadyDecidedError struct {
+	By       string
+	At       time.Time
+	Approved bool
+	Status   string
+}
+
+func (e *AlreadyDecidedError) Error() string {
+	switch e.Status {
+	case StatusExpired, StatusCancelled:
+		return fmt.Sprintf("no such pending approval: it %s at %s", e.Status, e.At.UTC().Format(time.RFC3339))
+	}
+	verdict := "denied"
+	if e.Approved {
+		verdict = "approved"
+	}
+	return fmt.Sprintf("already decided by %s at %s (%s)", e.By, e.At.UTC().Format(time.RFC3339), verdict)
+}
+
+// Store is the pending-approvals KV bucket.
+type Store struct {
+	js jetstream.JetStream
+	kv jetstream.KeyValue
+	// keyTTL: the server expires keys one by one (nats-server ≥ 2.11).
+	keyTTL bool
+}
+
+// OpenStore binds the bucket, creating it (and the audit stream) when it
+// is missing and create is set.
+func OpenStore(ctx context.Context, nc *nats.Conn, create bool) (*Store, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("open JetStream: %w", err)
+	}
+	s := &Store{js: js, keyTTL: serverAtLeast(nc.ConnectedServerVersion(), 2, 11)}
+	kv, err := js.KeyValue(ctx, Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) && create {
+		cfg := jetstream.KeyValueConfig{
+			Bucket:       Bucket,
+			Description:  "jazz pending approvals",
+			History:      1,
+			TTL:          RecordMaxAge,
+			MaxValueSize: MaxRecord,
+			Storage:      jetstream.FileStorage,
+		}
+		if s.keyTTL {
+			cfg.LimitMarkerTTL = time.Minute
+		}
+		kv, err = js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, Bucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open approvals bucket %s: %w", Bucket, err)
+	}
+	if s.keyTTL {
+		st, err := kv.Status(ctx)
+		s.keyTTL = err == nil && st.LimitMarkerTTL() > 0
+	}
+	s.kv = kv
+	if create {
+		if err := ensureAudit(ctx, js); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func ensureAudit(ctx context.Context, js jetstream.JetStream) error {
+	_, err := js.Stream(ctx, AuditStream)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("open audit stream: %w", err)
+	}
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{
+		Name:        AuditStream,
+		Description: "jazz approval audit trail (append-only)",
+		Subjects:    []string{AuditSubject + ".>"},
+		Storage:     jetstream.FileStorage,
+		DenyDelete:  true,
+		DenyPurge:   true,
+	})
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return fmt.Errorf("create audit stream: %w", err)
+	}
+	return nil
+}
+
+func serverAtLeast(v string, major, minor int) bool {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
+}
+
+// Put records a new pending request (kv.Create: an existing key is an
+// error, never overwritten). Its TTL is the approval timeout where the
+// server supports per-key TTLs; the expiry inside the record holds
+// everywhere.
+func (s *Store) Put(ctx context.Context, req Request) (uint64, error) {
+	data, err := json.Marshal(Record{Status: StatusPending, Request: req})
+	if err != nil {
+		return 0, err
+	}
+	var opts []jetstream.KVCreateOpt
+	if s.keyTTL && !req.ExpiresAt.IsZero() {
+		if ttl := time.Until(req.ExpiresAt).Round(time.Second) + time.Second; ttl > 0 {
+			opts = append(opts, jetstream.KeyTTL(ttl))
+		}
+	}
+	rev, err := s.kv.Create(ctx, Key(req.RunID, req.RequestID), data, opts...)
+	if err != nil {
+		return 0, fmt.Errorf("record pending approval %s: %w", req.RequestID, err)
+	}
+	return rev, nil
+}
+
+// Get reads one record; a missing or deleted key is ErrNoSuchPending.
+func (s *Store) Get(ctx context.Context, runID, requestID string) (Record, error) {
+	return s.GetKey(ctx, Key(runID, requestID))
+}
+
+// GetKey reads the record at key.
+func (s *Store) GetKey(ctx context.Context, key string) (Record, error) {
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return Record{}, ErrNoSuchPending
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("read approval %s: %w", key, err)
+	}
+	return decodeRecord(e)
+}
+
+func decodeRecord(e jetstream.KeyValueEntry) (Record, error) {
+	var r Record
+	if err := json.Unmarshal(e.Value(), &r); err != nil {
+		return Record{}, fmt.Errorf("approval %s is not a record: %w", e.Key(), err)
+	}
+	r.Revision = e.Revision()
+	return r, nil
+}
+
+// Decide records a signed decision exactly once: a compare-and-set on the
+// revision the pending record was read at. The loser of a race, and anyone
+// after it, gets AlreadyDecidedError; an unknown or expired id gets
+// ErrNoSuchPending.
+func (s *Store) Decide(ctx context.Context, runID, requestID string, env Envelope, d Decision, now time.Time) (Record, error) {
+	key := Key(runID, requestID)
+	for range 3 {
+		r, err := s.GetKey(ctx, key)
+		if err != nil {
+			return Record{}, err
+		}
+		if err := closedError(r, now); err != nil {
+			return r, err
+		}
+		r.Status = StatusDenied
+		if d.Approved {
+			r.Status = StatusApproved
+		}
+		r.Decision = &env
+		r.DecidedBy = d.SignerName
+		if r.DecidedBy == "" {
+			r.DecidedBy = env.Signer
+		}
+		r.DecidedAt = d.IssuedAt
+		data, _ := json.Marshal(r)
+		rev, err := s.kv.Update(ctx, key, data, r.Revision)
+		if err == nil {
+			r.Revision = rev
+			return r, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
+			return Record{}, fmt.Errorf("record decision on %s: %w", requestID, err)
+		}
+		// Someone wrote first: read again, and report what they did.
+	}
+	return Record{}, fmt.Errorf("record decision on %s: the record kept changing", requestID)
+}
+
+// closedError is nil while r waits for a decision.
+func closedError(r Record, now time.Time) error {
+	switch {
+	case r.Status == StatusApproved || r.Status == StatusDenied:
+		return &AlreadyDecidedError{By: r.DecidedBy, At: r.DecidedAt, Approved: r.Status == StatusApproved, Status: r.Status}
+	case r.Status == StatusExpired || r.Status == StatusCancelled:
+		return fmt.Errorf("%w: it %s (%s)", ErrNoSuchPending, r.Status, r.Reason)
+	case !r.Pending(now):
+		return fmt.Errorf("%w: it expired at %s", ErrNoSuchPending, r.Request.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Close marks a still-pending record expired or cancelled, so late
+// approvers are told it is gone; a decided record is left as it is.
+func (s *Store) Close(ctx context.Context, runID, requestID, status, reason string) error {
+	key := Key(runID, requestID)
+	r, err := s.GetKey(ctx, key)
+	if err != nil || r.Status != StatusPending {
+		return err
+	}
+	r.Status, r.Reason, r.DecidedAt = status, reason, time.Now().UTC()
+	data, _ := json.Marshal(r)
+	if _, err := s.kv.Update(ctx, key, data, r.Revision); err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("close approval %s: %w", requestID, err)
+	}
+	return nil
+}
+
+// Snapshot returns every record now in the bucket (one ordered consumer,
+// not one request per key), oldest first.
+func (s *Store) Snapshot(ctx context.Context) ([]Record, error) {
+	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	var out []Record
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return out, nil
+			}
+			if e == nil {
+				return out, nil // the initial values are all in
+			}
+			if r, err := decodeRecord(e); err == nil {
+				out = append(out, r)
+			}
+		case <-ctx.Done():
+			return out, fmt.Errorf("list approvals: %w", ctx.Err())
+		}
+	}
+}
+
+// Watch streams every record as it is written (current values first);
+// the channel closes when ctx ends.
+func (s *Store) Watch(ctx context.Context) (<-chan Record, error) {
+	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("watch approvals: %w", err)
+	}
+	out := make(chan Record, 64)
+	go func() {
+		defer close(out)
+		defer func() { _ = w.Stop() }()
+		for {
+			select {
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e == nil {
+					continue
+				}
+				r, err := decodeRecord(e)
+				if err != nil {
+					continue
+				}
+				select {
+				case out <- r:
+				case <-ctx.Done():
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// JetStream is the context the store was opened with (for the audit
+// trail on the same connection).
+func (s *Store) JetStream() jetstream.JetStream { return s.js }
+
+// Find reads the record of a request id, which may be given alone
+// ("ap-…") or with its run ("run-…/ap-…"). An id no record has is
+// ErrNoSuchPending; one that two runs share (only if forged) is an error.
+func (s *Store) Find(ctx context.Context, id string) (Record, error) {
+	id = strings.TrimSpace(id)
+	if run, req, ok := strings.Cut(id, "/"); ok {
+		return s.Get(ctx, run, req)
+	}
+	if id == "" || messages.SubjectToken(id) != id {
+		return Record{}, fmt.Errorf("%w: %q is not a request id", ErrNoSuchPending, id)
+	}
+	lister, err := s.kv.ListKeysFiltered(ctx, "*."+id)
+	if err != nil {
+		return Record{}, fmt.Errorf("find approval %s: %w", id, err)
+	}
+	defer func() { _ = lister.Stop() }()
+	var keys []string
+	for k := range lister.Keys() {
+		keys = append(keys, k)
+	}
+	switch len(keys) {
+	case 0:
+		return Record{}, fmt.Errorf("%w: %s", ErrNoSuchPending, id)
+	case 1:
+		return s.GetKey(ctx, keys[0])
+	}
+	return Record{}, fmt.Errorf("request id %s belongs to %d runs; give it as RUN/%s", id, len(keys), id)
+}

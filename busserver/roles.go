@@ -1,0 +1,130 @@
+package busserver
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
+
+	"github.com/jazz-run/jazz/approvals"
+)
+
+// Roles of the identities the server creates on first start. Approvers
+// are people, added one by one (approvals.AddApprover).
+const (
+	RoleRunner   = "runner"
+	RoleObserver = "observer"
+	RoleWorker   = "worker"
+	RoleApprover = "approver"
+)
+
+// roleSeeds are created once and kept in JAZZ_HOME/bus/<role>.nk (0600).
+var roleSeeds = []string{RoleRunner, RoleObserver, RoleWorker}
+
+// RoleSeedPath is the seed file of a built-in role.
+func RoleSeedPath(home, role string) string {
+	return filepath.Join(home, approvals.BusDir, role+".nk")
+}
+
+// ensureRoleKeys returns the public key of each built-in role, creating
+// the seeds that do not exist yet.
+func ensureRoleKeys(home string) (map[string]string, error) {
+	pubs := map[string]string{}
+	for _, role := range roleSeeds {
+		path := RoleSeedPath(home, role)
+		kp, err := approvals.LoadSigner(path)
+		if errors.Is(err, os.ErrNotExist) {
+			if kp, err = nkeys.CreateUser(); err != nil {
+				return nil, fmt.Errorf("create %s identity: %w", role, err)
+			}
+			seed, _ := kp.Seed()
+			if err := approvals.WriteSecret(path, append(seed, '\n')); err != nil {
+				return nil, err
+			}
+		} else if err != nil {
+			return nil, err
+		}
+		pub, _ := kp.PublicKey()
+		pubs[role] = pub
+	}
+	return pubs, nil
+}
+
+// JetStream API a client needs to read the approvals bucket and watch it:
+// bind, get, and ordered consumers. Nothing that creates, edits, purges
+// or deletes a stream.
+var jsRead = []string{
+	"$JS.API.INFO",
+	"$JS.API.STREAM.INFO.*",
+	"$JS.API.DIRECT.GET.>",
+	"$JS.API.STREAM.MSG.GET.*",
+	"$JS.API.CONSUMER.CREATE.>",
+	"$JS.API.CONSUMER.DELETE.>",
+	"$JS.API.CONSUMER.INFO.>",
+	"$JS.FC.>",
+}
+
+const kvSubjects = "$KV." + approvals.Bucket + ".>"
+
+// Permissions are what each role may publish and subscribe to; the
+// server enforces them, so an identity that may read cannot decide.
+//
+//   - runner: publishes its runs' events and requests (jazz.run.>), writes
+//     pending records (KV) and audit lines; may not publish decisions or
+//     policy changes.
+//   - approver: reads requests, writes decisions (KV compare-and-set),
+//     publishes signed policy changes and audit lines.
+//   - observer: reads everything an approver reads and writes nothing.
+//   - worker: jazz.work.> only (reserved for workers).
+func Permissions(role string) *server.Permissions {
+	read := &server.SubjectPermission{Allow: []string{"_INBOX.>", "jazz.run.>", kvSubjects}}
+	switch role {
+	case RoleRunner:
+		return &server.Permissions{
+			Publish: &server.SubjectPermission{
+				Allow: append([]string{"jazz.run.>", kvSubjects, approvals.AuditSubject + ".>"}, jsRead...),
+				Deny:  []string{"jazz.run.*.approval.decided", "jazz.run.*.policy", "jazz.run.*.policy.>"},
+			},
+			Subscribe: read,
+		}
+	case RoleApprover:
+		return &server.Permissions{
+			Publish: &server.SubjectPermission{
+				Allow: append([]string{kvSubjects, "jazz.run.*.policy", approvals.AuditSubject + ".>"}, jsRead...),
+			},
+			Subscribe: read,
+		}
+	case RoleObserver:
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: append([]string{}, jsRead...)},
+			Subscribe: read,
+		}
+	case RoleWorker:
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{"jazz.work.>"}},
+			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "jazz.work.>"}},
+		}
+	}
+	// An unknown role may do nothing at all.
+	return &server.Permissions{
+		Publish:   &server.SubjectPermission{Deny: []string{">"}},
+		Subscribe: &server.SubjectPermission{Deny: []string{">"}},
+	}
+}
+
+// users is the server's nkey user list: the built-in roles, every
+// approver in JAZZ_HOME, and the server's own admin key (in memory only).
+func users(roles map[string]string, approvers []approvals.Approver, adminPub string) []*server.NkeyUser {
+	var out []*server.NkeyUser
+	for _, role := range roleSeeds {
+		out = append(out, &server.NkeyUser{Nkey: roles[role], Permissions: Permissions(role)})
+	}
+	for _, a := range approvers {
+		out = append(out, &server.NkeyUser{Nkey: a.PublicKey, Permissions: Permissions(RoleApprover)})
+	}
+	out = append(out, &server.NkeyUser{Nkey: adminPub})
+	return out
+}

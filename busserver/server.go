@@ -1,0 +1,300 @@
+// Package busserver runs the NATS server a team's runs and approvers
+// share (`jazz bus serve`): an embedded nats-server with JetStream, its
+// store in JAZZ_HOME, on 127.0.0.1 by default and behind TLS anywhere
+// else, with one nkey identity per role and subject permissions the
+// server enforces.
+package busserver
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+
+	"github.com/jazz-run/jazz/approvals"
+)
+
+// DefaultPort is where `jazz bus serve` listens unless told otherwise.
+const DefaultPort = 4242
+
+// Options configure one server.
+type Options struct {
+	// Home is JAZZ_HOME: identities, store and server.json live under
+	// Home/bus.
+	Home string
+	// Host defaults to 127.0.0.1; any non-loopback host requires TLS.
+	Host string
+	// Port defaults to DefaultPort; -1 picks a free one.
+	Port int
+	// TLS forces TLS on a loopback address too.
+	TLS bool
+	// TLSCert and TLSKey are the user's certificate; without them a
+	// self-signed one is generated and its fingerprint published.
+	TLSCert, TLSKey string
+	// Reload is how often approvers.json is re-read (default 1 s).
+	Reload time.Duration
+	// Logf receives the server's notices; nil keeps it quiet.
+	Logf func(format string, args ...any)
+}
+
+// Info is what clients need to reach the server; `jazz bus serve` writes
+// it to JAZZ_HOME/bus/server.json.
+type Info struct {
+	URL string `json:"url"`
+	// TLSPin is the SHA-256 fingerprint of the server's certificate.
+	TLSPin string `json:"tlsPin,omitempty"`
+	// TLSCert is the certificate file (a CA for clients that prefer it).
+	TLSCert string `json:"tlsCert,omitempty"`
+	PID     int    `json:"pid"`
+}
+
+// InfoPath is JAZZ_HOME/bus/server.json.
+func InfoPath(home string) string { return filepath.Join(home, approvals.BusDir, "server.json") }
+
+// ReadInfo reads server.json.
+func ReadInfo(home string) (Info, error) {
+	var in Info
+	data, err := os.ReadFile(InfoPath(home))
+	if err != nil {
+		return in, err
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return in, fmt.Errorf("%s: %w", InfoPath(home), err)
+	}
+	return in, nil
+}
+
+// Server is a running bus.
+type Server struct {
+	srv      *server.Server
+	opts     server.Options
+	info     Info
+	roles    map[string]string
+	adminPub string
+	admin    nkeys.KeyPair
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// Start brings the server up, creates the approvals bucket and the audit
+// stream, writes server.json, and keeps the approver list current.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.Home == "" {
+		return nil, errors.New("bus serve: no JAZZ_HOME")
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.Port == 0 {
+		o.Port = DefaultPort
+	}
+	if o.Reload <= 0 {
+		o.Reload = time.Second
+	}
+	roles, err := ensureRoleKeys(o.Home)
+	if err != nil {
+		return nil, err
+	}
+	approvers, err := approvals.ReadApproversFile(o.Home)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := nkeys.CreateUser()
+	if err != nil {
+		return nil, fmt.Errorf("create admin key: %w", err)
+	}
+	adminPub, _ := admin.PublicKey()
+	storeDir := filepath.Join(o.Home, approvals.BusDir, "jetstream")
+	if err := os.MkdirAll(storeDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create store %s: %w", storeDir, err)
+	}
+	sopts := server.Options{
+		ServerName: "jazz-bus",
+		Host:       o.Host,
+		Port:       o.Port,
+		JetStream:  true,
+		StoreDir:   storeDir,
+		NoSigs:     true, // signals belong to jazz
+		NoLog:      o.Logf == nil,
+		MaxPayload: 8 << 20,
+		Nkeys:      users(roles, approvers, adminPub),
+		// A client that vanished is noticed within seconds.
+		PingInterval: 5 * time.Second,
+		MaxPingsOut:  3,
+	}
+	info := Info{PID: os.Getpid()}
+	scheme := "nats"
+	if o.TLS || o.TLSCert != "" || !IsLoopback(o.Host) {
+		cert, certPath, err := loadOrCreateCert(o.Home, o.Host, o.TLSCert, o.TLSKey)
+		if err != nil {
+			return nil, err
+		}
+		sopts.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		sopts.TLS = true
+		sopts.TLSTimeout = 5
+		info.TLSPin = Fingerprint(cert.Certificate[0])
+		info.TLSCert = certPath
+		scheme = "tls"
+	}
+	srv, err := server.NewServer(&sopts)
+	if err != nil {
+		return nil, fmt.Errorf("create NATS server: %w", err)
+	}
+	if o.Logf != nil {
+		srv.SetLoggerV2(logger{o.Logf}, false, false, false)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(15 * time.Second) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("the NATS server did not start on %s:%d (is the port in use? pass --port)", o.Host, o.Port)
+	}
+	addr, ok := srv.Addr().(*net.TCPAddr)
+	if !ok {
+		srv.Shutdown()
+		return nil, errors.New("the NATS server has no TCP address")
+	}
+	host := o.Host
+	if host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	info.URL = scheme + "://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
+	s := &Server{srv: srv, opts: sopts, info: info, roles: roles, adminPub: adminPub, admin: admin, done: make(chan struct{})}
+	if err := s.ensureAssets(ctx); err != nil {
+		s.shutdown()
+		return nil, err
+	}
+	data, _ := json.MarshalIndent(info, "", "  ")
+	if err := approvals.WriteSecret(InfoPath(o.Home), append(data, '\n')); err != nil {
+		s.shutdown()
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go s.watchApprovers(rctx, o.Home, approvers, o.Reload, o.Logf)
+	return s, nil
+}
+
+// ensureAssets creates the approvals bucket and the audit stream through
+// an in-process admin connection.
+func (s *Server) ensureAssets(ctx context.Context) error {
+	nc, err := s.AdminConn()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if _, err := approvals.OpenStore(cctx, nc, true); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AdminConn is an in-process connection with every permission (for
+// setup and tests); the admin key exists only in this process.
+func (s *Server) AdminConn() (*nats.Conn, error) {
+	nc, err := nats.Connect("", nats.InProcessServer(s.srv), nats.Name("jazz-bus-admin"),
+		nats.Nkey(s.adminPub, s.admin.Sign))
+	if err != nil {
+		return nil, fmt.Errorf("connect to the bus in-process: %w", err)
+	}
+	return nc, nil
+}
+
+// watchApprovers reloads the server's users when approvers.json changes,
+// so `jazz bus add-approver` takes effect without a restart.
+func (s *Server) watchApprovers(ctx context.Context, home string, last []approvals.Approver, every time.Duration, logf func(string, ...any)) {
+	defer close(s.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		list, err := approvals.ReadApproversFile(home)
+		if err != nil {
+			if logf != nil {
+				logf("approvers not reloaded: %v", err)
+			}
+			continue
+		}
+		if reflect.DeepEqual(list, last) {
+			continue
+		}
+		if _, err := approvals.NewRegistry(list); err != nil {
+			if logf != nil {
+				logf("approvers not reloaded: %v", err)
+			}
+			continue
+		}
+		next := s.opts
+		next.Nkeys = users(s.roles, list, s.adminPub)
+		if err := s.srv.ReloadOptions(&next); err != nil {
+			if logf != nil {
+				logf("approvers not reloaded: %v", err)
+			}
+			continue
+		}
+		s.opts, last = next, list
+		if logf != nil {
+			logf("approvers reloaded: %d", len(list))
+		}
+	}
+}
+
+// Info is how to reach the server.
+func (s *Server) Info() Info { return s.info }
+
+// ClientURL is the server's URL.
+func (s *Server) ClientURL() string { return s.info.URL }
+
+// Close stops the server and waits for it.
+func (s *Server) Close() {
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+	}
+	s.shutdown()
+}
+
+func (s *Server) shutdown() {
+	s.srv.Shutdown()
+	s.srv.WaitForShutdown()
+}
+
+// CertPool is a pool holding the server's own certificate, for tests.
+func CertPool(certFile string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("%s holds no certificate", certFile)
+	}
+	return pool, nil
+}
+
+type logger struct{ f func(string, ...any) }
+
+func (l logger) Noticef(format string, v ...any) { l.f(format, v...) }
+func (l logger) Warnf(format string, v ...any)   { l.f("warning: "+format, v...) }
+func (l logger) Fatalf(format string, v ...any)  { l.f("fatal: "+format, v...) }
+func (l logger) Errorf(format string, v ...any)  { l.f("error: "+format, v...) }
+func (l logger) Debugf(string, ...any)           {}
+func (l logger) Tracef(string, ...any)           {}

@@ -1,0 +1,265 @@
+package busserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/busclient"
+	"github.com/jazz-run/jazz/busserver"
+)
+
+func serve(t *testing.T, home string, o busserver.Options) *busserver.Server {
+	t.Helper()
+	o.Home, o.Port = home, -1
+	if o.Reload == 0 {
+		o.Reload = 50 * time.Millisecond
+	}
+	s, err := busserver.Start(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// violations collects the server's permission errors for one connection.
+type violations struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (v *violations) handler(_ *nats.Conn, _ *nats.Subscription, err error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.errs = append(v.errs, err.Error())
+}
+
+func (v *violations) wait(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		v.mu.Lock()
+		for _, e := range v.errs {
+			if strings.Contains(e, want) {
+				v.mu.Unlock()
+				return
+			}
+		}
+		v.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no permission violation mentioning %q (got %v)", want, v.errs)
+}
+
+func connectAs(t *testing.T, url, seedFile string, v *violations) *nats.Conn {
+	t.Helper()
+	o := busclient.Options{URL: url, Nkey: seedFile}
+	opts, err := o.NATSOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != nil {
+		opts = append(opts, nats.ErrorHandler(v.handler))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		t.Fatalf("connect with %s: %v", seedFile, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func TestIdentitiesAreWrittenPrivately(t *testing.T) {
+	home := t.TempDir()
+	serve(t, home, busserver.Options{})
+	for _, role := range []string{busserver.RoleRunner, busserver.RoleObserver, busserver.RoleWorker} {
+		fi, err := os.Stat(busserver.RoleSeedPath(home, role))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s seed mode %v, want 0600", role, fi.Mode().Perm())
+		}
+	}
+	info, err := busserver.ReadInfo(home)
+	if err != nil || !strings.HasPrefix(info.URL, "nats://127.0.0.1:") || info.TLSPin != "" {
+		t.Fatalf("server.json: %+v %v", info, err)
+	}
+}
+
+func TestNoOrWrongCredentialsAreRefused(t *testing.T) {
+	home := t.TempDir()
+	s := serve(t, home, busserver.Options{})
+	if _, err := busclient.Connect(context.Background(), busclient.Options{URL: s.ClientURL()}); err == nil ||
+		!strings.Contains(err.Error(), "refused these credentials") {
+		t.Fatalf("no credentials: %v", err)
+	}
+	kp, _ := nkeys.CreateUser()
+	seed, _ := kp.Seed()
+	stranger := home + "/stranger.nk"
+	if err := os.WriteFile(stranger, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := busclient.Connect(context.Background(), busclient.Options{URL: s.ClientURL(), Nkey: stranger}); err == nil {
+		t.Fatal("an unknown nkey connected")
+	}
+}
+
+// Each role can do its job and nothing more; the server, not the client,
+// says no.
+func TestRolePermissions(t *testing.T) {
+	home := t.TempDir()
+	a, seed, err := approvals.AddApprover(home, "alice", "high-risk", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aliceSeed := approvals.ApproverSeedPath(home, "alice")
+	if err := approvals.WriteSecret(aliceSeed, seed); err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, home, busserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	var rv violations
+	runner := connectAs(t, s.ClientURL(), busserver.RoleSeedPath(home, busserver.RoleRunner), &rv)
+	rs, err := approvals.OpenStore(ctx, runner, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := approvals.Request{RunID: "run-1", RequestID: approvals.NewRequestID(), Tool: "write_file",
+		ExecuteTool: "execute_write_file", ExecuteArgs: json.RawMessage(`{"path":"a"}`), RiskTier: "high-risk",
+		ExpiresAt: time.Now().Add(time.Minute)}
+	req.ActionHash, _ = approvals.ActionHash(req.ExecuteTool, req.ExecuteArgs)
+	if _, err := rs.Put(ctx, req); err != nil {
+		t.Fatalf("runner records a request: %v", err)
+	}
+	if err := runner.Publish("jazz.run.run-1.approval.decided", []byte(`{"approved":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	rv.wait(t, "Permissions Violation for Publish to \"jazz.run.run-1.approval.decided\"")
+
+	var ov violations
+	observer := connectAs(t, s.ClientURL(), busserver.RoleSeedPath(home, busserver.RoleObserver), &ov)
+	os_, err := approvals.OpenStore(ctx, observer, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := os_.Snapshot(ctx)
+	if err != nil || len(recs) != 1 || recs[0].Request.RequestID != req.RequestID {
+		t.Fatalf("observer reads pending: %v %+v", err, recs)
+	}
+	kp, _ := approvals.LoadSigner(aliceSeed)
+	env, _ := approvals.SignDecision(kp, approvals.Decision{RunID: "run-1", RequestID: req.RequestID, ActionHash: req.ActionHash, Approved: true}, time.Now(), 0)
+	var d approvals.Decision
+	_ = env.Open(&d)
+	short, done := context.WithTimeout(ctx, time.Second)
+	_, err = os_.Decide(short, "run-1", req.RequestID, env, d, time.Now())
+	done()
+	if err == nil {
+		t.Fatal("a read-only identity recorded a decision")
+	}
+	ov.wait(t, "Permissions Violation for Publish to \"$KV.jazz_approvals.")
+
+	alice := connectAs(t, s.ClientURL(), aliceSeed, nil)
+	as, err := approvals.OpenStore(ctx, alice, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := as.Decide(ctx, "run-1", req.RequestID, env, d, time.Now())
+	if err != nil || rec.Status != approvals.StatusApproved {
+		t.Fatalf("approver decides: %v %+v", err, rec)
+	}
+	if a.MaxTier != "high-risk" {
+		t.Fatalf("approver %+v", a)
+	}
+}
+
+func TestAddedApproverConnectsWithoutRestart(t *testing.T) {
+	home := t.TempDir()
+	s := serve(t, home, busserver.Options{})
+	_, seed, err := approvals.AddApprover(home, "bob", "low-risk", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := approvals.ApproverSeedPath(home, "bob")
+	if err := approvals.WriteSecret(path, seed); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		nc, err := busclient.Connect(context.Background(), busclient.Options{URL: s.ClientURL(), Nkey: path, ReconnectFor: time.Second})
+		if err == nil {
+			nc.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bob never got in: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestTLSIsPinned(t *testing.T) {
+	home := t.TempDir()
+	s := serve(t, home, busserver.Options{TLS: true})
+	info := s.Info()
+	if !strings.HasPrefix(info.URL, "tls://") || !strings.HasPrefix(info.TLSPin, "sha256:") {
+		t.Fatalf("info %+v", info)
+	}
+	runner := busserver.RoleSeedPath(home, busserver.RoleRunner)
+	nc, err := busclient.Connect(context.Background(), busclient.Options{URL: info.URL, Nkey: runner, TLSPin: info.TLSPin})
+	if err != nil {
+		t.Fatalf("pinned client: %v", err)
+	}
+	nc.Close()
+	wrong := "sha256:" + strings.Repeat("0", 64)
+	if _, err := busclient.Connect(context.Background(), busclient.Options{URL: info.URL, Nkey: runner, TLSPin: wrong}); err == nil ||
+		!strings.Contains(err.Error(), "not the pinned") {
+		t.Fatalf("wrong pin: %v", err)
+	}
+	plain := strings.Replace(info.URL, "tls://", "nats://", 1)
+	opts, _ := busclient.Options{Nkey: runner}.NATSOptions()
+	if nc, err := nats.Connect(plain, append(opts, nats.MaxReconnects(0))...); err == nil {
+		nc.Close()
+		t.Fatal("a plain-text client connected to a TLS server")
+	}
+	// Restarting keeps the certificate, so the pin stays valid.
+	s.Close()
+	s2 := serve(t, home, busserver.Options{TLS: true})
+	if s2.Info().TLSPin != info.TLSPin {
+		t.Fatal("the certificate changed across restarts")
+	}
+}
+
+func TestNonLoopbackNeedsTLS(t *testing.T) {
+	for host, want := range map[string]bool{"127.0.0.1": true, "::1": true, "localhost": true, "0.0.0.0": false, "10.1.2.3": false, "example.com": false} {
+		if got := busserver.IsLoopback(host); got != want {
+			t.Errorf("IsLoopback(%q) = %v", host, got)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://user:secret@host:4222":     "nats://%5Bredacted%5D@host:4222",
+		"nats://token@h:1,nats://a:b@h2:2": "nats://%5Bredacted%5D@h:1,nats://%5Bredacted%5D@h2:2",
+		"nats://127.0.0.1:4222":            "nats://127.0.0.1:4222",
+	} {
+		got := busclient.Redact(in)
+		if got != want || strings.Contains(got, "secret") {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	_ = errors.New
+}

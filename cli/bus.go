@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nkeys"
+	"github.com/spf13/cobra"
+
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/busserver"
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/messages"
+)
+
+// NewBusCmd builds `jazz bus`: the shared NATS server and its identities.
+func NewBusCmd(d Deps) *cobra.Command {
+	cmd := &cobra.Command{Use: "bus", Short: "Run the NATS server runs and approvers share, and manage who may use it"}
+	cmd.AddCommand(newBusServeCmd(d), newBusAddApproverCmd(d))
+	return cmd
+}
+
+func newBusServeCmd(d Deps) *cobra.Command {
+	var o busserver.Options
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the bus: NATS with JetStream, nkey identities per role, TLS off loopback",
+		Long: `Run the NATS server a team's runs and approvers share, until interrupted.
+
+On first start it creates one nkey identity per role in JAZZ_HOME/bus (mode 0600):
+runner (runs: publish requests, read decisions), observer (read only) and worker.
+People who decide are added with 'jazz bus add-approver'. It listens on
+127.0.0.1 by default; any other address needs TLS: your --tls-cert/--tls-key, or a
+generated self-signed certificate whose fingerprint clients pin.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := config.Home(d.Getenv, d.Cwd)
+			if err != nil {
+				return err
+			}
+			if err := config.CheckWritable(home); err != nil {
+				return err
+			}
+			o.Home = home
+			if debug, _ := cmd.Flags().GetBool("debug"); debug {
+				o.Logf = func(f string, a ...any) { fmt.Fprintf(d.IO.ErrOut, "bus: "+f+"\n", a...) }
+			}
+			s, err := busserver.Start(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			info := s.Info()
+			if asJSON {
+				b, _ := json.Marshal(info)
+				fmt.Fprintln(d.IO.Out, string(b))
+			} else {
+				fmt.Fprintln(d.IO.Out, info.URL)
+			}
+			fmt.Fprintf(d.IO.ErrOut, "jazz bus listening on %s (store %s/bus/jetstream)\n", info.URL, home)
+			if info.TLSPin != "" {
+				fmt.Fprintf(d.IO.ErrOut, "TLS certificate %s\n  pin: %s\n", info.TLSCert, info.TLSPin)
+			}
+			fmt.Fprintf(d.IO.ErrOut, "runner identity: %s\n", busserver.RoleSeedPath(home, busserver.RoleRunner))
+			list, _ := approvals.ReadApproversFile(home)
+			if len(list) == 0 {
+				fmt.Fprintln(d.IO.ErrOut, "no approvers yet: add one with `jazz bus add-approver NAME`")
+			} else {
+				fmt.Fprintf(d.IO.ErrOut, "%d approver(s); Ctrl-C stops the bus\n", len(list))
+			}
+			<-cmd.Context().Done()
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Host, "host", "127.0.0.1", "address to listen on (anything but loopback requires TLS)")
+	f.IntVar(&o.Port, "port", busserver.DefaultPort, "port to listen on")
+	f.BoolVar(&o.TLS, "tls", false, "require TLS on loopback too")
+	f.StringVar(&o.TLSCert, "tls-cert", "", "your server certificate (PEM); default: a generated self-signed one")
+	f.StringVar(&o.TLSKey, "tls-key", "", "the key of --tls-cert (PEM)")
+	f.BoolVar(&asJSON, "json", false, "print the connection info as JSON on stdout")
+	return cmd
+}
+
+func newBusAddApproverCmd(d Deps) *cobra.Command {
+	var maxTier, publicKey string
+	var policy, printSeed, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "add-approver NAME",
+		Short: "Give a person an identity that may decide approvals (and, with --policy, change policy)",
+		Long: `Create an nkey identity for a person and trust it to decide approvals up to --max-tier.
+
+By default the seed is written to JAZZ_HOME/bus/approvers/NAME.nk (mode 0600). With
+--print it goes to stdout instead, to hand to the person; with --public-key the person
+keeps their own seed and only the public key is recorded. A running 'jazz bus serve'
+picks the new approver up within a second.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if !approvals.ValidName(name) {
+				return fmt.Errorf("approver name %q: use 1-64 letters, digits, '.', '_' or '-'", name)
+			}
+			switch maxTier {
+			case messages.LevelReadOnly, messages.LevelLowRisk, messages.LevelHighRisk:
+			default:
+				return fmt.Errorf("Invalid --max-tier %q. Expected read-only, low-risk, or high-risk.", maxTier)
+			}
+			home, err := config.Home(d.Getenv, d.Cwd)
+			if err != nil {
+				return err
+			}
+			if err := config.CheckWritable(home); err != nil {
+				return err
+			}
+			var a approvals.Approver
+			var seed []byte
+			if publicKey != "" {
+				if !nkeys.IsValidPublicUserKey(publicKey) {
+					return fmt.Errorf("--public-key %q is not an nkey user public key (U…)", publicKey)
+				}
+				a, err = approvals.AddApproverKey(home, name, publicKey, maxTier, policy)
+			} else {
+				a, seed, err = approvals.AddApprover(home, name, maxTier, policy)
+			}
+			if err != nil {
+				return err
+			}
+			seedPath := ""
+			switch {
+			case seed != nil && printSeed:
+			case seed != nil:
+				seedPath = approvals.ApproverSeedPath(home, name)
+				if err := approvals.WriteSecret(seedPath, append(seed, '\n')); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				out := map[string]any{"name": a.Name, "publicKey": a.PublicKey, "maxTier": a.MaxTier, "policy": a.Policy}
+				if seedPath != "" {
+					out["seedFile"] = seedPath
+				}
+				if printSeed && seed != nil {
+					out["seed"] = strings.TrimSpace(string(seed))
+				}
+				b, _ := json.Marshal(out)
+				fmt.Fprintln(d.IO.Out, string(b))
+				return nil
+			}
+			if printSeed && seed != nil {
+				fmt.Fprintln(d.IO.Out, strings.TrimSpace(string(seed)))
+				fmt.Fprintf(d.IO.ErrOut, "approver %s (%s, up to %s): the seed above is their secret; save it to a file with mode 0600 and pass it as --nkey\n", a.Name, a.PublicKey, a.MaxTier)
+				return nil
+			}
+			fmt.Fprintln(d.IO.Out, a.PublicKey)
+			if seedPath != "" {
+				fmt.Fprintf(d.IO.ErrOut, "approver %s may decide up to %s; seed written to %s\n  decide with: jazz approvals watch --as %s\n", a.Name, a.MaxTier, seedPath, a.Name)
+			} else {
+				fmt.Fprintf(d.IO.ErrOut, "approver %s may decide up to %s with the key they hold\n", a.Name, a.MaxTier)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&maxTier, "max-tier", messages.LevelHighRisk, "highest risk tier this person may approve: read-only, low-risk or high-risk")
+	f.BoolVar(&policy, "policy", false, "may also change a run's approval policy (never above the run's --max-remote-policy)")
+	f.BoolVar(&printSeed, "print", false, "print the seed on stdout instead of writing it to JAZZ_HOME")
+	f.StringVar(&publicKey, "public-key", "", "record this public key; the person keeps their own seed")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}

@@ -266,7 +266,7 @@ func (s *Store) Decide(ctx context.Context, runID, requestID string, env Envelop
 		if err != nil {
 			return Record{}, err
 		}
-		if err := closedError(r, now); err != nil {
+		if err := r.Closed(now); err != nil {
 			return r, err
 		}
 		r.Status = StatusDenied
@@ -293,8 +293,9 @@ func (s *Store) Decide(ctx context.Context, runID, requestID string, env Envelop
 	return Record{}, fmt.Errorf("record decision on %s: the record kept changing", requestID)
 }
 
-// closedError is nil while r waits for a decision.
-func closedError(r Record, now time.Time) error {
+// Closed is nil while r waits for a decision, else the error a decision
+// on it gets: already decided by X at T, or no such pending approval.
+func (r Record) Closed(now time.Time) error {
 	switch {
 	case r.Status == StatusApproved || r.Status == StatusDenied:
 		return &AlreadyDecidedError{By: r.DecidedBy, At: r.DecidedAt, Approved: r.Status == StatusApproved, Status: r.Status}

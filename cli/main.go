@@ -82,7 +82,7 @@ func NewRootCmd(d Deps) *cobra.Command {
 	root.PersistentFlags().BoolP("verbose", "v", false, "more diagnostics on stderr")
 	root.PersistentFlags().Bool("no-tui", false, "plain output (always on for jazz run)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
-	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d))
+	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d))
 	return root
 }
 

@@ -1,0 +1,535 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/busclient"
+	"github.com/jazz-run/jazz/busserver"
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/visible"
+)
+
+// NewApprovalsCmd builds `jazz approvals`: what waits for a person, and
+// their signed decisions.
+func NewApprovalsCmd(d Deps) *cobra.Command {
+	c := &approverConn{d: d}
+	cmd := &cobra.Command{
+		Use:   "approvals",
+		Short: "List, show, approve and deny the approvals runs wait for on the bus",
+		Long: `Decide what runs on the shared bus wait for. Every decision is signed with your
+identity (--as NAME for an approver added with 'jazz bus add-approver', or --nkey /
+--creds), bound to the exact action the run will execute, and recorded exactly once.`,
+	}
+	c.flags(cmd.PersistentFlags())
+	cmd.AddCommand(c.listCmd(), c.showCmd(), c.decideCmd(true), c.decideCmd(false), c.watchCmd())
+	return cmd
+}
+
+type approverConn struct {
+	d                             Deps
+	url, creds, nkey, as, ca, pin string
+	jsonOut                       bool
+	home                          string
+	conn                          *nats.Conn
+	store                         *approvals.Store
+	signer                        nkeys.KeyPair
+	signerName                    string
+}
+
+func (c *approverConn) flags(f *pflag.FlagSet) {
+	f.StringVar(&c.url, "nats-url", "", "bus URL (default: the local `jazz bus serve`; env JAZZ_NATS_URL)")
+	f.StringVar(&c.creds, "creds", "", "NATS credentials file (user JWT + seed; env JAZZ_NATS_CREDS)")
+	f.StringVar(&c.nkey, "nkey", "", "nkey seed file (env JAZZ_NATS_NKEY)")
+	f.StringVar(&c.as, "as", "", "decide as this approver (their seed in JAZZ_HOME/bus/approvers)")
+	f.StringVar(&c.ca, "tls-ca", "", "CA certificate that signs the server's (env JAZZ_NATS_CA)")
+	f.StringVar(&c.pin, "tls-pin", "", "sha256:… fingerprint of the server's certificate (env JAZZ_NATS_TLS_PIN)")
+	f.BoolVar(&c.jsonOut, "json", false, "JSON output for scripts")
+}
+
+// open connects; sign says an identity that can sign is required.
+func (c *approverConn) open(ctx context.Context, sign bool) error {
+	home, err := config.Home(c.d.Getenv, c.d.Cwd)
+	if err != nil {
+		return err
+	}
+	c.home = home
+	o := busclient.Options{URL: c.url, Creds: c.creds, Nkey: c.nkey, CA: c.ca, TLSPin: c.pin, Name: "jazz-approvals",
+		ReconnectFor: 30 * time.Second}.WithEnv(c.d.Getenv)
+	identity, name, err := c.identity(home, o, sign)
+	if err != nil {
+		return err
+	}
+	if o, err = o.WithLocal(home, identity); err != nil {
+		return err
+	}
+	if sign {
+		if c.signer, err = o.Signer(); err != nil {
+			return err
+		}
+		c.signerName = name
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if c.conn, err = busclient.Connect(cctx, o); err != nil {
+		return err
+	}
+	if c.store, err = approvals.OpenStore(cctx, c.conn, false); err != nil {
+		c.conn.Close()
+		return err
+	}
+	return nil
+}
+
+func (c *approverConn) close() {
+	if c.conn != nil {
+		_ = c.conn.Drain()
+	}
+}
+
+// identity picks the seed file: --as NAME, else --nkey/--creds (already
+// in o), else the only local approver, else (to read only) the observer.
+func (c *approverConn) identity(home string, o busclient.Options, sign bool) (path, name string, err error) {
+	if c.as != "" {
+		if !approvals.ValidName(c.as) {
+			return "", "", fmt.Errorf("--as %q is not an approver name", c.as)
+		}
+		p := approvals.ApproverSeedPath(home, c.as)
+		if _, err := os.Stat(p); err != nil {
+			return "", "", fmt.Errorf("no local identity for approver %s (%s): add one with `jazz bus add-approver %s`, or pass --nkey", c.as, p, c.as)
+		}
+		return p, c.as, nil
+	}
+	if o.Nkey != "" || o.Creds != "" {
+		return "", strings.TrimSuffix(filepath.Base(o.Nkey+o.Creds), filepath.Ext(o.Nkey+o.Creds)), nil
+	}
+	seeds, _ := filepath.Glob(filepath.Join(home, approvals.BusDir, approvals.ApproverSeeds, "*.nk"))
+	sort.Strings(seeds)
+	switch {
+	case len(seeds) == 1:
+		return seeds[0], strings.TrimSuffix(filepath.Base(seeds[0]), ".nk"), nil
+	case len(seeds) > 1:
+		var names []string
+		for _, s := range seeds {
+			names = append(names, strings.TrimSuffix(filepath.Base(s), ".nk"))
+		}
+		return "", "", fmt.Errorf("which approver are you? pass --as NAME (%s)", strings.Join(names, ", "))
+	case sign:
+		return "", "", errors.New("no approver identity: add one with `jazz bus add-approver NAME`, or pass --nkey FILE or --creds FILE")
+	}
+	return busserver.RoleSeedPath(home, busserver.RoleObserver), "", nil
+}
+
+func (c *approverConn) listCmd() *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the approvals waiting for a decision",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := c.open(cmd.Context(), false); err != nil {
+				return err
+			}
+			defer c.close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			recs, err := c.store.Snapshot(ctx)
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			var shown []approvals.Record
+			for _, r := range recs {
+				if all || r.Pending(now) {
+					shown = append(shown, r)
+				}
+			}
+			if c.jsonOut {
+				return writeJSON(c.d.IO.Out, recordViews(shown, now))
+			}
+			if len(shown) == 0 {
+				fmt.Fprintln(c.d.IO.ErrOut, "nothing waits for a decision")
+				return nil
+			}
+			for _, r := range shown {
+				fmt.Fprintln(c.d.IO.Out, summaryLine(r, now))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "include decided and expired requests")
+	return cmd
+}
+
+func (c *approverConn) showCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one request: what would run, where, and its diff",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := c.open(cmd.Context(), false); err != nil {
+				return err
+			}
+			defer c.close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
+			defer cancel()
+			r, err := c.store.Find(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if c.jsonOut {
+				return writeJSON(c.d.IO.Out, recordView(r, time.Now()))
+			}
+			c.render(c.d.IO.Out, r)
+			return nil
+		},
+	}
+}
+
+func (c *approverConn) decideCmd(approve bool) *cobra.Command {
+	var note string
+	use, short := "approve ID", "Approve a request (signed with your identity)"
+	if !approve {
+		use, short = "deny ID", "Deny a request (signed with your identity)"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(note) > approvals.MaxNote {
+				return fmt.Errorf("the note is %d bytes; at most %d are allowed", len(note), approvals.MaxNote)
+			}
+			if err := c.open(cmd.Context(), true); err != nil {
+				return err
+			}
+			defer c.close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
+			defer cancel()
+			r, err := c.store.Find(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			rec, err := c.decide(ctx, r, approve, note)
+			if err != nil {
+				return err
+			}
+			if c.jsonOut {
+				return writeJSON(c.d.IO.Out, recordView(rec, time.Now()))
+			}
+			fmt.Fprintf(c.d.IO.Out, "%s %s (%s in run %s)\n", rec.Status, rec.Request.RequestID, visible.Line(rec.Request.Tool), rec.Request.RunID)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&note, "note", "", "a note for the run (the model reads it on a denial)")
+	return cmd
+}
+
+// decide signs and records one verdict. The action hash is recomputed
+// from the record's own execute arguments first: a record whose hash does
+// not match what it says will run is never signed.
+func (c *approverConn) decide(ctx context.Context, r approvals.Record, approve bool, note string) (approvals.Record, error) {
+	now := time.Now()
+	req := r.Request
+	if err := r.Closed(now); err != nil {
+		return r, err
+	}
+	hash, err := approvals.ActionHash(req.ExecuteTool, req.ExecuteArgs)
+	if err != nil || hash != req.ActionHash {
+		return r, fmt.Errorf("request %s is inconsistent: its action hash does not match the action it shows; not signing it", req.RequestID)
+	}
+	d := approvals.Decision{RunID: req.RunID, RequestID: req.RequestID, ActionHash: hash, Approved: approve, Note: note, SignerName: c.signerName}
+	env, err := approvals.SignDecision(c.signer, d, now, 0)
+	if err != nil {
+		return r, err
+	}
+	if err := env.Open(&d); err != nil {
+		return r, err
+	}
+	rec, err := c.store.Decide(ctx, req.RunID, req.RequestID, env, d, now)
+	if err != nil {
+		return rec, err
+	}
+	audit := approvals.NewAudit(c.home, c.conn)
+	if err := audit.Append(approvals.AuditEntry{Event: approvals.AuditDecided, RunID: req.RunID, RequestID: req.RequestID,
+		Tool: req.Tool, ActionHash: hash, Approved: &approve, Approver: c.signerName, ApproverKey: env.Signer, Note: note, Side: "approver"}); err != nil {
+		fmt.Fprintf(c.d.IO.ErrOut, "warning: %v\n", err)
+	}
+	return rec, nil
+}
+
+func (c *approverConn) watchCmd() *cobra.Command {
+	var prompt, noPrompt bool
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "Stream requests as they arrive and decide them inline",
+		Long: `Print every request waiting now and every new one as it arrives. On a terminal
+(or with --prompt) each is asked in turn: y [note] approves, n [note] denies, s skips,
+q stops. Requests decided elsewhere are reported as they are.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			interactive := !noPrompt && (prompt || c.d.IO.IsStdinTTY())
+			if err := c.open(cmd.Context(), interactive); err != nil {
+				return err
+			}
+			defer c.close()
+			return c.watch(cmd.Context(), interactive)
+		},
+	}
+	cmd.Flags().BoolVar(&prompt, "prompt", false, "ask for each request even when stdin is not a terminal")
+	cmd.Flags().BoolVar(&noPrompt, "no-prompt", false, "only stream; decide nothing")
+	return cmd
+}
+
+func (c *approverConn) watch(ctx context.Context, interactive bool) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	updates, err := c.store.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	var lines <-chan string
+	if interactive {
+		lines = readLines(ctx, c.d.IO.In)
+	}
+	shown := map[string]bool{}
+	var queue []approvals.Record
+	asking := ""
+	ask := func() {
+		for len(queue) > 0 && asking == "" {
+			head := queue[0]
+			if !head.Pending(time.Now()) {
+				queue = queue[1:]
+				continue
+			}
+			asking = approvals.Key(head.Request.RunID, head.Request.RequestID)
+			fmt.Fprintf(c.d.IO.ErrOut, "Approve %s? y [note] / n [note] / s skip / q quit: ", head.Request.RequestID)
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case r, ok := <-updates:
+			if !ok {
+				return nil
+			}
+			key := approvals.Key(r.Request.RunID, r.Request.RequestID)
+			now := time.Now()
+			switch {
+			case r.Pending(now) && !shown[key]:
+				shown[key] = true
+				if c.jsonOut {
+					_ = writeJSON(c.d.IO.Out, recordView(r, now))
+				} else {
+					c.render(c.d.IO.Out, r)
+				}
+				if interactive {
+					queue = append(queue, r)
+				}
+			case !r.Pending(now) && shown[key]:
+				delete(shown, key)
+				if c.jsonOut {
+					_ = writeJSON(c.d.IO.Out, recordView(r, now))
+				} else {
+					fmt.Fprintln(c.d.IO.Out, outcomeLine(r))
+				}
+				if asking == key {
+					fmt.Fprintln(c.d.IO.ErrOut, "\n(decided elsewhere)")
+					asking = ""
+					queue = queue[1:]
+				}
+			}
+			ask()
+		case line, ok := <-lines:
+			if !ok {
+				lines = nil // stdin closed: keep streaming, ask nothing more
+				interactive = false
+				continue
+			}
+			if asking == "" {
+				continue
+			}
+			head := queue[0]
+			verb, note, _ := strings.Cut(strings.TrimSpace(line), " ")
+			switch strings.ToLower(verb) {
+			case "y", "yes", "n", "no":
+				approve := verb[0] == 'y' || verb[0] == 'Y'
+				dctx, done := context.WithTimeout(ctx, 15*time.Second)
+				_, err := c.decide(dctx, head, approve, strings.TrimSpace(note))
+				done()
+				if err != nil {
+					fmt.Fprintf(c.d.IO.ErrOut, "%v\n", err)
+				}
+			case "s", "skip":
+			case "q", "quit":
+				return nil
+			default:
+				fmt.Fprint(c.d.IO.ErrOut, "answer y [note], n [note], s or q: ")
+				continue
+			}
+			asking = ""
+			queue = queue[1:]
+			ask()
+		}
+	}
+}
+
+func readLines(ctx context.Context, in io.Reader) <-chan string {
+	out := make(chan string)
+	go func() {
+		defer close(out)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 64<<10)
+		for sc.Scan() {
+			select {
+			case out <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// render shows one request in full; everything the run (and so the
+// model) wrote is made visible first, then coloured on a terminal.
+func (c *approverConn) render(w io.Writer, r approvals.Record) {
+	q := r.Request
+	colour := c.d.IO.IsStdoutTTY() && c.d.Getenv("NO_COLOR") == ""
+	field := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "  %-10s %s\n", k, v)
+		}
+	}
+	fmt.Fprintf(w, "● %s  %s\n", q.RequestID, r.Status)
+	field("run", q.RunID)
+	who := visible.Line(q.Agent)
+	if q.Subagent != "" {
+		who += " → subagent " + visible.Line(q.Subagent)
+	}
+	field("agent", who)
+	field("tool", visible.Line(q.Tool)+" → "+visible.Line(q.ExecuteTool))
+	policy := q.Policy
+	if policy == "" {
+		policy = "none"
+	}
+	field("risk", q.RiskTier+" (policy "+policy+")")
+	field("directory", visible.Line(q.WorkDir))
+	field("expires", q.ExpiresAt.Local().Format("15:04:05"))
+	field("action", q.ActionHash)
+	if q.Message != "" {
+		fmt.Fprintf(w, "  %s\n", indent(visible.Block(q.Message)))
+	}
+	if len(q.ExecuteArgs) > 0 {
+		canon, err := approvals.Canonical(q.ExecuteArgs)
+		if err != nil {
+			canon = q.ExecuteArgs
+		}
+		fmt.Fprintf(w, "  %-10s %s\n", "executes", visible.Line(string(canon)))
+	}
+	if q.PreviewDiff != "" {
+		fmt.Fprintln(w, colourDiff(visible.Block(q.PreviewDiff), colour))
+	}
+	if r.Status != approvals.StatusPending {
+		fmt.Fprintln(w, "  "+outcomeLine(r))
+	}
+}
+
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
+
+func colourDiff(diff string, colour bool) string {
+	if !colour {
+		return diff
+	}
+	lines := strings.Split(diff, "\n")
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+			lines[i] = "\x1b[1m" + l + "\x1b[0m"
+		case strings.HasPrefix(l, "+"):
+			lines[i] = "\x1b[32m" + l + "\x1b[0m"
+		case strings.HasPrefix(l, "-"):
+			lines[i] = "\x1b[31m" + l + "\x1b[0m"
+		case strings.HasPrefix(l, "@@"):
+			lines[i] = "\x1b[36m" + l + "\x1b[0m"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func summaryLine(r approvals.Record, now time.Time) string {
+	q := r.Request
+	msg, _, _ := strings.Cut(q.Message, "\n")
+	if len(msg) > 60 {
+		msg = msg[:60] + "…"
+	}
+	age := now.Sub(q.CreatedAt).Round(time.Second)
+	return fmt.Sprintf("%s  %s  %s  %s  %s ago  %s", q.RequestID, q.RunID, visible.Line(q.Tool), q.RiskTier, age, visible.Line(msg))
+}
+
+func outcomeLine(r approvals.Record) string {
+	q := r.Request
+	switch r.Status {
+	case approvals.StatusApproved, approvals.StatusDenied:
+		return fmt.Sprintf("%s %s by %s at %s", q.RequestID, r.Status, visible.Line(r.DecidedBy), r.DecidedAt.Local().Format(time.RFC3339))
+	case approvals.StatusPending:
+		return fmt.Sprintf("%s expired at %s", q.RequestID, q.ExpiresAt.Local().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("%s %s (%s)", q.RequestID, r.Status, visible.Line(r.Reason))
+}
+
+// recordJSON is a record for scripts: the request, its status and (when
+// decided) who decided and when.
+type recordJSON struct {
+	Status    string            `json:"status"`
+	Pending   bool              `json:"pending"`
+	Request   approvals.Request `json:"request"`
+	DecidedBy string            `json:"decidedBy,omitempty"`
+	DecidedAt *time.Time        `json:"decidedAt,omitempty"`
+	Reason    string            `json:"reason,omitempty"`
+}
+
+func recordView(r approvals.Record, now time.Time) recordJSON {
+	v := recordJSON{Status: r.Status, Pending: r.Pending(now), Request: r.Request, DecidedBy: r.DecidedBy, Reason: r.Reason}
+	if r.Status == approvals.StatusPending && !v.Pending {
+		v.Status = approvals.StatusExpired
+	}
+	if !r.DecidedAt.IsZero() {
+		t := r.DecidedAt
+		v.DecidedAt = &t
+	}
+	return v
+}
+
+func recordViews(rs []approvals.Record, now time.Time) []recordJSON {
+	out := make([]recordJSON, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, recordView(r, now))
+	}
+	return out
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/jazz-run/jazz/tools"
@@ -42,13 +41,10 @@ func editFail(kind, abs, msg string) tools.Result {
 }
 
 // prepareEdit reads the file and simulates the edits: the part both
-// halves share. A non-nil Result is the failure to return.
-func prepareEdit(env *tools.Env, raw json.RawMessage) (a editFileArgs, abs, state, old string, sim simulation, fail *tools.Result) {
+// halves share. A non-nil Result is the failure to return; otherwise the
+// caller closes t.
+func prepareEdit(ctx context.Context, env *tools.Env, a editFileArgs) (abs string, t *target, sim simulation, fail *tools.Result) {
 	failWith := func(r tools.Result) { fail = &r }
-	if r := decode(raw, &a); r != nil {
-		fail = r
-		return
-	}
 	ops := make([]editOp, len(a.Edits))
 	for i, e := range a.Edits {
 		if err := json.Unmarshal(e, &ops[i]); err != nil {
@@ -61,63 +57,82 @@ func prepareEdit(env *tools.Env, raw json.RawMessage) (a editFileArgs, abs, stat
 		return
 	}
 	abs = resolve(env, a.Path)
-	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+	t, err := inspect(ctx, abs, true, readContent)
+	if err == nil && t.kind == "absent" || errors.Is(err, fs.ErrNotExist) {
+		t.close()
 		failWith(editFail(FileNotFoundError, abs, "File does not exist: "+abs+". Cannot edit a file that doesn't exist."))
 		return
 	}
-	state, content, _, err := fileState(abs)
+	if err == nil && t.kind != "file" {
+		err = fmt.Errorf("it is a %s, not a regular file", kindName(t.st))
+		t.close()
+	}
 	if err != nil {
 		failWith(editFail(FileReadError, abs, "File exists but cannot be read: "+abs+". Cause: "+err.Error()))
 		return
 	}
-	old = string(content)
-	sim, eerr := simulate(old, ops)
+	sim, eerr := simulate(string(t.content), ops)
 	if eerr != nil {
+		t.close()
 		failWith(editFail(eerr.kind, abs, eerr.msg))
 		return
 	}
-	return a, abs, state, old, sim, nil
+	return abs, t, sim, nil
 }
 
-func proposeEditFile(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
-	a, abs, state, old, sim, fail := prepareEdit(env, raw)
+func proposeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+	var a editFileArgs
+	if r := decode(raw, &a); r != nil {
+		return *r
+	}
+	abs, t, sim, fail := prepareEdit(ctx, env, a)
 	if fail != nil {
 		return *fail
 	}
-	msg := fmt.Sprintf("About to edit file: %s (%d lines total)\n\nEdits to perform:\n%s\n\nPress Ctrl+O to preview changes",
-		abs, unidiff.LineCount(old), strings.Join(sim.items, "\n"))
+	defer t.close()
+	old := string(t.content)
+	msg := fmt.Sprintf("About to edit file: %s (%d lines total)%s\n\nEdits to perform:\n%s\n\nPress Ctrl+O to preview changes",
+		abs, unidiff.LineCount(old), resolvedNote(t), strings.Join(sim.items, "\n"))
+	state := t.fingerprint()
 	twin := editFileArgs{Path: argPath(abs), Edits: a.Edits, ExpectedState: &state}
-	return approval("edit_file", msg, unidiff.Unified(baseName(abs), old, sim.text), twin)
+	return approval("edit_file", msg, previewHeader(t)+unidiff.Unified(baseName(abs), old, sim.text), twin)
 }
 
-func executeEditFile(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
-	var probe editFileArgs
-	if r := decode(raw, &probe); r != nil {
+func executeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+	var a editFileArgs
+	if r := decode(raw, &a); r != nil {
 		return *r
 	}
-	if probe.ExpectedState == nil {
+	if a.ExpectedState == nil {
 		return noPreview("edit_file")
 	}
-	a, abs, state, old, sim, fail := prepareEdit(env, raw)
+	abs, t, sim, fail := prepareEdit(ctx, env, a)
 	if fail != nil {
 		// The file changed enough for the edits to fail: still a change.
 		if abs != "" {
-			if now, _, _, err := fileState(abs); err != nil || now != *probe.ExpectedState {
-				return changed(abs)
+			now, err := inspect(ctx, abs, true, readContent)
+			same := err == nil && now.fingerprint() == *a.ExpectedState
+			now.close()
+			if !same {
+				return unlessStopped(ctx, "edit_file", changed(abs))
 			}
 		}
-		return *fail
+		return unlessStopped(ctx, "edit_file", *fail)
 	}
-	if state != *a.ExpectedState {
-		return changed(abs)
+	defer t.close()
+	if t.fingerprint() != *a.ExpectedState {
+		return unlessStopped(ctx, "edit_file", changed(abs))
 	}
-	target, err := writeTarget(abs)
-	if err == nil {
-		err = writeAtomic(target, []byte(sim.text), 0)
-	}
-	if err != nil {
+	if err := replaceFile(ctx, t, []byte(sim.text)); err != nil {
+		switch {
+		case errors.Is(err, errChanged):
+			return changed(abs)
+		case isStop(err):
+			return stopped("edit_file", err, "No edit was made: "+shown(t)+" is as it was.")
+		}
 		return editFail(FileWriteError, abs, "Failed to write file: "+abs+". Cause: "+err.Error())
 	}
+	old := string(t.content)
 	d := unidiff.ForDisplay(abs, old, sim.text)
 	return tools.OK(EditFileResult{
 		Path:          abs,

@@ -6,14 +6,26 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/pathres"
 )
+
+// twinFailure maps an error of a twin's act to its result: a change since
+// the preview, a stop (ctx ended, nothing changed), or the error itself.
+func twinFailure(name, abs string, err error, prefix string) tools.Result {
+	switch {
+	case errors.Is(err, errChanged):
+		return changed(abs)
+	case isStop(err):
+		return stopped(name, err, "Nothing was changed.")
+	}
+	return tools.Fail(prefix + err.Error())
+}
 
 type mkdirArgs struct {
 	Path          string  `json:"path"`
@@ -21,55 +33,70 @@ type mkdirArgs struct {
 	ExpectedState *string `json:"expectedState,omitempty"`
 }
 
-// mkdirCheck applies mkdir's rules. done is a final result (success for
-// an existing directory, or a failure); otherwise the directory can be
-// created.
-func mkdirCheck(abs string) (done *tools.Result) {
-	if fi, err := os.Stat(abs); err == nil {
-		r := tools.OK("Directory already exists: " + abs)
-		if !fi.IsDir() {
-			r = tools.Fail("Path exists but is not a directory: " + abs + "\n\nCannot create directory here.")
-		}
-		return &r
-	}
-	// The parent must exist even with recursive, as in the original.
-	parent := filepath.Dir(abs)
-	fi, err := os.Stat(parent)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		r := tools.Fail(fmt.Sprintf("Cannot create directory '%s': parent directory '%s' does not exist. Use recursive=true to create parent directories.", abs, parent))
-		return &r
-	case err != nil:
-		r := tools.Fail(err.Error())
-		return &r
-	case !fi.IsDir():
-		r := tools.Fail(fmt.Sprintf("Cannot create directory '%s': '%s' is not a directory.", abs, parent))
-		return &r
-	}
-	return nil
+// followsToDir says whether abs names a directory once every link,
+// the last one included, is followed (existence checks follow links).
+func followsToDir(ctx context.Context, abs string) bool {
+	t, err := inspect(ctx, abs, true, identityOnly)
+	defer t.close()
+	return err == nil && t.kind == "dir"
 }
 
-func proposeMkdir(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+// mkdirTarget applies mkdir's rules. done is a final result (success for
+// an existing directory, or a failure); otherwise t is where the
+// directory goes, and the caller closes it.
+func mkdirTarget(ctx context.Context, abs string) (t *target, done *tools.Result) {
+	finish := func(r tools.Result) (*target, *tools.Result) {
+		t.close()
+		return nil, &r
+	}
+	t, err := inspect(ctx, abs, false, identityOnly)
+	var nd *notDirError
+	switch {
+	case errors.As(err, &nd):
+		return finish(tools.Fail(fmt.Sprintf("Cannot create directory '%s': '%s' is not a directory.", abs, nd.path)))
+	case err != nil:
+		return finish(tools.Fail(err.Error()))
+	case t.kind == "dir" || t.kind == "link" && followsToDir(ctx, abs):
+		return finish(tools.OK("Directory already exists: " + abs))
+	case t.kind != "absent":
+		return finish(tools.Fail("Path exists but is not a directory: " + abs + "\n\nCannot create directory here."))
+	case len(t.missing) > 0:
+		// The parent must exist even with recursive, as in the original.
+		return finish(tools.Fail(fmt.Sprintf("Cannot create directory '%s': parent directory '%s' does not exist. Use recursive=true to create parent directories.", abs, parentOf(t))))
+	}
+	return t, nil
+}
+
+// parentOf is the directory a missing leaf would be created in, as
+// written when no link is involved, else as resolved.
+func parentOf(t *target) string {
+	if t.real == t.lexical {
+		return filepath.Dir(t.lexical)
+	}
+	return filepath.Dir(t.real)
+}
+
+func proposeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
 	var a mkdirArgs
 	if r := decode(raw, &a); r != nil {
 		return *r
 	}
 	abs := resolve(env, a.Path)
-	if r := mkdirCheck(abs); r != nil {
-		return *r
+	t, done := mkdirTarget(ctx, abs)
+	if done != nil {
+		return *done
 	}
-	state, err := pathState(abs)
-	if err != nil {
-		return tools.Fail(err.Error())
-	}
+	defer t.close()
 	msg := "About to create directory: " + abs
 	if a.Recursive == nil || *a.Recursive {
 		msg += " (with parents)"
 	}
+	msg += resolvedNote(t)
+	state := t.fingerprint()
 	return approval("mkdir", msg, "", mkdirArgs{Path: argPath(abs), Recursive: a.Recursive, ExpectedState: &state})
 }
 
-func executeMkdir(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+func executeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
 	var a mkdirArgs
 	if r := decode(raw, &a); r != nil {
 		return *r
@@ -78,19 +105,28 @@ func executeMkdir(_ context.Context, env *tools.Env, raw json.RawMessage) tools.
 		return noPreview("mkdir")
 	}
 	abs := resolve(env, a.Path)
-	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
-		return tools.Fail(fmt.Sprintf("Cannot create directory '%s': a file already exists at this path", abs))
+	t, done := mkdirTarget(ctx, abs)
+	if done != nil {
+		if strings.HasPrefix(done.Error, "Path exists but is not a directory") {
+			return tools.Fail(fmt.Sprintf("Cannot create directory '%s': a file already exists at this path", abs))
+		}
+		return unlessStopped(ctx, "mkdir", *done) // an existing directory is what was asked for
 	}
-	if r := mkdirCheck(abs); r != nil {
-		return *r // an existing directory is what was asked for
+	defer t.close()
+	if t.fingerprint() != *a.ExpectedState {
+		return unlessStopped(ctx, "mkdir", changed(abs))
 	}
-	if state, err := pathState(abs); err != nil || state != *a.ExpectedState {
-		return changed(abs)
+	if err := ctx.Err(); err != nil {
+		return stopped("mkdir", err, "Nothing was created.")
 	}
-	if err := os.Mkdir(abs, 0o755); err != nil {
-		return tools.Fail(err.Error())
+	if err := unix.Mkdirat(t.parent, t.leaf, 0o755); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return changed(abs)
+		}
+		return tools.Fail(pathErr("mkdir", t.real, err).Error())
 	}
-	return tools.OK("Directory created: " + abs)
+	syncDirAt(t.parent)
+	return tools.OK("Directory created: " + shown(t))
 }
 
 type rmArgs struct {
@@ -100,55 +136,96 @@ type rmArgs struct {
 	ExpectedState *string `json:"expectedState,omitempty"`
 }
 
-// critical says whether abs is a path rm and mv refuse: / and $HOME.
-func critical(env *tools.Env, abs string) bool {
-	return abs == "/" || (env.Home != "" && abs == filepath.Clean(env.Home))
+// critical says whether any of paths is one rm, mv and a replacing cp
+// refuse: / and $HOME, as written or with its links resolved.
+func critical(env *tools.Env, paths ...string) bool {
+	crit := []string{"/"}
+	if env.Home != "" {
+		home := filepath.Clean(env.Home)
+		crit = append(crit, home)
+		if real, err := filepath.EvalSymlinks(home); err == nil {
+			crit = append(crit, real)
+		}
+	}
+	for _, p := range paths {
+		for _, c := range crit {
+			if p == c {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-// rmCheck applies rm's rules shared by both halves.
-func rmCheck(env *tools.Env, input, abs string, recursive bool) *tools.Result {
-	if critical(env, abs) {
-		r := tools.Fail("Refusing to remove critical path: " + abs)
-		return &r
+// within says whether p is base or lies under it.
+func within(p, base string) bool {
+	return p == base || strings.HasPrefix(p+"/", strings.TrimSuffix(base, "/")+"/")
+}
+
+// rmTarget applies rm's rules shared by both halves; the caller closes t.
+func rmTarget(ctx context.Context, env *tools.Env, input, abs string, recursive bool) (t *target, fail *tools.Result) {
+	failWith := func(msg string) (*target, *tools.Result) {
+		t.close()
+		r := tools.Fail(msg)
+		return nil, &r
 	}
-	fi, err := os.Stat(abs)
+	if critical(env, abs) {
+		return failWith("Refusing to remove critical path: " + abs)
+	}
+	t, err := inspect(ctx, abs, false, objectState)
 	if errors.Is(err, fs.ErrNotExist) {
-		r := tools.Fail(pathres.NotFound(env.Cwd(), input, abs))
-		return &r
+		return failWith(pathres.NotFound(env.Cwd(), input, abs))
 	}
 	if err != nil {
-		r := tools.Fail(err.Error())
-		return &r
+		return failWith(err.Error())
 	}
-	if fi.IsDir() && !recursive {
-		r := tools.Fail("Path is a directory, use recursive: true")
-		return &r
+	if critical(env, t.real) {
+		return failWith("Refusing to remove critical path: " + shown(t))
 	}
-	return nil
+	isDir := t.kind == "dir"
+	switch {
+	case t.kind == "absent":
+		return failWith(pathres.NotFound(env.Cwd(), input, abs))
+	case t.kind == "link":
+		// Existence follows links: a dangling link is missing.
+		ft, err := inspect(ctx, abs, true, identityOnly)
+		kind := "absent"
+		if err == nil {
+			kind = ft.kind
+		}
+		ft.close()
+		if kind == "absent" {
+			return failWith(pathres.NotFound(env.Cwd(), input, abs))
+		}
+		isDir = kind == "dir"
+	}
+	if isDir && !recursive {
+		return failWith("Path is a directory, use recursive: true")
+	}
+	return t, nil
 }
 
-func proposeRm(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+func proposeRm(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
 	var a rmArgs
 	if r := decode(raw, &a); r != nil {
 		return *r
 	}
 	abs := resolve(env, a.Path)
-	if r := rmCheck(env, a.Path, abs, a.Recursive); r != nil {
-		return *r
+	t, fail := rmTarget(ctx, env, a.Path, abs, a.Recursive)
+	if fail != nil {
+		return *fail
 	}
-	state, err := pathState(abs)
-	if err != nil {
-		return tools.Fail(err.Error())
-	}
+	defer t.close()
 	msg := "About to delete: "
 	if a.Recursive {
 		msg = "About to delete recursively: "
 	}
-	msg += abs + "\n\nThis action may be irreversible."
+	msg += abs + resolvedNote(t) + "\n\nThis removes " + destroyed(t) + ".\n\nThis action may be irreversible."
+	state := t.fingerprint()
 	return approval("rm", msg, "", rmArgs{Path: argPath(abs), Recursive: a.Recursive, Force: a.Force, ExpectedState: &state})
 }
 
-func executeRm(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+func executeRm(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
 	var a rmArgs
 	if r := decode(raw, &a); r != nil {
 		return *r
@@ -160,22 +237,60 @@ func executeRm(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Res
 	if critical(env, abs) {
 		return tools.Fail("Refusing to remove critical path: " + abs)
 	}
-	if state, err := pathState(abs); err != nil || state != *a.ExpectedState {
-		return changed(abs)
+	t, fail := rmTarget(ctx, env, a.Path, abs, a.Recursive)
+	if fail != nil {
+		if strings.HasPrefix(fail.Error, "Refusing") {
+			return *fail
+		}
+		return unlessStopped(ctx, "rm", changed(abs))
 	}
-	if r := rmCheck(env, a.Path, abs, a.Recursive); r != nil {
-		return *r
+	defer t.close()
+	if t.fingerprint() != *a.ExpectedState {
+		return unlessStopped(ctx, "rm", changed(abs))
 	}
-	var err error
-	if a.Recursive {
-		err = os.RemoveAll(abs)
-	} else {
-		err = os.Remove(abs)
-	}
+	aside, err := takeAside(ctx, t)
 	if err != nil {
-		return tools.Fail(err.Error())
+		return twinFailure("rm", abs, err, "")
 	}
-	return tools.OK("Removed: " + abs)
+	if r := destroyAside(ctx, "rm", t, aside, true); r != "" {
+		return tools.Fail(r)
+	}
+	syncDirAt(t.parent)
+	return tools.OK("Removed: " + shown(t))
+}
+
+// entries is how many directory entries removing t removes.
+func entries(t *target) int {
+	if t.kind != "dir" {
+		return 1
+	}
+	return 1 + t.tree.files + t.tree.dirs + t.tree.links + t.tree.others
+}
+
+// destroyAside removes what takeAside moved aside. When that stops half
+// way (ctx ended, or an entry cannot be removed), it says exactly what is
+// left and where: with restore, the remains go back to t's name (rm);
+// otherwise the name is taken by the new content and they stay aside.
+// "" means everything went.
+func destroyAside(ctx context.Context, name string, t *target, aside string, restore bool) string {
+	removed, err := removeAt(ctx, t.parent, aside, filepath.Join(t.parentPath, aside))
+	if err == nil {
+		return ""
+	}
+	why := "an entry could not be removed (" + err.Error() + ")"
+	if isStop(err) {
+		why = stopReason(err)
+	}
+	where := "what remains is at " + filepath.Join(t.parentPath, aside)
+	if restore {
+		if perr := putBack(t, aside); perr != nil {
+			where = perr.Error()
+		} else {
+			where = "what remains is back at " + shown(t)
+		}
+	}
+	return fmt.Sprintf("%s stopped because %s after removing %d of %d entries of %s; %s.",
+		name, why, removed, entries(t), t.lexical, where)
 }
 
 type moveArgs struct {
@@ -193,69 +308,97 @@ type move struct {
 func mvOp() move { return move{"mv", "move", "Moved"} }
 func cpOp() move { return move{"cp", "copy", "Copied"} }
 
-// check applies the rules both halves share and returns the resolved
-// source and destination.
-func (m move) check(env *tools.Env, a moveArgs) (src, dst string, fail *tools.Result) {
-	src, dst = resolve(env, a.Source), resolve(env, a.Destination)
-	failWith := func(msg string) { r := tools.Fail(msg); fail = &r }
-	if m.name == "mv" && critical(env, src) {
-		failWith("Refusing to move critical path: " + src)
-		return
+// targets resolves both paths: the source (cp follows a link there, mv
+// moves the link) and the destination name itself. The caller closes
+// both; on error neither is open.
+func (m move) targets(ctx context.Context, src, dst string) (s, d *target, err error) {
+	s, err = inspect(ctx, src, m.name == "cp", objectState)
+	if err != nil {
+		return nil, nil, err
 	}
-	if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
-		failWith(pathres.NotFound(env.Cwd(), a.Source, src))
-		return
-	} else if err != nil {
-		failWith(m.name + " failed: " + err.Error())
-		return
+	d, err = inspect(ctx, dst, false, objectState)
+	if err != nil {
+		s.close()
+		return nil, nil, err
 	}
-	if dst == src || strings.HasPrefix(dst+"/", strings.TrimSuffix(src, "/")+"/") {
-		failWith("Destination must not be within source: " + dst)
-		return
-	}
-	if _, err := os.Lstat(dst); err == nil && !a.Force {
-		if _, err := os.Stat(dst); err == nil { // a dangling link counts as missing
-			failWith("Destination exists: " + dst + ". Use force: true to overwrite.")
-			return
-		}
-	}
-	return src, dst, nil
+	return s, d, nil
 }
 
-// state fingerprints both paths, one per line.
-func (m move) state(src, dst string) (string, error) {
-	s, err := pathState(src)
-	if err != nil {
-		return "", err
+// rules applies what both halves check, on resolved targets.
+func (m move) rules(ctx context.Context, env *tools.Env, a moveArgs, s, d *target) *tools.Result {
+	fail := func(msg string) *tools.Result { r := tools.Fail(msg); return &r }
+	srcMissing := s.kind == "absent" || s.kind == "link" && !existsFollowing(ctx, s.lexical)
+	if srcMissing {
+		return fail(pathres.NotFound(env.Cwd(), a.Source, s.lexical))
 	}
-	d, err := pathState(dst)
-	if err != nil {
-		return "", err
+	if m.name == "mv" && critical(env, s.lexical, s.real) {
+		return fail("Refusing to move critical path: " + shown(s))
 	}
-	return s + "\n" + d, nil
+	if m.name == "cp" && s.kind != "file" && s.kind != "dir" {
+		return fail(fmt.Sprintf("cp failed: cannot copy %s: it is a %s, not a regular file, directory or link", shown(s), kindName(s.st)))
+	}
+	if within(d.lexical, s.lexical) {
+		return fail("Destination must not be within source: " + d.lexical)
+	}
+	if within(d.real, s.real) {
+		return fail("Destination must not be within source: " + d.lexical + " (through symbolic links, " + d.real + " is within " + s.real + ")")
+	}
+	if len(d.missing) > 0 {
+		return fail(m.name + " failed: the destination's directory does not exist: " + parentOf(d))
+	}
+	if d.kind == "absent" || d.kind == "link" && !existsFollowing(ctx, d.lexical) {
+		return nil // a dangling link counts as missing; the message says it goes
+	}
+	if !a.Force {
+		return fail("Destination exists: " + d.lexical + ". Use force: true to overwrite.")
+	}
+	if critical(env, d.lexical, d.real) {
+		return fail("Refusing to replace critical path: " + shown(d))
+	}
+	if m.name == "mv" && within(s.real, d.real) {
+		return fail("Destination contains the source: " + shown(d) + "; replacing it would destroy the source.")
+	}
+	return nil
 }
 
-func (m move) propose(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+// existsFollowing says whether abs exists once every link is followed.
+func existsFollowing(ctx context.Context, abs string) bool {
+	t, err := inspect(ctx, abs, true, identityOnly)
+	defer t.close()
+	return err == nil && t.kind != "absent"
+}
+
+func (m move) propose(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
 	var a moveArgs
 	if r := decode(raw, &a); r != nil {
 		return *r
 	}
-	src, dst, fail := m.check(env, a)
-	if fail != nil {
-		return *fail
+	src, dst := resolve(env, a.Source), resolve(env, a.Destination)
+	if m.name == "mv" && critical(env, src) {
+		return tools.Fail("Refusing to move critical path: " + src)
 	}
-	state, err := m.state(src, dst)
+	s, d, err := m.targets(ctx, src, dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tools.Fail(pathres.NotFound(env.Cwd(), a.Source, src))
+	}
 	if err != nil {
 		return tools.Fail(m.name + " failed: " + err.Error())
 	}
-	msg := fmt.Sprintf("About to %s: %s\n       to: %s", m.verb, src, dst)
-	if a.Force {
-		msg += " (will overwrite if exists)"
+	defer s.close()
+	defer d.close()
+	if r := m.rules(ctx, env, a, s, d); r != nil {
+		return *r
 	}
+	msg := fmt.Sprintf("About to %s: %s\n       to: %s", m.verb, src, dst)
+	msg += resolvedNote(s) + resolvedNote(d)
+	if d.kind != "absent" {
+		msg += "\n\nThis replaces " + destroyed(d) + "."
+	}
+	state := s.fingerprint() + " " + d.fingerprint()
 	return approval(m.name, msg, "", moveArgs{Source: argPath(src), Destination: argPath(dst), Force: a.Force, ExpectedState: &state})
 }
 
-func (m move) execute(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+func (m move) execute(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
 	var a moveArgs
 	if r := decode(raw, &a); r != nil {
 		return *r
@@ -267,37 +410,175 @@ func (m move) execute(_ context.Context, env *tools.Env, raw json.RawMessage) to
 	if m.name == "mv" && critical(env, src) {
 		return tools.Fail("Refusing to move critical path: " + src)
 	}
-	srcWant, _, _ := strings.Cut(*a.ExpectedState, "\n")
-	if state, err := m.state(src, dst); err != nil || state != *a.ExpectedState {
-		if s, err := pathState(src); err != nil || s != srcWant {
-			return changed(src)
-		}
-		return changed(dst)
-	}
-	if _, _, fail := m.check(env, a); fail != nil {
-		return *fail
-	}
-	if a.Force {
-		if err := os.RemoveAll(dst); err != nil {
-			return tools.Fail(m.name + " failed: " + err.Error())
-		}
-	}
-	var err error
-	if m.name == "mv" {
-		err = os.Rename(src, dst)
-		if errors.Is(err, syscall.EXDEV) {
-			// Another filesystem: copy whole, then remove the source.
-			if err = copyTree(src, dst); err == nil {
-				err = os.RemoveAll(src)
-			}
-		}
-	} else {
-		err = copyTree(src, dst)
-	}
+	srcWant, dstWant, _ := strings.Cut(*a.ExpectedState, " ")
+	s, d, err := m.targets(ctx, src, dst)
 	if err != nil {
+		now, err := inspect(ctx, src, m.name == "cp", objectState)
+		same := err == nil && now.fingerprint() == srcWant
+		now.close()
+		if !same {
+			return unlessStopped(ctx, m.name, changed(src))
+		}
+		return unlessStopped(ctx, m.name, changed(dst))
+	}
+	defer s.close()
+	defer d.close()
+	switch {
+	case s.fingerprint() != srcWant:
+		return unlessStopped(ctx, m.name, changed(src))
+	case d.fingerprint() != dstWant:
+		return unlessStopped(ctx, m.name, changed(dst))
+	}
+	if r := m.rules(ctx, env, a, s, d); r != nil {
+		return unlessStopped(ctx, m.name, *r)
+	}
+	if err := ctx.Err(); err != nil {
+		return stopped(m.name, err, "Nothing was changed.")
+	}
+	if m.name == "mv" {
+		return m.moveTo(ctx, s, d)
+	}
+	return m.copyTo(ctx, s, d)
+}
+
+// result is the success line, with resolutions shown.
+func (m move) result(s, d *target) tools.Result {
+	return tools.OK(fmt.Sprintf("%s: %s → %s", m.done, shown(s), shown(d)))
+}
+
+// copyTo builds the copy under a hidden name beside the destination,
+// then puts it in place: the destination appears whole or not at all, and
+// what it replaces is taken aside, checked, and only then removed.
+func (m move) copyTo(ctx context.Context, s, d *target) tools.Result {
+	tmp := tempName(d.leaf)
+	tmpPath := filepath.Join(d.parentPath, tmp)
+	discard := func() { removeAt(context.Background(), d.parent, tmp, tmpPath) }
+	if err := copyAt(ctx, s.parent, s.leaf, s.real, s.st, d.parent, tmp, tmpPath); err != nil {
+		discard()
+		if isStop(err) {
+			return stopped(m.name, err, "Nothing was changed: the partial copy was removed.")
+		}
 		return tools.Fail(m.name + " failed: " + err.Error())
 	}
-	return tools.OK(fmt.Sprintf("%s: %s → %s", m.done, src, dst))
+	return m.place(ctx, d, tmp, discard, func() tools.Result { return m.result(s, d) })
+}
+
+// place renames the finished tmp to d's name, replacing what the preview
+// showed there. undo discards tmp when it cannot be placed.
+func (m move) place(ctx context.Context, d *target, tmp string, undo func(), ok func() tools.Result) tools.Result {
+	aside := ""
+	if d.kind != "absent" {
+		var err error
+		if aside, err = takeAside(ctx, d); err != nil {
+			undo()
+			return twinFailure(m.name, d.lexical, err, m.name+" failed: ")
+		}
+	}
+	if err := renameNoReplace(d.parent, tmp, d.parent, d.leaf); err != nil {
+		undo()
+		if aside != "" {
+			if perr := putBack(d, aside); perr != nil {
+				return tools.Fail(m.name + " failed: " + perr.Error())
+			}
+		}
+		if errors.Is(err, unix.EEXIST) {
+			return changed(d.lexical)
+		}
+		return tools.Fail(m.name + " failed: " + pathErr("rename", d.real, err).Error())
+	}
+	syncDirAt(d.parent)
+	if aside != "" {
+		if r := destroyAside(ctx, m.name, d, aside, false); r != "" {
+			return tools.Fail(fmt.Sprintf("%s: %s is in place, but the replaced entry was not fully removed: %s", m.done, d.lexical, r))
+		}
+	}
+	return ok()
+}
+
+// moveTo renames the source to the destination; across filesystems it
+// copies, places the copy, then removes the source, reporting exactly how
+// far it got if it is stopped.
+func (m move) moveTo(ctx context.Context, s, d *target) tools.Result {
+	aside := ""
+	if d.kind != "absent" {
+		var err error
+		if aside, err = takeAside(ctx, d); err != nil {
+			return twinFailure(m.name, d.lexical, err, "mv failed: ")
+		}
+	}
+	restore := func() error {
+		if aside == "" {
+			return nil
+		}
+		return putBack(d, aside)
+	}
+	err := renameNoReplace(s.parent, s.leaf, d.parent, d.leaf)
+	if errors.Is(err, unix.EXDEV) {
+		if perr := restore(); perr != nil {
+			return tools.Fail("mv failed: " + perr.Error())
+		}
+		return m.moveAcross(ctx, s, d)
+	}
+	if err != nil {
+		if perr := restore(); perr != nil {
+			return tools.Fail("mv failed: " + perr.Error())
+		}
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EEXIST) {
+			return changed(s.lexical)
+		}
+		return tools.Fail("mv failed: " + pathErr("rename", s.real, err).Error())
+	}
+	// The name was checked before the rename; the moved entry is checked
+	// after it, and moved back if it is not the one the preview saw.
+	if st, err := lstatAt(d.parent, d.leaf); err != nil || !sameFile(st, s.st) {
+		if err == nil {
+			unix.Renameat(d.parent, d.leaf, s.parent, s.leaf)
+		}
+		if perr := restore(); perr != nil {
+			return tools.Fail("mv failed: " + perr.Error())
+		}
+		return changed(s.lexical)
+	}
+	syncDirAt(d.parent)
+	syncDirAt(s.parent)
+	if aside != "" {
+		if r := destroyAside(ctx, m.name, d, aside, false); r != "" {
+			return tools.Fail(fmt.Sprintf("Moved: %s → %s, but the replaced entry was not fully removed: %s", s.lexical, d.lexical, r))
+		}
+	}
+	return m.result(s, d)
+}
+
+// moveAcross is mv between filesystems: copy, place, remove the source.
+func (m move) moveAcross(ctx context.Context, s, d *target) tools.Result {
+	tmp := tempName(d.leaf)
+	tmpPath := filepath.Join(d.parentPath, tmp)
+	discard := func() { removeAt(context.Background(), d.parent, tmp, tmpPath) }
+	if err := copyAt(ctx, s.parent, s.leaf, s.real, s.st, d.parent, tmp, tmpPath); err != nil {
+		discard()
+		if isStop(err) {
+			return stopped(m.name, err, "Nothing was changed: the partial copy on the other filesystem was removed.")
+		}
+		return tools.Fail("mv failed: " + err.Error())
+	}
+	return m.place(ctx, d, tmp, discard, func() tools.Result {
+		saside, err := takeAside(ctx, s)
+		if err != nil {
+			why := err.Error()
+			switch {
+			case isStop(err):
+				why = "mv stopped because " + stopReason(err)
+			case errors.Is(err, errChanged):
+				why = s.lexical + " changed since the preview was approved"
+			}
+			return tools.Fail(fmt.Sprintf("mv copied %s to %s (another filesystem), but removing the source did not finish: %s before removing anything; what remains is back at %s.", s.lexical, d.lexical, why, shown(s)))
+		}
+		if r := destroyAside(ctx, m.name, s, saside, true); r != "" {
+			return tools.Fail(fmt.Sprintf("mv copied %s to %s (another filesystem), but removing the source did not finish: %s", s.lexical, d.lexical, r))
+		}
+		syncDirAt(s.parent)
+		return m.result(s, d)
+	})
 }
 
 func proposeMv(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {

@@ -85,12 +85,18 @@ func TestRm(t *testing.T) {
 		h := newHarness(t)
 		h.write("f", "x")
 		h.write("d/inner", "y")
+		must(t, os.Symlink("f", h.path("ln")))
+		must(t, os.Symlink("nowhere", h.path("dangling")))
+		must(t, os.Mkdir(h.path("empty"), 0o755))
 		tests := []struct {
 			args      E
 			msg, fail string
 		}{
-			{args: E{"path": "f"}, msg: "About to delete: <root>/f\n\nThis action may be irreversible."},
-			{args: E{"path": "d", "recursive": true}, msg: "About to delete recursively: <root>/d\n\nThis action may be irreversible."},
+			{args: E{"path": "f"}, msg: "About to delete: <root>/f\n\nThis removes the file <root>/f (1 byte).\n\nThis action may be irreversible."},
+			{args: E{"path": "d", "recursive": true}, msg: "About to delete recursively: <root>/d\n\nThis removes the directory <root>/d and everything in it: 1 file, 0 directories, 1 byte.\n\nThis action may be irreversible."},
+			{args: E{"path": "ln"}, msg: "About to delete: <root>/ln\n\nThis removes the symbolic link <root>/ln (pointing to f); what it points to is kept.\n\nThis action may be irreversible."},
+			{args: E{"path": "empty", "recursive": true}, msg: "About to delete recursively: <root>/empty\n\nThis removes the empty directory <root>/empty.\n\nThis action may be irreversible."},
+			{args: E{"path": "dangling"}, fail: "Path not found: <root>/dangling"},
 			{args: E{"path": "d"}, fail: "Path is a directory, use recursive: true"},
 			{args: E{"path": "/", "recursive": true}, fail: "Refusing to remove critical path: /"},
 			{args: E{"path": "~", "recursive": true}, fail: "Refusing to remove critical path: <root>/home"},
@@ -177,7 +183,11 @@ func TestMvCp(t *testing.T) {
 			msg, fail string
 		}{
 			{"mv", E{"source": "src", "destination": "dst"}, "About to move: <root>/src\n       to: <root>/dst", ""},
-			{"cp", E{"source": "src", "destination": "dst", "force": true}, "About to copy: <root>/src\n       to: <root>/dst (will overwrite if exists)", ""},
+			{"cp", E{"source": "src", "destination": "dst", "force": true}, "About to copy: <root>/src\n       to: <root>/dst", ""},
+			{"cp", E{"source": "other", "destination": "src", "force": true}, "About to copy: <root>/other\n       to: <root>/src\n\nThis replaces the directory <root>/src and everything in it: 1 file, 0 directories, 1 byte.", ""},
+			{"mv", E{"source": "other", "destination": "src/f", "force": true}, "About to move: <root>/other\n       to: <root>/src/f\n\nThis replaces the file <root>/src/f (1 byte).", ""},
+			{"mv", E{"source": "src/f", "destination": "src", "force": true}, "", "Destination contains the source: <root>/src; replacing it would destroy the source."},
+			{"cp", E{"source": "src", "destination": "~", "force": true}, "", "Refusing to replace critical path: <root>/home"},
 			{"mv", E{"source": "src", "destination": "src/in"}, "", "Destination must not be within source: <root>/src/in"},
 			{"cp", E{"source": "src", "destination": "./src"}, "", "Destination must not be within source: <root>/src"},
 			{"cp", E{"source": "src", "destination": "srcx"}, "About to copy: <root>/src\n       to: <root>/srcx", ""},

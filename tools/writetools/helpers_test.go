@@ -49,6 +49,12 @@ func must(t *testing.T, err error) {
 // call validates args against the tool's schema and runs its handler.
 func (h *harness) call(name string, args any) tools.Result {
 	h.t.Helper()
+	return h.callCtx(context.Background(), name, args)
+}
+
+// callCtx is call under ctx.
+func (h *harness) callCtx(ctx context.Context, name string, args any) tools.Result {
+	h.t.Helper()
 	raw, ok := args.(json.RawMessage)
 	if !ok {
 		var err error
@@ -58,11 +64,17 @@ func (h *harness) call(name string, args any) tools.Result {
 	if err := h.reg.Validate(name, raw); err != nil {
 		h.t.Fatalf("%s args %s: %v", name, raw, err)
 	}
+	return h.run(ctx, name, raw)
+}
+
+// run runs a handler on arguments already validated.
+func (h *harness) run(ctx context.Context, name string, raw json.RawMessage) tools.Result {
+	h.t.Helper()
 	tool, ok := h.reg.Lookup(name)
 	if !ok {
 		h.t.Fatalf("no tool %s", name)
 	}
-	return tool.Handler(context.Background(), h.env, raw)
+	return tool.Handler(ctx, h.env, raw)
 }
 
 // propose calls a propose half and insists on an approval request.
@@ -87,6 +99,12 @@ func (h *harness) approve(r *tools.Result) tools.Result {
 	return h.call(r.Approval.ExecuteToolName, r.Approval.ExecuteArgs)
 }
 
+// approveCtx is approve with the twin under ctx.
+func (h *harness) approveCtx(ctx context.Context, r *tools.Result) tools.Result {
+	h.t.Helper()
+	return h.callCtx(ctx, r.Approval.ExecuteToolName, r.Approval.ExecuteArgs)
+}
+
 func (h *harness) path(rel string) string { return filepath.Join(h.root, rel) }
 
 func (h *harness) write(rel, content string) string {
@@ -108,6 +126,18 @@ func (h *harness) read(rel string) string {
 // contents and link targets.
 func treeHash(t *testing.T, dir string) string {
 	t.Helper()
+	return hashTree(t, dir, true)
+}
+
+// contentHash is treeHash without directories' times, which a temporary
+// file created and removed again changes.
+func contentHash(t *testing.T, dir string) string {
+	t.Helper()
+	return hashTree(t, dir, false)
+}
+
+func hashTree(t *testing.T, dir string, dirTimes bool) string {
+	t.Helper()
 	var lines []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -118,6 +148,9 @@ func treeHash(t *testing.T, dir string) string {
 			return err
 		}
 		line := fmt.Sprintf("%s %s %d %d", p, fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		if fi.IsDir() && !dirTimes {
+			line = fmt.Sprintf("%s %s", p, fi.Mode())
+		}
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			target, _ := os.Readlink(p)

@@ -1,141 +1,163 @@
 package writetools
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
-// maxLinkHops bounds symlink chains, as the kernel does.
-const maxLinkHops = 40
+// maxReadBytes bounds the file write_file and edit_file read for their
+// preview and diff: a larger file gets a clear refusal, not a slow diff.
+const maxReadBytes = 16 << 20
 
-// writeTarget follows symlinks at abs to the path a write lands on; for a
-// missing or dangling path it is where the file would be created.
-func writeTarget(abs string) (string, error) {
-	p := abs
-	for range maxLinkHops {
-		fi, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return p, nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			return p, nil
-		}
-		t, err := os.Readlink(p)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(t) {
-			t = filepath.Join(filepath.Dir(p), t)
-		}
-		p = t
-	}
-	return "", fmt.Errorf("%s: too many levels of symbolic links", abs)
+// target is a located path with what an operation needs of its leaf.
+type target struct {
+	*located
+	kind    string   // "absent", or kindOf the leaf
+	content []byte   // a file's content (read mode)
+	tree    treeInfo // a directory's (object mode)
+	link    string   // a link's target text
+	// state is the fingerprint text: every step, then the leaf. The
+	// twin recomputes it and compares digests (fingerprint).
+	state string
 }
 
-// fileState reads a file as a write or edit will see it: its fingerprint,
-// its content and whether it exists. A directory is an error.
-func fileState(abs string) (state string, content []byte, exists bool, err error) {
-	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
-		target, terr := writeTarget(abs)
-		if terr != nil {
-			return "", nil, false, terr
+// inspectMode says what of the leaf is fingerprinted.
+type inspectMode int
+
+const (
+	// readContent reads a file leaf whole and fingerprints its content
+	// (write_file, edit_file: the preview's diff is of this content).
+	readContent inspectMode = iota
+	// objectState fingerprints the leaf as an object to remove, move or
+	// copy: its identity, mode, size and time, a directory's whole tree.
+	objectState
+	// identityOnly fingerprints the leaf's identity, mode, size and
+	// time, reading nothing (mkdir, and the links rm follows to check).
+	identityOnly
+)
+
+// inspect resolves abs and describes its leaf. The caller closes it.
+func inspect(ctx context.Context, abs string, followLeaf bool, mode inspectMode) (*target, error) {
+	l, err := locate(ctx, abs, followLeaf)
+	if err != nil {
+		return nil, err
+	}
+	t := &target{located: l, kind: "absent"}
+	leaf := "leaf absent"
+	if l.st != nil {
+		t.kind = kindOf(l.st)
+		switch {
+		case t.kind == "file" && mode == readContent:
+			t.content, err = readRegularAt(ctx, l.parent, l.leaf, l.real, l.st, maxReadBytes)
+			sum := sha256.Sum256(t.content)
+			leaf = fmt.Sprintf("leaf file %s sha256:%s", identity(l.st), hex.EncodeToString(sum[:]))
+		case t.kind == "dir" && mode == objectState:
+			t.tree, err = inspectTreeAt(ctx, l.parent, l.leaf, l.real, l.st)
+			leaf = "leaf " + entryLine(".", l.st, "", true) + " tree " + t.tree.digest
+		case t.kind == "link":
+			t.link, err = readlinkAt(l.parent, l.leaf)
+			leaf = "leaf " + entryLine(".", l.st, t.link, true)
+		default:
+			leaf = "leaf " + entryLine(".", l.st, "", true)
 		}
-		return absentFingerprint(target), nil, false, nil
+		if err != nil {
+			l.close()
+			return nil, err
+		}
 	}
-	content, err = os.ReadFile(abs)
-	if err != nil {
-		return "", nil, true, err
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", nil, true, err
-	}
-	return fileFingerprint(real, content), content, true, nil
+	t.state = strings.Join(l.steps, "\n") + "\n" + leaf
+	return t, nil
 }
 
-// absentFingerprint names where a missing path would be created, with its
-// directory resolved, so swapping a parent for a link shows as a change.
-func absentFingerprint(target string) string {
-	dir := filepath.Dir(target)
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
+// close releases the target's descriptor; a nil target is fine.
+func (t *target) close() {
+	if t != nil {
+		t.located.close()
 	}
-	return "absent:" + filepath.Join(dir, filepath.Base(target))
 }
 
-func fileFingerprint(real string, content []byte) string {
-	sum := sha256.Sum256(content)
-	return "file:" + real + ":" + hex.EncodeToString(sum[:])
+// fingerprint is the digest of the state the twin receives.
+func (t *target) fingerprint() string {
+	sum := sha256.Sum256([]byte(t.state))
+	return hex.EncodeToString(sum[:])
 }
 
-// pathState fingerprints whatever is at abs: absent, a file (content
-// hash), a directory (digest of its listing), or another kind. A symlink
-// is described by what it points to, under its resolved path.
-func pathState(abs string) (string, error) {
-	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
-		target, terr := writeTarget(abs)
-		if terr != nil {
-			return "", terr
-		}
-		return absentFingerprint(target), nil
+// mode is the permission bits of an existing leaf, or newFileMode.
+func (t *target) mode() uint32 {
+	if t.st == nil {
+		return newFileMode
 	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return "", err
-	}
-	link := ""
-	if lfi, err := os.Lstat(abs); err == nil && lfi.Mode()&fs.ModeSymlink != 0 {
-		link = "link:" // rm removes the link, a plain file there is not the same thing
-	}
-	switch {
-	case fi.Mode().IsRegular():
-		content, err := os.ReadFile(real)
-		if err != nil {
-			return "", err
-		}
-		return link + fileFingerprint(real, content), nil
-	case fi.IsDir():
-		d, err := treeDigest(real)
-		if err != nil {
-			return "", err
-		}
-		return link + "dir:" + real + ":" + d, nil
-	}
-	return link + "other:" + real + ":" + fi.Mode().String(), nil
+	return uint32(t.st.Mode) & 0o777
 }
 
-// treeDigest hashes a directory's listing: every entry's relative path,
-// type, mode, size and modification time, links not followed. Contents
-// are not read, so removing a large tree does not cost a read of it; a
-// changed file shows through its size or mtime.
-func treeDigest(root string) (string, error) {
-	h := sha256.New()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		fmt.Fprintf(h, "%q %s %d %d\n", rel, fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
-		return nil
-	})
-	if err != nil {
-		return "", err
+// resolvedNote tells the approver where a path really goes when symbolic
+// links make it differ from the path as written: a repository's
+// `docs -> ~/.ssh` shows as such.
+func resolvedNote(t *target) string {
+	if t.real == t.lexical {
+		return ""
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return "\n\nThrough symbolic links, " + t.lexical + " is " + t.real + "."
+}
+
+// shown is the path with its resolution, for one-line results.
+func shown(t *target) string {
+	if t.real == t.lexical {
+		return t.lexical
+	}
+	return t.lexical + " (through symbolic links: " + t.real + ")"
+}
+
+// destroyed says exactly what removing or replacing the leaf destroys.
+func destroyed(t *target) string {
+	p := t.lexical
+	switch t.kind {
+	case "file":
+		return "the file " + p + " (" + formatSize(t.st.Size) + ")"
+	case "dir":
+		if t.tree == (treeInfo{digest: t.tree.digest}) {
+			return "the empty directory " + p
+		}
+		parts := []string{plural(t.tree.files, "file", "files"), plural(t.tree.dirs, "directory", "directories")}
+		if t.tree.links > 0 {
+			parts = append(parts, plural(t.tree.links, "symbolic link", "symbolic links"))
+		}
+		if t.tree.others > 0 {
+			parts = append(parts, plural(t.tree.others, "other entry", "other entries"))
+		}
+		return "the directory " + p + " and everything in it: " + strings.Join(parts, ", ") + ", " + formatSize(t.tree.bytes)
+	case "link":
+		return "the symbolic link " + p + " (pointing to " + t.link + "); what it points to is kept"
+	}
+	return "the " + kindName(t.st) + " " + p
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// kindName names a file type for a person.
+func kindName(st *unix.Stat_t) string {
+	switch k := kindOf(st); k {
+	case "dir":
+		return "directory"
+	case "link":
+		return "symbolic link"
+	case "fifo":
+		return "named pipe"
+	case "chardev":
+		return "character device"
+	case "blockdev":
+		return "block device"
+	default:
+		return k
+	}
 }

@@ -4,33 +4,50 @@
 // diff without mutating anything, and a hidden `execute_<name>` twin the
 // gate runs with exactly the arguments the propose half returned.
 //
+// # What the approver sees is what happens
+//
+// Paths are resolved lexically first (tool-schemas.md §2: no confinement,
+// `../../etc/passwd` goes where it says), then walked the way the kernel
+// walks them, one component at a time from "/" with O_NOFOLLOW, every
+// symbolic link read and followed by hand (walk.go). When links make the
+// real target differ from the path as written, the message and the
+// preview say so ("Through symbolic links, <repo>/docs/authorized_keys is
+// /home/u/.ssh/authorized_keys."). What a change destroys is stated:
+// the file and its size, or the directory and how many files,
+// directories and bytes go with it.
+//
 // # Binding an approval to its preview
 //
 // The propose half adds one property to the twin's arguments,
-// expectedState: a fingerprint of every path the twin will touch, as the
-// preview saw it (absent, or a file's resolved path and SHA-256, or a
-// directory's resolved path and a digest of its listing). The twin
-// resolves the paths again, recomputes the fingerprint and refuses with
+// expectedState: a digest of every component the walk went through (its
+// physical path, type, device and inode, and for a link its target) and
+// of the leaf as the operation sees it (a file's content, a directory's
+// whole tree, a link's target). The twin walks again and refuses with
 // `<abs> changed since the preview was approved; propose the change
-// again.` when it differs, so what a person approved is what is written.
-// The property exists only in the twins' schemas.
+// again.` when any of it differs. The property exists only in the twins'
+// schemas.
 //
-// # Paths
+// The twin then acts through the descriptors its own walk opened, so the
+// directory it writes in is the one whose chain it just verified however
+// the names change afterwards, and it never follows a link while acting.
+// What it replaces or removes is checked again at the last moment: a
+// file's identity and times right before the rename over it; a
+// directory or file to destroy is first renamed aside and checked after
+// that rename, then removed (a swap at the last moment is put back, not
+// destroyed). A new file is created with renameat2(RENAME_NOREPLACE).
+// The window left is a rewrite in place of an existing file between the
+// last check and the rename, which no POSIX call closes; and a retargeted
+// link after the walk read it, which still leads where the approval said.
 //
-// There is no confinement (tool-schemas.md §2): `../../etc/passwd` and
-// absolute paths go where they say. Paths are resolved lexically, and the
-// twin receives the absolute path the preview showed, so a later `cd`
-// cannot redirect it. Symlinks: write_file and edit_file read through a
-// link and write through it to the file it points to (the link stays a
-// link); the fingerprint holds the link's resolved target, so retargeting
-// the link after the preview makes the twin refuse. rm removes a link,
-// not its target; mv and cp replace the destination name itself.
-//
-// # Writes
+// # Writes, and stopping
 //
 // Every file write goes to a temporary file in the target's directory and
 // is renamed over the target, keeping the target's permission bits, so a
 // killed process leaves the old file or the new one, never half of one.
+// A copy is built under a hidden name and renamed into place. Twins look
+// at their context between chunks and entries: stopped before the final
+// rename, they undo what they made and say nothing was changed; stopped
+// while removing, they say how many entries went and where the rest is.
 package writetools
 
 import (

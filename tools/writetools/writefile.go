@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"unicode/utf16"
 
@@ -31,42 +29,57 @@ type WriteFileResult struct {
 	FullDiff     string `json:"fullDiff"`
 }
 
-// checkParent applies the parent rule shared by both halves.
-func checkParent(abs string, createDirs bool) *tools.Result {
-	parent := filepath.Dir(abs)
-	if _, err := os.Stat(parent); errors.Is(err, fs.ErrNotExist) && !createDirs {
-		r := tools.Fail(fmt.Sprintf("Parent directory does not exist: %s. Pass createDirs: true to create it.", parent))
-		return &r
+// openWriteTarget resolves and reads what write_file writes, with the
+// rules both halves share. A non-nil Result is the failure to return.
+func openWriteTarget(ctx context.Context, abs string, createDirs bool) (*target, *tools.Result) {
+	t, err := inspect(ctx, abs, true, readContent)
+	if err != nil {
+		r := tools.Fail(err.Error())
+		return nil, &r
 	}
-	return nil
+	fail := func(msg string) (*target, *tools.Result) {
+		t.close()
+		r := tools.Fail(msg)
+		return nil, &r
+	}
+	if len(t.missing) > 0 && !createDirs {
+		return fail(fmt.Sprintf("Parent directory does not exist: %s. Pass createDirs: true to create it.", filepath.Dir(t.real)))
+	}
+	switch t.kind {
+	case "absent", "file":
+		return t, nil
+	case "dir":
+		return fail("Cannot write " + shown(t) + ": it is a directory.")
+	}
+	return fail("Cannot write " + shown(t) + ": it is a " + kindName(t.st) + ", not a regular file; write_file writes regular files only.")
 }
 
-func proposeWriteFile(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+func proposeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
 	var a writeFileArgs
 	if r := decode(raw, &a); r != nil {
 		return *r
 	}
 	abs := resolve(env, a.Path)
-	if r := checkParent(abs, a.CreateDirs); r != nil {
-		return *r
+	t, fail := openWriteTarget(ctx, abs, a.CreateDirs)
+	if fail != nil {
+		return *fail
 	}
-	state, old, exists, err := fileState(abs)
-	if err != nil {
-		return tools.Fail(err.Error())
-	}
+	defer t.close()
 	msg := fmt.Sprintf("About to write %d characters to file: %s", utf16Len(a.Content), abs)
 	if a.CreateDirs {
 		msg += " (will create parent directories)"
 	}
-	if exists && len(old) > 0 {
-		msg += fmt.Sprintf("\n\n⚠️  WARNING: This will overwrite the existing file (%d lines).\n   Consider using edit_file instead if you only need to modify part of the file.", unidiff.LineCount(string(old)))
+	msg += resolvedNote(t)
+	if len(t.content) > 0 {
+		msg += fmt.Sprintf("\n\n⚠️  WARNING: This will overwrite the existing file (%d lines).\n   Consider using edit_file instead if you only need to modify part of the file.", unidiff.LineCount(string(t.content)))
 	}
 	msg += "\n\nPress Ctrl+O to preview changes"
+	state := t.fingerprint()
 	twin := writeFileArgs{Path: argPath(abs), Content: a.Content, CreateDirs: a.CreateDirs, ExpectedState: &state}
-	return approval("write_file", msg, unidiff.Unified(filepath.Base(abs), string(old), a.Content), twin)
+	return approval("write_file", msg, previewHeader(t)+unidiff.Unified(filepath.Base(abs), string(t.content), a.Content), twin)
 }
 
-func executeWriteFile(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+func executeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
 	var a writeFileArgs
 	if r := decode(raw, &a); r != nil {
 		return *r
@@ -75,37 +88,42 @@ func executeWriteFile(_ context.Context, env *tools.Env, raw json.RawMessage) to
 		return noPreview("write_file")
 	}
 	abs := resolve(env, a.Path)
-	if r := checkParent(abs, a.CreateDirs); r != nil {
-		return *r
-	}
-	state, old, exists, err := fileState(abs)
-	if err != nil {
+	t, fail := openWriteTarget(ctx, abs, a.CreateDirs)
+	if fail != nil {
 		// The preview could read it; failing now means it changed.
-		return changed(abs)
+		return unlessStopped(ctx, "write_file", changed(abs))
 	}
-	if state != *a.ExpectedState {
-		return changed(abs)
+	defer t.close()
+	if t.fingerprint() != *a.ExpectedState {
+		return unlessStopped(ctx, "write_file", changed(abs))
 	}
-	target, err := writeTarget(abs)
-	if err != nil {
-		return tools.Fail(err.Error())
-	}
-	if a.CreateDirs {
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return tools.Fail(err.Error())
+	if err := replaceFile(ctx, t, []byte(a.Content)); err != nil {
+		switch {
+		case errors.Is(err, errChanged):
+			return changed(abs)
+		case isStop(err):
+			return stopped("write_file", err, "Nothing was written: "+shown(t)+" is as it was.")
 		}
-	}
-	if err := writeAtomic(target, []byte(a.Content), 0); err != nil {
 		return tools.Fail(err.Error())
 	}
-	d := unidiff.ForDisplay(abs, string(old), a.Content)
-	res := WriteFileResult{Path: abs, IsNewFile: !exists, Diff: d.Diff, WasTruncated: d.WasTruncated, FullDiff: d.FullDiff}
-	if exists {
-		res.Message = "File written: " + abs
+	old := string(t.content)
+	d := unidiff.ForDisplay(abs, old, a.Content)
+	res := WriteFileResult{Path: abs, IsNewFile: t.st == nil, Diff: d.Diff, WasTruncated: d.WasTruncated, FullDiff: d.FullDiff}
+	if t.st != nil {
+		res.Message = "File written: " + shown(t)
 	} else {
-		res.Message = "File created: " + abs
+		res.Message = "File created: " + shown(t)
 	}
 	return tools.OK(res)
+}
+
+// previewHeader opens a preview diff with the real target when symbolic
+// links make it differ from the path shown; git apply skips such a line.
+func previewHeader(t *target) string {
+	if t.real == t.lexical {
+		return ""
+	}
+	return "Writes " + t.real + " (through symbolic links from " + t.lexical + ")\n"
 }
 
 // utf16Len is JavaScript's string length, which the spec's counts use.

@@ -214,7 +214,7 @@ func TestHostilePaths(t *testing.T) {
 		must(t, os.Mkdir(h.path("proj"), 0o755))
 		must(t, os.Symlink(target, h.path("proj/link.txt")))
 		r := h.propose("write_file", map[string]any{"path": "proj/link.txt", "content": "new\n"})
-		if r.Approval.PreviewDiff != "--- a/link.txt\n+++ b/link.txt\n@@ -1 +1 @@\n-secret\n+new\n" {
+		if r.Approval.PreviewDiff != "Writes "+target+" (through symbolic links from "+h.path("proj/link.txt")+")\n--- a/link.txt\n+++ b/link.txt\n@@ -1 +1 @@\n-secret\n+new\n" {
 			t.Fatalf("preview %q", r.Approval.PreviewDiff)
 		}
 		if res := h.approve(r); !res.Success {

@@ -419,3 +419,16 @@ func (s *Store) Find(ctx context.Context, id string) (Record, error) {
 	}
 	return Record{}, fmt.Errorf("request id %s belongs to %d runs; give it as RUN/%s", id, len(keys), id)
 }
+
+// Reopen puts req back as pending over a record the run refused (a
+// decision that did not verify), if nobody changed it since rev.
+func (s *Store) Reopen(ctx context.Context, req Request, rev uint64) error {
+	data, err := json.Marshal(Record{Status: StatusPending, Request: req})
+	if err != nil {
+		return err
+	}
+	if _, err := s.kv.Update(ctx, Key(req.RunID, req.RequestID), data, rev); err != nil {
+		return fmt.Errorf("reopen approval %s: %w", req.RequestID, err)
+	}
+	return nil
+}

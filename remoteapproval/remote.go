@@ -1,0 +1,456 @@
+// Package remoteapproval is the run's side of remote approvals: it takes
+// each call the gate asks a person about, records it as a pending request
+// in the approvals bucket, and hands the gate a decision only once that
+// decision's signature, signer, tier, run, request, action hash, expiry
+// and nonce all check out. It also applies signed policy changes, capped
+// at the run's ceiling. One goroutine owns all of its state.
+package remoteapproval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/messages"
+)
+
+// DecidedByPrefix starts the DecidedBy of a verified remote decision:
+// "remote:<approver name>".
+const DecidedByPrefix = messages.DecidedByRemote + ":"
+
+// DecidedByTimeout is the DecidedBy of a call nobody answered in time.
+const DecidedByTimeout = "timeout"
+
+// Notice is something the run should tell its user (a refused decision,
+// a policy change, a timeout); Kind is an approvals.Audit* event.
+type Notice struct {
+	Kind    string
+	Message string
+}
+
+// Config is one run's remote approvals.
+type Config struct {
+	Conn  *nats.Conn
+	Store *approvals.Store
+	RunID string
+	// Registry is who may decide (and change policy).
+	Registry *approvals.Registry
+	// Timeout declines a request nobody answers (--approval-timeout).
+	Timeout time.Duration
+	// Policy is the policy the run started with; Ceiling the highest a
+	// signed change may set (--max-remote-policy).
+	Policy  string
+	Ceiling string
+	WorkDir string
+	// Deliver hands a verified decision (or a decline) to the gate.
+	Deliver func(messages.ApprovalDecided)
+	// SetPolicy hands a verified policy change to the gate.
+	SetPolicy func(messages.PolicyChanged)
+	// Report tells the user; may be nil.
+	Report func(Notice)
+	Audit  *approvals.Audit
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Remote runs the loop.
+type Remote struct {
+	cfg  Config
+	in   chan any
+	done chan struct{}
+	subs []*nats.Subscription
+}
+
+type pending struct {
+	req     approvals.Request
+	ask     messages.ApprovalRequired
+	timer   *time.Timer
+	written bool
+	writing bool
+}
+
+// Messages of the loop.
+type (
+	asked   struct{ m messages.ApprovalRequired }
+	written struct {
+		key string
+		err error
+	}
+	hint    struct{ key string }
+	fetched struct {
+		key string
+		rec approvals.Record
+		err error
+	}
+	expired   struct{ key string }
+	policyMsg struct{ data []byte }
+	connUp    struct{}
+	connLost  struct{}
+	closeReq  struct{ done chan struct{} }
+)
+
+// Start subscribes to the run's keys in the approvals bucket and to its
+// policy subject, and starts the loop. ctx bounds the loop's life.
+func Start(ctx context.Context, cfg Config) (*Remote, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Minute
+	}
+	r := &Remote{cfg: cfg, in: make(chan any, 1024), done: make(chan struct{})}
+	prefix := approvals.KeySubject(messages.SubjectToken(cfg.RunID)) + "."
+	s1, err := cfg.Conn.Subscribe(prefix+"*", func(m *nats.Msg) {
+		// A write on one of our keys. Our own pending writes are skipped
+		// here; anything else is only a hint: the stored value, read
+		// back, is what counts (a write that lost its compare-and-set is
+		// still delivered to subscribers).
+		var peek struct {
+			Status string `json:"status"`
+		}
+		if json.Unmarshal(m.Data, &peek) == nil && peek.Status == approvals.StatusPending {
+			return
+		}
+		r.send(hint{key: strings.TrimPrefix(m.Subject, "$KV."+approvals.Bucket+".")})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch approvals: %w", err)
+	}
+	s2, err := cfg.Conn.Subscribe(messages.PolicySubject(cfg.RunID), func(m *nats.Msg) {
+		r.send(policyMsg{data: m.Data})
+	})
+	if err != nil {
+		_ = s1.Unsubscribe()
+		return nil, fmt.Errorf("subscribe policy: %w", err)
+	}
+	r.subs = []*nats.Subscription{s1, s2}
+	if err := cfg.Conn.Flush(); err != nil {
+		return nil, fmt.Errorf("watch approvals: %w", err)
+	}
+	cfg.Conn.SetReconnectHandler(func(*nats.Conn) { r.send(connUp{}) })
+	cfg.Conn.SetClosedHandler(func(*nats.Conn) { r.send(connLost{}) })
+	go r.loop(ctx)
+	return r, nil
+}
+
+// Ask records one gate request for remote approval. It never blocks the
+// gate: the loop does the work.
+func (r *Remote) Ask(m messages.ApprovalRequired) {
+	select {
+	case r.in <- asked{m}:
+	case <-r.done:
+		// The loop is gone (the run is ending): never leave the gate
+		// waiting.
+		r.cfg.Deliver(messages.ApprovalDecided{Place: m.Place, Trace: m.Trace, ToolCallID: m.ToolCallID, ToolName: m.ToolName,
+			DecidedBy: messages.DecidedByCancel, Note: "The run was ending, so this call was declined."})
+	}
+}
+
+func (r *Remote) send(m any) {
+	select {
+	case r.in <- m:
+	case <-r.done:
+	}
+}
+
+// Close withdraws what is still pending (marked cancelled for approvers)
+// and stops the loop; it waits at most until ctx ends.
+func (r *Remote) Close(ctx context.Context) {
+	for _, s := range r.subs {
+		_ = s.Unsubscribe()
+	}
+	c := closeReq{done: make(chan struct{})}
+	select {
+	case r.in <- c:
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+		}
+	case <-r.done:
+	case <-ctx.Done():
+	}
+}
+
+func (r *Remote) loop(ctx context.Context) {
+	defer close(r.done)
+	st := &state{r: r, pending: map[string]*pending{}, nonces: approvals.NonceSet{}, policyNonces: approvals.NonceSet{}}
+	for {
+		select {
+		case <-ctx.Done():
+			st.closeAll(approvals.StatusCancelled, "the run ended")
+			return
+		case m := <-r.in:
+			if c, ok := m.(closeReq); ok {
+				st.closeAll(approvals.StatusCancelled, "the run ended")
+				close(c.done)
+				return
+			}
+			st.handle(ctx, m)
+		}
+	}
+}
+
+type state struct {
+	r            *Remote
+	pending      map[string]*pending
+	nonces       approvals.NonceSet
+	policyNonces approvals.NonceSet
+	lost         bool
+}
+
+func (s *state) handle(ctx context.Context, m any) {
+	cfg := s.r.cfg
+	switch m := m.(type) {
+	case asked:
+		s.ask(ctx, m.m)
+	case written:
+		p := s.pending[m.key]
+		if p == nil {
+			return
+		}
+		p.writing = false
+		if m.err == nil {
+			p.written = true
+			return
+		}
+		if cfg.Conn.IsClosed() || !cfg.Conn.IsConnected() {
+			return // retried when the connection is back
+		}
+		s.decline(m.key, messages.DecidedByNobody, "The approval request could not be recorded on the bus ("+m.err.Error()+"), so this call was declined.")
+	case hint:
+		if s.pending[m.key] != nil {
+			s.fetch(ctx, m.key)
+		}
+	case fetched:
+		s.fetched(ctx, m)
+	case expired:
+		if p := s.pending[m.key]; p != nil {
+			msg := fmt.Sprintf("No approver answered within %s, so this call was declined. Do not retry it now: continue without it, or say in your answer what still needs approval.", cfg.Timeout)
+			s.audit(approvals.AuditEntry{Event: approvals.AuditExpired, RequestID: p.req.RequestID, Tool: p.req.Tool, ActionHash: p.req.ActionHash})
+			s.report(approvals.AuditExpired, fmt.Sprintf("approval %s (%s) timed out after %s", p.req.RequestID, p.req.Tool, cfg.Timeout))
+			s.closeRecord(p.req, approvals.StatusExpired, "nobody answered in time")
+			s.decline(m.key, DecidedByTimeout, msg)
+		}
+	case policyMsg:
+		s.policy(m.data)
+	case connUp:
+		s.lost = false
+		// Catch up: write what could not be written, read back what may
+		// have been decided while the connection was away.
+		for key, p := range s.pending {
+			if !p.written && !p.writing {
+				s.write(ctx, key, p)
+			} else {
+				s.fetch(ctx, key)
+			}
+		}
+	case connLost:
+		s.lost = true
+		for key := range s.pending {
+			s.decline(key, messages.DecidedByNobody, "The connection to the approval bus was lost and could not be restored, so this call was declined.")
+		}
+	}
+}
+
+func (s *state) ask(ctx context.Context, m messages.ApprovalRequired) {
+	cfg := s.r.cfg
+	now := cfg.Now().UTC()
+	hash, err := approvals.ActionHash(m.ExecuteToolName, m.ExecuteArgs)
+	if err != nil {
+		s.deliver(m, false, messages.DecidedByNobody, "This call cannot be approved remotely: "+err.Error())
+		return
+	}
+	if s.lost {
+		s.deliver(m, false, messages.DecidedByNobody, "The approval bus is unreachable, so this call was declined.")
+		return
+	}
+	req := approvals.Request{
+		RunID: cfg.RunID, RequestID: approvals.NewRequestID(), ToolCallID: m.ToolCallID,
+		AgentID: m.Place.AgentID, Agent: m.Place.AgentName, Depth: m.Place.Depth,
+		Tool: m.ToolName, Arguments: m.Arguments, Message: m.Message, PreviewDiff: m.PreviewDiff,
+		RiskTier: m.RiskLevel, WorkDir: cfg.WorkDir, Policy: cfg.Policy,
+		ExecuteTool: m.ExecuteToolName, ExecuteArgs: m.ExecuteArgs, ActionHash: hash,
+		CreatedAt: now, ExpiresAt: now.Add(cfg.Timeout),
+	}
+	if m.Place.Depth > 0 {
+		req.Subagent = m.Place.AgentName
+	}
+	key := approvals.Key(req.RunID, req.RequestID)
+	p := &pending{req: req, ask: m}
+	p.timer = time.AfterFunc(cfg.Timeout, func() { s.r.send(expired{key}) })
+	s.pending[key] = p
+	s.audit(approvals.AuditEntry{Event: approvals.AuditRequested, RequestID: req.RequestID, Tool: req.Tool, ActionHash: hash})
+	s.write(ctx, key, p)
+}
+
+func (s *state) write(ctx context.Context, key string, p *pending) {
+	p.writing = true
+	store, req := s.r.cfg.Store, p.req
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := store.Put(wctx, req)
+		if err == nil {
+			s.r.send(written{key: key})
+			return
+		}
+		// A Create that timed out may still have been stored; if the
+		// record is there, it is ours.
+		if rec, gerr := store.GetKey(wctx, key); gerr == nil && rec.Request.ActionHash == req.ActionHash {
+			err = nil
+		}
+		s.r.send(written{key: key, err: err})
+	}()
+}
+
+func (s *state) fetch(ctx context.Context, key string) {
+	store := s.r.cfg.Store
+	go func() {
+		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		rec, err := store.GetKey(fctx, key)
+		s.r.send(fetched{key: key, rec: rec, err: err})
+	}()
+}
+
+func (s *state) fetched(ctx context.Context, f fetched) {
+	cfg := s.r.cfg
+	p := s.pending[f.key]
+	if p == nil || f.err != nil {
+		return
+	}
+	rec := f.rec
+	if rec.Status == approvals.StatusPending {
+		return
+	}
+	if rec.Decision == nil {
+		// Closed by someone else (expired or withdrawn): a decline.
+		if rec.Status == approvals.StatusExpired || rec.Status == approvals.StatusCancelled {
+			s.refused(ctx, p, rec, &approvals.RefusedError{Reason: approvals.ReasonUnsigned, Detail: "the record was closed by another client (" + rec.Status + ")"})
+		}
+		return
+	}
+	exp := approvals.Expect{RunID: cfg.RunID, RequestID: p.req.RequestID, ActionHash: p.req.ActionHash, RiskTier: p.req.RiskTier}
+	d, who, err := approvals.VerifyDecision(*rec.Decision, cfg.Registry, exp, cfg.Now(), s.nonces)
+	if err != nil {
+		s.refused(ctx, p, rec, err)
+		return
+	}
+	approved := d.Approved
+	s.audit(approvals.AuditEntry{Event: approvals.AuditDecided, RequestID: p.req.RequestID, Tool: p.req.Tool, ActionHash: p.req.ActionHash,
+		Approved: &approved, Approver: who.Name, ApproverKey: who.PublicKey, Note: d.Note})
+	note := d.Note
+	if !approved && note == "" {
+		note = "Denied by " + who.Name + "."
+	}
+	s.decide(f.key, approved, DecidedByPrefix+who.Name, note)
+}
+
+// refused logs a decision the run will not act on and puts the request
+// back up for a genuine one: whoever wrote it cannot block approvers.
+func (s *state) refused(ctx context.Context, p *pending, rec approvals.Record, err error) {
+	reason := err.Error()
+	signer := ""
+	if rec.Decision != nil {
+		signer = rec.Decision.Signer
+	}
+	s.audit(approvals.AuditEntry{Event: approvals.AuditRefused, RequestID: p.req.RequestID, Tool: p.req.Tool, ActionHash: p.req.ActionHash,
+		ApproverKey: signer, Reason: reason})
+	s.report(approvals.AuditRefused, fmt.Sprintf("a decision on %s (%s) was refused: %s", p.req.RequestID, p.req.Tool, reason))
+	store, req, rev := s.r.cfg.Store, p.req, rec.Revision
+	go func() {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_ = store.Reopen(rctx, req, rev)
+	}()
+}
+
+func (s *state) policy(data []byte) {
+	cfg := s.r.cfg
+	var env approvals.Envelope
+	if err := json.Unmarshal(data, &env); err != nil || env.Signer == "" && env.Signature == "" {
+		s.policyRefused("", &approvals.RefusedError{Reason: approvals.ReasonUnsigned, Detail: "policy changes must be signed by an approver allowed to change policy"})
+		return
+	}
+	p, who, err := approvals.VerifyPolicy(env, cfg.Registry, cfg.RunID, cfg.Ceiling, cfg.Now(), s.policyNonces)
+	if err != nil {
+		s.policyRefused(env.Signer, err)
+		return
+	}
+	s.audit(approvals.AuditEntry{Event: approvals.AuditPolicy, Policy: p.Policy, Approver: who.Name, ApproverKey: who.PublicKey})
+	s.report(approvals.AuditPolicy, fmt.Sprintf("approval policy set to %q by %s", p.Policy, who.Name))
+	s.r.cfg.Policy = p.Policy
+	if cfg.SetPolicy != nil {
+		cfg.SetPolicy(messages.PolicyChanged{Place: messages.Place{RunID: cfg.RunID}, Policy: p.Policy})
+	}
+}
+
+func (s *state) policyRefused(signer string, err error) {
+	s.audit(approvals.AuditEntry{Event: approvals.AuditPolicyRefused, ApproverKey: signer, Reason: err.Error()})
+	s.report(approvals.AuditPolicyRefused, "a policy change was refused: "+err.Error())
+}
+
+func (s *state) decide(key string, approved bool, by, note string) {
+	p := s.pending[key]
+	if p == nil {
+		return
+	}
+	p.timer.Stop()
+	delete(s.pending, key)
+	s.deliver(p.ask, approved, by, note)
+}
+
+func (s *state) decline(key, by, note string) { s.decide(key, false, by, note) }
+
+func (s *state) deliver(m messages.ApprovalRequired, approved bool, by, note string) {
+	s.r.cfg.Deliver(messages.ApprovalDecided{Place: m.Place, Trace: m.Trace, ToolCallID: m.ToolCallID, ToolName: m.ToolName,
+		Approved: approved, DecidedBy: by, Note: note})
+}
+
+// closeAll withdraws every pending request, in parallel and within 2 s
+// whatever their number.
+func (s *state) closeAll(status, reason string) {
+	var wg sync.WaitGroup
+	for key, p := range s.pending {
+		p.timer.Stop()
+		delete(s.pending, key)
+		s.deliver(p.ask, false, messages.DecidedByCancel, "The run ended before anyone decided.")
+		if !s.lost {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.closeRecordSync(p.req, status, reason)
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+func (s *state) closeRecord(req approvals.Request, status, reason string) {
+	go s.closeRecordSync(req, status, reason)
+}
+
+func (s *state) closeRecordSync(req approvals.Request, status, reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = s.r.cfg.Store.Close(ctx, req.RunID, req.RequestID, status, reason)
+}
+
+func (s *state) audit(e approvals.AuditEntry) {
+	e.RunID, e.Side = s.r.cfg.RunID, "run"
+	if err := s.r.cfg.Audit.Append(e); err != nil {
+		s.report("audit_failed", err.Error())
+	}
+}
+
+func (s *state) report(kind, msg string) {
+	if s.r.cfg.Report != nil {
+		s.r.cfg.Report(Notice{Kind: kind, Message: msg})
+	}
+}

@@ -179,7 +179,7 @@ func (s *Subagents) Spawn(ctx context.Context, raw json.RawMessage) tools.Result
 		if s.Parent.Env != nil {
 			home = s.Parent.Env.JazzHome
 		}
-		lookup = func(name string) (personas.Persona, error) { return personas.Lookup(home, name) }
+		lookup = func(name string) (personas.Persona, error) { return personas.Lookup(ctx, home, name) }
 	}
 	p, err := lookup(a.Persona)
 	if err != nil {

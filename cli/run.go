@@ -254,7 +254,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		return fail("Invalid --conversation id: must be non-empty.", 0)
 	}
 
-	hist := &history.Store{Home: home}
+	hist := &history.Store{Home: home, Notice: notice}
 	convID := fmt.Sprintf("run-%s-%d", agent.ID, time.Now().UnixMilli())
 	var prior []messages.ChatMessage
 	if conv != "" {

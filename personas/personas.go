@@ -7,10 +7,10 @@ package personas
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/jazz-run/jazz/safefile"
 )
 
 // Default is the persona used when none is named.
@@ -73,8 +75,11 @@ func Builtins() map[string]Persona {
 
 // Lookup finds a persona: JAZZ_HOME/personas/<name>.json first (so a
 // file overrides a built-in), then the built-ins. An empty name is
-// Default. An unknown name is an ErrUnknown that lists the known ones.
-func Lookup(jazzHome, name string) (Persona, error) {
+// Default. An unknown name is an ErrUnknown that lists the known ones. A
+// persona file must be a regular file of at most MaxFileBytes that only
+// the user (or root) can change: a persona decides a subagent's
+// instructions and tools.
+func Lookup(ctx context.Context, jazzHome, name string) (Persona, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = Default
@@ -83,7 +88,7 @@ func Lookup(jazzHome, name string) (Persona, error) {
 		return Persona{}, fmt.Errorf("%w %q: a persona name is 1-64 letters, digits, '-' or '_'", ErrUnknown, name)
 	}
 	if jazzHome != "" {
-		p, err := readFile(filepath.Join(jazzHome, "personas", name+".json"), name)
+		p, err := readFile(ctx, filepath.Join(jazzHome, "personas", name+".json"), name)
 		if err == nil {
 			return p, nil
 		}
@@ -121,18 +126,13 @@ func Names(jazzHome string) []string {
 	return out
 }
 
-func readFile(path, name string) (Persona, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Persona{}, err // fs.ErrNotExist falls through to the built-ins
+func readFile(ctx context.Context, path, name string) (Persona, error) {
+	data, _, err := safefile.Read(ctx, path, safefile.Options{MaxBytes: MaxFileBytes, What: "persona file", Private: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return Persona{}, err // falls through to the built-ins
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
-		return Persona{}, fmt.Errorf("%w %s: %w", ErrInvalid, path, err)
-	}
-	if len(data) > MaxFileBytes {
-		return Persona{}, fmt.Errorf("%w %s: larger than %d bytes", ErrInvalid, path, MaxFileBytes)
+		return Persona{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	var p Persona
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -1,6 +1,7 @@
 package personas
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -74,7 +75,7 @@ func TestLookup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := Lookup(tt.home, tt.persona)
+			p, err := Lookup(context.Background(), tt.home, tt.persona)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("Lookup(%q) error = %v, want %v", tt.persona, err, tt.wantErr)
@@ -97,7 +98,7 @@ func TestLookup(t *testing.T) {
 func TestUnknownListsKnown(t *testing.T) {
 	home := t.TempDir()
 	writePersona(t, home, "reviewer", `{}`)
-	_, err := Lookup(home, "wizard")
+	_, err := Lookup(context.Background(), home, "wizard")
 	if err == nil || !strings.Contains(err.Error(), "coder, default, researcher, reviewer") {
 		t.Fatalf("error = %v, want it to list the known personas", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/provider"
+	"github.com/jazz-run/jazz/safefile"
 )
 
 // Agent is one agent file.
@@ -148,7 +149,7 @@ func (s *Store) Lookup(ctx context.Context, idOrName string) (Agent, error) {
 	}
 	key := strings.TrimSpace(idOrName)
 	if ValidID(key) {
-		a, err := s.read(s.path(key))
+		a, err := s.read(ctx, s.path(key))
 		if err == nil {
 			return a, nil
 		}
@@ -181,6 +182,10 @@ func (s *Store) List(ctx context.Context) ([]Agent, []string, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("list agents in %s: %w", s.dir(), err)
 	}
+	// Agents in a directory another user can write are theirs to define.
+	if err := safefile.CheckPrivate(s.dir()); err != nil {
+		return nil, nil, fmt.Errorf("list agents: %w", err)
+	}
 	var out []Agent
 	var warnings []string
 	for _, e := range entries {
@@ -188,7 +193,7 @@ func (s *Store) List(ctx context.Context) ([]Agent, []string, error) {
 		if e.IsDir() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
 			continue
 		}
-		a, err := s.read(filepath.Join(s.dir(), name))
+		a, err := s.read(ctx, filepath.Join(s.dir(), name))
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("skipping agent file: %v", err))
 			continue
@@ -219,11 +224,16 @@ func (s *Store) Delete(ctx context.Context, idOrName string) error {
 	return nil
 }
 
-// read parses and validates one agent file.
-func (s *Store) read(path string) (Agent, error) {
-	data, err := os.ReadFile(path)
+// MaxFileBytes bounds an agent file; a bigger one is refused, naming it.
+const MaxFileBytes = 1 << 20
+
+// read parses and validates one agent file: a regular file of at most
+// MaxFileBytes that only the user (or root) can change.
+func (s *Store) read(ctx context.Context, path string) (Agent, error) {
+	data, _, err := safefile.Read(ctx, path, safefile.Options{MaxBytes: MaxFileBytes, What: "agent file", Private: true})
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		var pe *fs.PathError
+		if errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) {
 			return Agent{}, err
 		}
 		return Agent{}, fmt.Errorf("read agent file %s: %w", path, err)
@@ -247,6 +257,9 @@ func (s *Store) read(path string) (Agent, error) {
 func (s *Store) write(a Agent, replace bool) error {
 	if err := os.MkdirAll(s.dir(), 0o700); err != nil {
 		return fmt.Errorf("save agent: create %s: %w", s.dir(), err)
+	}
+	if err := safefile.CheckPrivate(s.dir()); err != nil {
+		return fmt.Errorf("save agent: %w", err)
 	}
 	data, err := json.MarshalIndent(a, "", "  ")
 	if err != nil {

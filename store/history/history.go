@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/safefile"
 	"github.com/jazz-run/jazz/store/agents"
 )
 
@@ -74,6 +75,32 @@ type Store struct {
 	StaleAfter   time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// MaxFileBytes and MaxConversationBytes override the limits of the
+	// same names (tests); zero means those.
+	MaxFileBytes, MaxConversationBytes int
+	// Notice receives what a save had to leave out to stay in bounds;
+	// nil drops it.
+	Notice func(string)
+}
+
+func (s *Store) maxFile() int {
+	if s.MaxFileBytes > 0 {
+		return s.MaxFileBytes
+	}
+	return MaxFileBytes
+}
+
+func (s *Store) maxConversation() int {
+	if s.MaxConversationBytes > 0 {
+		return s.MaxConversationBytes
+	}
+	return MaxConversationBytes
+}
+
+func (s *Store) notice(msg string) {
+	if s.Notice != nil {
+		s.Notice(msg)
+	}
 }
 
 func (s *Store) dir() string { return filepath.Join(s.Home, "history") }
@@ -101,10 +128,13 @@ func checkIDs(agentID, convID string) error {
 }
 
 // Load returns the stored transcript of one conversation, without its
-// system message, ready to continue. An unknown conversation or a missing
-// file is an empty transcript. A file that cannot be read or parsed is an
-// empty transcript plus a warning for stderr, never an error: memory is a
-// convenience and must not stop a run. err is only for bad arguments.
+// system message, ready to continue: at most MaxConversationBytes of its
+// newest messages (a warning says how many older ones were left out). An
+// unknown conversation or a missing file is an empty transcript. A file
+// that cannot be used (unreadable, malformed, not a regular file, over
+// MaxFileBytes, or writable by another user) is an empty transcript plus a
+// warning for stderr, never an error: memory is a convenience and must not
+// stop a run. err is for bad arguments and an ended ctx.
 func (s *Store) Load(ctx context.Context, agentID, convID string) (msgs []messages.ChatMessage, warning string, err error) {
 	if err := checkIDs(agentID, convID); err != nil {
 		return nil, "", fmt.Errorf("load conversation: %w", err)
@@ -113,7 +143,13 @@ func (s *Store) Load(ctx context.Context, agentID, convID string) (msgs []messag
 		return nil, "", err
 	}
 	path := s.Path(agentID)
-	recs, warning := readFile(path)
+	recs, bad, err := s.readFile(ctx, path)
+	if err != nil {
+		return nil, "", err
+	}
+	if bad != nil {
+		warning = bad.why + "; starting fresh (the next save moves the file aside, nothing is deleted)"
+	}
 	raw, ok := find(recs, convID)
 	if !ok {
 		return nil, warning, nil
@@ -128,7 +164,11 @@ func (s *Store) Load(ctx context.Context, agentID, convID string) (msgs []messag
 			out = append(out, m)
 		}
 	}
-	return Sanitize(out), warning, nil
+	out, dropped := Bound(Sanitize(out), s.maxConversation())
+	if dropped > 0 {
+		warning = fmt.Sprintf("conversation %q is larger than the %s a run loads; its oldest %d messages were left out", convID, safefile.Bytes(int64(s.maxConversation())), dropped)
+	}
+	return out, warning, nil
 }
 
 // Save records a finished turn of a conversation: upsert by id, moved to the
@@ -160,6 +200,9 @@ func (s *Store) upsert(ctx context.Context, agentID, convID, prompt string, buil
 	if err := os.MkdirAll(s.dir(), 0o700); err != nil {
 		return fmt.Errorf("save conversation: create %s: %w", s.dir(), err)
 	}
+	if err := safefile.CheckPrivate(s.dir()); err != nil {
+		return fmt.Errorf("save conversation: %w", err)
+	}
 	unlock, err := s.lock(ctx, filepath.Join(s.dir(), agentID+".lock"))
 	if err != nil {
 		return fmt.Errorf("save conversation: %w", err)
@@ -168,10 +211,17 @@ func (s *Store) upsert(ctx context.Context, agentID, convID, prompt string, buil
 	s.removeTempFiles(agentID)
 
 	path := s.Path(agentID)
-	recs, warning := readFile(path)
-	if warning != "" {
+	recs, bad, err := s.readFile(ctx, path)
+	if err != nil {
+		return fmt.Errorf("save conversation %q: %w", convID, err)
+	}
+	if bad != nil {
 		// Keep the damaged file for a human rather than overwrite it.
-		_ = os.Rename(path, fmt.Sprintf("%s.corrupt-%d", path, s.now().UnixMilli()))
+		aside := fmt.Sprintf("%s.%s-%d", path, bad.suffix, s.now().UnixMilli())
+		if err := os.Rename(path, aside); err != nil {
+			return fmt.Errorf("save conversation %q: move the unusable %s aside: %w", convID, path, err)
+		}
+		s.notice(fmt.Sprintf("%s; it was moved to %s and the history starts afresh", bad.why, aside))
 	}
 	now := iso(s.now())
 	rec := Conversation{ConversationID: convID, AgentID: agentID, StartedAt: now}
@@ -187,7 +237,11 @@ func (s *Store) upsert(ctx context.Context, agentID, convID, prompt string, buil
 	if rec.Title == "" {
 		rec.Title = title(prompt)
 	}
-	rec.Messages = build(prior, found)
+	msgs, dropped := boundTranscript(build(prior, found), s.maxConversation())
+	if dropped > 0 {
+		s.notice(fmt.Sprintf("conversation %q is larger than the %s it may hold; its oldest %d messages were dropped", convID, safefile.Bytes(int64(s.maxConversation())), dropped))
+	}
+	rec.Messages = msgs
 	rec.EndedAt = &now
 	rec.MessageCount = len(rec.Messages)
 	encoded, err := json.Marshal(rec)
@@ -197,13 +251,24 @@ func (s *Store) upsert(ctx context.Context, agentID, convID, prompt string, buil
 
 	out := file{AgentID: agentID, Conversations: make([]json.RawMessage, 0, min(len(recs)+1, MaxConversations))}
 	out.Conversations = append(out.Conversations, encoded)
+	// The file stays under its limit: older conversations give way, as
+	// they do past MaxConversations.
+	size, cut := len(encoded)+64, 0
 	for _, r := range recs {
 		if len(out.Conversations) == MaxConversations {
 			break
 		}
 		if id, _ := recordID(r); id != convID {
+			if size+len(r)+1 > s.maxFile() {
+				cut++
+				continue
+			}
+			size += len(r) + 1
 			out.Conversations = append(out.Conversations, r)
 		}
+	}
+	if cut > 0 {
+		s.notice(fmt.Sprintf("conversation history %s would exceed %s; its %d oldest conversations were dropped", path, safefile.Bytes(int64(s.maxFile())), cut))
 	}
 	data, err := json.Marshal(out)
 	if err != nil {
@@ -215,26 +280,40 @@ func (s *Store) upsert(ctx context.Context, agentID, convID, prompt string, buil
 	return nil
 }
 
+// damage is why a history file cannot be used, and the suffix it gets
+// when a save moves it aside.
+type damage struct{ why, suffix string }
+
 // readFile returns the raw records of a history file. A missing file is no
-// records and no warning; anything unusable is no records and a warning.
-func readFile(path string) ([]json.RawMessage, string) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ""
-	}
-	if err != nil {
-		return nil, fmt.Sprintf("conversation history %s is unreadable (%v); starting fresh", path, err)
+// records; anything unusable is no records and its damage. err is only an
+// ended ctx.
+func (s *Store) readFile(ctx context.Context, path string) ([]json.RawMessage, *damage, error) {
+	data, _, err := safefile.Read(ctx, path, safefile.Options{MaxBytes: int64(s.maxFile()), What: "conversation history", Private: true})
+	var dl *safefile.DeadlineError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, nil
+	case errors.As(err, &dl):
+		return nil, nil, err
+	case errors.Is(err, safefile.ErrTooLarge):
+		return nil, &damage{err.Error(), "oversize"}, nil
+	case errors.Is(err, safefile.ErrUnsafe):
+		return nil, &damage{err.Error(), "untrusted"}, nil
+	case errors.Is(err, safefile.ErrNotRegular):
+		return nil, &damage{err.Error(), "not-a-file"}, nil
+	case err != nil:
+		return nil, &damage{fmt.Sprintf("conversation history %s is unreadable (%v)", path, err), "corrupt"}, nil
 	}
 	var doc struct {
 		Conversations *[]json.RawMessage `json:"conversations"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Sprintf("conversation history %s is not valid JSON (%v); starting fresh", path, err)
+		return nil, &damage{fmt.Sprintf("conversation history %s is not valid JSON (%v)", path, err), "corrupt"}, nil
 	}
 	if doc.Conversations == nil {
-		return nil, fmt.Sprintf("conversation history %s has no conversations array; starting fresh", path)
+		return nil, &damage{fmt.Sprintf("conversation history %s has no conversations array", path), "corrupt"}, nil
 	}
-	return *doc.Conversations, ""
+	return *doc.Conversations, nil, nil
 }
 
 func recordID(raw json.RawMessage) (string, bool) {

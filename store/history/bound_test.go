@@ -15,7 +15,9 @@ import (
 	"github.com/jazz-run/jazz/messages"
 )
 
-func user(s string) messages.ChatMessage { return messages.ChatMessage{Role: messages.RoleUser, Content: s} }
+func user(s string) messages.ChatMessage {
+	return messages.ChatMessage{Role: messages.RoleUser, Content: s}
+}
 func reply(s string) messages.ChatMessage {
 	return messages.ChatMessage{Role: messages.RoleAssistant, Content: s}
 }

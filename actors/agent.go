@@ -306,6 +306,7 @@ func (a *Agent) modelDone(c *actor.Context, m modelDone) {
 	a.usage = a.usage.Add(resp.Usage)
 	msg := resp.Message
 	msg.Role = messages.RoleAssistant
+	msg.ToolCalls = UniqueCallIDs(msg.ToolCalls) // before anything is matched by id
 	a.history = append(a.history, msg)
 	if strings.TrimSpace(msg.Content) != "" {
 		a.texts = append(a.texts, msg.Content)

@@ -35,7 +35,7 @@ func withAskTools(reg *tools.Registry, terminal bool) (*tools.Registry, error) {
 // the stdin protocol for a bridge, the terminal prompt for someone at a
 // terminal, nobody otherwise. It also puts the run's Asker in extras for
 // the ask tools. The returned func detaches.
-func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, runID string, dl *deadline.Deadline, extras map[string]any, notice func(agent, msg string)) (func(), error) {
+func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, runID string, dl *deadline.Deadline, extras map[string]any, sink *events.Sink, notice func(agent, msg string)) (func(), error) {
 	if !o.Reachable {
 		return func() {}, nil
 	}
@@ -47,10 +47,10 @@ func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, runID string, dl
 	warn := func(msg string) { notice("", msg) }
 	switch {
 	case o.Bridge:
-		br := humanio.NewBridge(runID, b, o.Stderr)
-		if events.NewFilter(o.Events).Allows(messages.EventApprovalRequired) {
-			br.EventsCarryApprovals()
-		}
+		// The bridge writes its requests through the sink (Run makes one
+		// for every bridge), so protocol lines and events never interleave.
+		br := humanio.NewBridge(runID, b, sink)
+		sink.LeaveRequestsToBridge()
 		if err := br.Attach(conn); err != nil {
 			return nil, fmt.Errorf("attach stdin bridge: %w", err)
 		}

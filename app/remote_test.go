@@ -61,7 +61,7 @@ func TestRemoteApprovalOverNATS(t *testing.T) {
 			return
 		}
 		asked <- req
-		d, _ := messages.Encode(messages.ApprovalDecided{Place: req.Place, ToolCallID: req.ToolCallID, Approved: true, DecidedBy: messages.DecidedByRemote})
+		d, _ := messages.Encode(messages.ApprovalDecided{Place: req.Place, RequestID: req.RequestID, ToolCallID: req.ToolCallID, Approved: true, DecidedBy: messages.DecidedByRemote})
 		_ = approver.Publish(messages.ApprovalDecidedSubject(req.Place.RunID), d)
 	})
 	if err != nil {

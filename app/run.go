@@ -113,8 +113,10 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	}
 	emitter := events.NewEmitter(b, runID)
 	filter := events.NewFilter(o.Events)
+	// With --events, or a bridge reading stderr as a protocol, every line
+	// on stderr is a JSON object, and all of them go through the sink.
 	var sink *events.Sink
-	if filter.Active() {
+	if filter.Active() || o.Bridge {
 		sink = events.NewSink(o.Stderr, filter)
 		conn, err := b.Connect(runCtx)
 		if err != nil {
@@ -185,7 +187,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	}()
 
 	extras := map[string]any{}
-	detachHuman, err := attachHuman(runCtx, o, b, runID, dl, extras, warn)
+	detachHuman, err := attachHuman(runCtx, o, b, runID, dl, extras, sink, warn)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -275,7 +275,7 @@ func TestHeadlessBridgeQuestion(t *testing.T) {
 		if s, _ := seen["suggestions"].([]any); len(s) != 2 {
 			t.Errorf("suggestions = %v", seen["suggestions"])
 		}
-		for _, want := range []string{"not JSON", `unknown requestId "ui-999"`, `unknown type "who_knows"`} {
+		for _, want := range []string{"not JSON", `unknown requestId \"ui-999\"`, `unknown type \"who_knows\"`} {
 			if !strings.Contains(r.stderr, want) {
 				t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 			}
@@ -318,7 +318,7 @@ func TestHeadlessApprovalAndDecline(t *testing.T) {
 		e.replayAgent("w", hlWriteScript(), "write_file")
 		r := hlBridge(t, e, []string{"run", "--json", "--interactive-stdin", "--approval-policy", "low-risk", "--agent", "w", "write"},
 			func(req map[string]any) []string {
-				return []string{fmt.Sprintf(`{"type":"approval_decision","toolCallId":%q,"approved":true}`, req["toolCallId"])}
+				return []string{fmt.Sprintf(`{"type":"approval_decision","requestId":%q,"toolCallId":%q,"approved":true}`, req["requestId"], req["toolCallId"])}
 			}, false)
 		env := r.envelope(t)
 		if r.code != 0 || len(env.Declined) != 0 {
@@ -336,7 +336,7 @@ func TestHeadlessApprovalAndDecline(t *testing.T) {
 				if req["type"] != "approval_required" || req["arguments"] == nil {
 					t.Errorf("approval request without its arguments: %v", req)
 				}
-				return []string{fmt.Sprintf(`{"type":"approval_decision","toolCallId":%q,"approved":true}`, req["toolCallId"])}
+				return []string{fmt.Sprintf(`{"type":"approval_decision","requestId":%q,"toolCallId":%q,"approved":true}`, req["requestId"], req["toolCallId"])}
 			}, false)
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s\n%s", r.code, r.stdout, r.stderr)
@@ -368,7 +368,7 @@ func TestHeadlessApprovalAndDecline(t *testing.T) {
 			var r hlResult
 			if tc.bridge {
 				r = hlBridge(t, e, append(args, "--interactive-stdin", "write"), func(req map[string]any) []string {
-					return []string{fmt.Sprintf(`{"type":"approval_decision","toolCallId":%q,"approved":false,"note":"not today"}`, req["toolCallId"])}
+					return []string{fmt.Sprintf(`{"type":"approval_decision","requestId":%q,"approved":false,"note":"not today"}`, req["requestId"])}
 				}, false)
 			} else {
 				r = e.run(hlRunOpts{args: append(args, "write")})

@@ -480,7 +480,7 @@ func TestTelRemoteApproval(t *testing.T) {
 		// Answer as a foreign process would: the trace only in headers.
 		reply := &nats.Msg{Subject: messages.ApprovalDecidedSubject(req.Place.RunID), Header: nats.Header{}}
 		reply.Header.Set("traceparent", m.Header.Get("traceparent"))
-		reply.Data, _ = messages.Encode(messages.ApprovalDecided{Place: req.Place, ToolCallID: req.ToolCallID,
+		reply.Data, _ = messages.Encode(messages.ApprovalDecided{Place: req.Place, RequestID: req.RequestID, ToolCallID: req.ToolCallID,
 			ToolName: req.ToolName, Approved: true, DecidedBy: messages.DecidedByRemote})
 		_ = nc.PublishMsg(reply)
 	})

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -44,6 +45,26 @@ func (e *Emitter) Emit(ev messages.Event) {
 	// renders at most MaxString characters of it anyway.
 	ev.Accumulated = Cut(ev.Accumulated)
 	_ = e.pub.Publish(messages.EventSubject(e.runID, ev.Type), ev, ev.Trace)
+}
+
+// ApprovalRequired is the approval_required event of a gated call: the
+// one the gate emits, and the request line a bridge writes. A call put to
+// a person carries the request id a decision must echo and asked:true.
+func ApprovalRequired(req messages.ApprovalRequired, policy string) messages.Event {
+	ev := messages.Event{
+		Type:              messages.EventApprovalRequired,
+		Place:             req.Place,
+		RequestID:         req.RequestID,
+		ToolName:          req.ToolName,
+		Message:           req.Message,
+		PreviewDiff:       req.PreviewDiff,
+		RiskLevel:         req.RiskLevel,
+		AutoApprovePolicy: policy,
+		Arguments:         req.ExecuteArgs,
+		Asked:             messages.Ptr(req.RequestID != ""),
+	}
+	ev.ToolCallID = req.ToolCallID
+	return ev
 }
 
 // Now is the epoch-millisecond timestamp events carry.
@@ -84,7 +105,10 @@ type Sink struct {
 	// always lets chosen types through whatever the filter says (the
 	// bridge protocol's requests).
 	always map[string]bool
-	sub    *nats.Subscription
+	// bridged: a bridge writes the asked approval requests itself, after
+	// registering them, so the sink leaves those out (one line each).
+	bridged atomic.Bool
+	sub     *nats.Subscription
 }
 
 // NewSink renders to w what filter allows, plus the always types.
@@ -95,6 +119,12 @@ func NewSink(w io.Writer, filter Filter, always ...string) *Sink {
 	}
 	return s
 }
+
+// LeaveRequestsToBridge tells the sink that a stdin bridge writes the
+// approval requests put to a person (asked ones, with a request id)
+// through WriteLine, so the stream carries each exactly once and only
+// after the bridge can take its answer.
+func (s *Sink) LeaveRequestsToBridge() { s.bridged.Store(true) }
 
 // Attach subscribes the sink to every event of runID. The subscription
 // has no pending limit: a reader of stderr slower than the run makes the
@@ -138,6 +168,9 @@ func (s *Sink) Detach() {
 // Write renders one event if it passes the filter.
 func (s *Sink) Write(ev messages.Event) {
 	if !s.filter.Allows(ev.Type) && !s.always[ev.Type] {
+		return
+	}
+	if ev.Type == messages.EventApprovalRequired && ev.RequestID != "" && s.bridged.Load() {
 		return
 	}
 	s.WriteLine(Render(ev))

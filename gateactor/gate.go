@@ -7,7 +7,11 @@ package gateactor
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -67,6 +71,9 @@ type Config struct {
 type pending struct {
 	req    messages.ApprovalRequired
 	sender *actor.PID
+	// seq numbers requests in arrival order; a classifier's late verdict
+	// names the request it was for by it, never by the model's call id.
+	seq uint64
 	// queued is when the request arrived: the gate span covers the wait.
 	queued   time.Time
 	remember string
@@ -74,8 +81,8 @@ type pending struct {
 
 // classified is the harness model's verdict, back on the gate's goroutine.
 type classified struct {
-	toolCallID string
-	level      string
+	seq   uint64
+	level string
 }
 
 // Gate is the approval gate actor.
@@ -85,6 +92,7 @@ type Gate struct {
 	toolAllow map[string]bool
 	cmdAllow  []string
 	queue     []pending
+	seq       uint64
 	current   *pending
 	asking    bool
 	resume    func()
@@ -108,14 +116,16 @@ func New(cfg Config) actor.Producer {
 func (g *Gate) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
 	case messages.ApprovalRequired:
-		g.queue = append(g.queue, pending{req: m, sender: c.Sender(), queued: time.Now()})
+		g.seq++
+		m.RequestID = "" // the gate names its own requests
+		g.queue = append(g.queue, pending{req: m, sender: c.Sender(), seq: g.seq, queued: time.Now()})
 		g.next(c)
 	case messages.ApprovalDecided:
 		g.humanDecided(c, m)
 	case messages.PolicyChanged:
 		g.policy = m.Policy
 	case classified:
-		if g.current != nil && g.current.req.ToolCallID == m.toolCallID {
+		if g.current != nil && g.current.seq == m.seq {
 			g.afterClassify(c, m.level)
 		}
 	case messages.CancelRun:
@@ -143,15 +153,6 @@ func (g *Gate) next(c *actor.Context) {
 // call, with the policy and allowlists as they are now.
 func (g *Gate) evaluate(c *actor.Context) {
 	p := g.current
-	g.emit(messages.Event{
-		Type:              messages.EventApprovalRequired,
-		ToolName:          p.req.ToolName,
-		Message:           p.req.Message,
-		PreviewDiff:       p.req.PreviewDiff,
-		RiskLevel:         p.req.RiskLevel,
-		AutoApprovePolicy: g.policy,
-		Arguments:         p.req.ExecuteArgs,
-	})
 	if g.toolAllow[p.req.ToolName] {
 		g.resolve(c, true, true, messages.DecidedByAllowlist, "")
 		return
@@ -168,7 +169,7 @@ func (g *Gate) evaluate(c *actor.Context) {
 			return
 		}
 		if g.cfg.ModelContext && g.cfg.Classify != nil {
-			g.classifyAsync(c, p.req)
+			g.classifyAsync(c, p.seq, p.req.Command)
 			return
 		}
 		g.afterClassify(c, messages.LevelHighRisk) // fail closed
@@ -189,7 +190,7 @@ func (g *Gate) staticLevel(cmd string) (string, bool) {
 	return g.cfg.Checks.StaticClassify(cmd)
 }
 
-func (g *Gate) classifyAsync(c *actor.Context, req messages.ApprovalRequired) {
+func (g *Gate) classifyAsync(c *actor.Context, seq uint64, command string) {
 	engine, self := c.Engine(), c.PID()
 	base := g.cfg.Ctx
 	if base == nil {
@@ -199,13 +200,13 @@ func (g *Gate) classifyAsync(c *actor.Context, req messages.ApprovalRequired) {
 	supervisor.Go(func() {
 		ctx, cancel := context.WithTimeout(base, 15*time.Second)
 		defer cancel()
-		lvl, err := classify(ctx, req.Command)
+		lvl, err := classify(ctx, command)
 		if err != nil || (lvl != messages.LevelReadOnly && lvl != messages.LevelLowRisk) {
 			lvl = messages.LevelHighRisk
 		}
-		engine.Send(self, classified{toolCallID: req.ToolCallID, level: lvl})
+		engine.Send(self, classified{seq: seq, level: lvl})
 	}, func(string) {
-		engine.Send(self, classified{toolCallID: req.ToolCallID, level: messages.LevelHighRisk})
+		engine.Send(self, classified{seq: seq, level: messages.LevelHighRisk})
 	})
 }
 
@@ -253,10 +254,20 @@ func Covers(policy, level string) bool {
 const UnattendedRefusal = "This call needs approval, but nobody can respond in this run (it is unattended and no approval policy covers it). " +
 	"Do not ask for approval and do not retry it. Use tools that need no approval, or explain in your answer what you could not do and why."
 
+// ask puts the current call to a person: it gets its own request id,
+// announced with it on the event stream and on the bus; only a decision
+// that echoes that id settles it.
 func (g *Gate) ask(c *actor.Context) {
+	id, err := NewRequestID()
+	if err != nil {
+		g.resolve(c, false, false, messages.DecidedByNobody, "The approval request could not be made: "+err.Error())
+		return
+	}
 	g.asking = true
 	g.resume = g.cfg.Deadline.Pause()
+	g.current.req.RequestID = id
 	req := g.current.req
+	g.announce(req)
 	if g.cfg.Bus != nil {
 		if err := g.cfg.Bus.Publish(messages.ApprovalRequiredSubject(g.cfg.RunID), req, req.Trace); err != nil {
 			g.resolve(c, false, false, messages.DecidedByNobody, "The approval request could not be delivered: "+err.Error())
@@ -264,9 +275,14 @@ func (g *Gate) ask(c *actor.Context) {
 	}
 }
 
+// humanDecided takes a person's decision. It counts only for the request
+// being asked right now, named by the id the gate minted for it; the
+// model's tool-call id may be repeated, and a decision that names another
+// call than the asked one is ignored too (fail closed).
 func (g *Gate) humanDecided(c *actor.Context, d messages.ApprovalDecided) {
-	if g.current == nil || !g.asking || d.ToolCallID != g.current.req.ToolCallID {
-		return // unknown, stale or duplicate: ignored
+	if g.current == nil || !g.asking || !SameRequest(d.RequestID, g.current.req.RequestID) ||
+		(d.ToolCallID != "" && d.ToolCallID != g.current.req.ToolCallID) {
+		return // unknown, stale, forged or duplicate: ignored
 	}
 	switch d.Remember {
 	case messages.RememberTool:
@@ -299,9 +315,14 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 			g.resume = nil
 		}
 	}
+	asked := p.req.RequestID != ""
+	if !asked {
+		g.announce(p.req) // settled without a person: announced now
+	}
 	d := messages.ApprovalDecided{
 		Place:      p.req.Place,
 		Trace:      p.req.Trace,
+		RequestID:  p.req.RequestID,
 		ToolCallID: p.req.ToolCallID,
 		ToolName:   p.req.ToolName,
 		Approved:   approved,
@@ -311,9 +332,11 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 	}
 	g.emitFor(p.req, messages.Event{
 		Type:      messages.EventApprovalResolved,
+		RequestID: p.req.RequestID,
 		ToolName:  p.req.ToolName,
 		Approved:  messages.Ptr(approved),
 		Auto:      messages.Ptr(auto),
+		Asked:     messages.Ptr(asked),
 		DecidedBy: by,
 	})
 	g.record(p, approved, by)
@@ -350,7 +373,29 @@ func (g *Gate) declineAll(c *actor.Context) {
 	g.next(c)
 }
 
-func (g *Gate) emit(ev messages.Event) { g.emitFor(g.current.req, ev) }
+// announce emits approval_required for a gated call (headless-run.md §10:
+// every one, auto-approved ones included). A call put to a person is
+// marked asked and carries its request id; one the gate settled itself is
+// announced just before its approval_resolved, marked not asked.
+func (g *Gate) announce(req messages.ApprovalRequired) {
+	g.emitFor(req, events.ApprovalRequired(req, g.policy))
+}
+
+// NewRequestID mints an approval request id: 128 random bits, so nobody
+// who has not seen the request can name it.
+func NewRequestID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("mint an approval request id: %w", err)
+	}
+	return "apr-" + hex.EncodeToString(b[:]), nil
+}
+
+// SameRequest compares a decision's request id with the asked one, in
+// constant time; an empty id never matches.
+func SameRequest(got, want string) bool {
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
 
 func (g *Gate) emitFor(req messages.ApprovalRequired, ev messages.Event) {
 	ev.Place = req.Place

@@ -3,6 +3,7 @@ package gateactor_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,8 @@ type harness struct {
 	decided  chan messages.ApprovalDecided
 	asked    chan messages.ApprovalRequired
 	eventsCh chan messages.Event
+	// requests maps a call id to the request id it was last asked under.
+	requests map[string]string
 }
 
 func newHarness(t *testing.T, cfg gateactor.Config) *harness {
@@ -45,7 +48,7 @@ func newHarness(t *testing.T, cfg gateactor.Config) *harness {
 	}
 	h := &harness{t: t, engine: engine, bus: b,
 		decided: make(chan messages.ApprovalDecided, 64), asked: make(chan messages.ApprovalRequired, 64),
-		eventsCh: make(chan messages.Event, 256)}
+		eventsCh: make(chan messages.Event, 256), requests: map[string]string{}}
 	cfg.RunID = runID
 	cfg.Bus = b
 	cfg.Events = events.NewEmitter(b, runID)
@@ -115,16 +118,22 @@ func (h *harness) expectDecision(id string) messages.ApprovalDecided {
 	return messages.ApprovalDecided{}
 }
 
-func (h *harness) expectAsked(id string) {
+func (h *harness) expectAsked(id string) messages.ApprovalRequired {
 	h.t.Helper()
 	select {
 	case r := <-h.asked:
 		if r.ToolCallID != id {
 			h.t.Fatalf("asked about %s, want %s", r.ToolCallID, id)
 		}
+		if !strings.HasPrefix(r.RequestID, "apr-") || len(r.RequestID) != 36 {
+			h.t.Fatalf("request id %q is not one the gate minted", r.RequestID)
+		}
+		h.requests[id] = r.RequestID
+		return r
 	case <-time.After(5 * time.Second):
 		h.t.Fatalf("%s was never asked", id)
 	}
+	return messages.ApprovalRequired{}
 }
 
 func (h *harness) expectNoDecision(d time.Duration) {
@@ -136,9 +145,14 @@ func (h *harness) expectNoDecision(d time.Duration) {
 	}
 }
 
+// answer decides on call id, echoing the request id it was asked under.
 func (h *harness) answer(id string, approved bool, remember string) {
-	if err := h.bus.Publish(messages.ApprovalDecidedSubject(runID), messages.ApprovalDecided{
-		ToolCallID: id, Approved: approved, DecidedBy: messages.DecidedByHuman, Remember: remember}, nil); err != nil {
+	h.decide(messages.ApprovalDecided{RequestID: h.requests[id], ToolCallID: id, Approved: approved,
+		DecidedBy: messages.DecidedByHuman, Remember: remember})
+}
+
+func (h *harness) decide(d messages.ApprovalDecided) {
+	if err := h.bus.Publish(messages.ApprovalDecidedSubject(runID), d, nil); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -273,6 +287,71 @@ func TestStaleAndUnknownDecisionsAreIgnored(t *testing.T) {
 	}
 	h.answer("A", true, "") // duplicate after the fact
 	h.expectNoDecision(100 * time.Millisecond)
+}
+
+// TestDecisionsNeedTheRequestID: the model picks tool-call ids and can
+// repeat them, so they decide nothing. A decision must echo the id the
+// gate minted for the request being asked; one sent before a call was
+// asked (for an id the model will reuse), one naming the call only, or
+// one carrying another request's id changes nothing, and two calls with
+// one model id are asked, and decided, one by one.
+func TestDecisionsNeedTheRequestID(t *testing.T) {
+	h := newHarness(t, gateactor.Config{Reachable: true})
+	h.request("dup", "write_file", messages.LevelHighRisk, "")
+	first := h.expectAsked("dup")
+	h.answer("dup", false, "")
+	if d := h.expectDecision("dup"); d.Approved || d.RequestID != first.RequestID {
+		t.Fatalf("first: %+v", d)
+	}
+	// Decisions prepared for the next call with the same model id.
+	h.decide(messages.ApprovalDecided{ToolCallID: "dup", Approved: true, DecidedBy: messages.DecidedByHuman})
+	h.decide(messages.ApprovalDecided{RequestID: first.RequestID, ToolCallID: "dup", Approved: true})
+	h.request("dup", "write_file", messages.LevelHighRisk, "")
+	second := h.expectAsked("dup")
+	if second.RequestID == first.RequestID {
+		t.Fatal("two asks share a request id")
+	}
+	h.decide(messages.ApprovalDecided{ToolCallID: "dup", Approved: true})
+	h.decide(messages.ApprovalDecided{RequestID: first.RequestID, Approved: true})
+	h.decide(messages.ApprovalDecided{RequestID: second.RequestID, ToolCallID: "other", Approved: true})
+	h.decide(messages.ApprovalDecided{RequestID: strings.ToUpper(second.RequestID), Approved: true})
+	h.expectNoDecision(150 * time.Millisecond)
+	h.answer("dup", false, "")
+	if d := h.expectDecision("dup"); d.Approved || d.RequestID != second.RequestID {
+		t.Fatalf("second: %+v", d)
+	}
+}
+
+// TestEventsMarkAskedApprovals: an asked approval is announced with its
+// request id and asked:true; one policy settles is asked:false, no id.
+func TestEventsMarkAskedApprovals(t *testing.T) {
+	h := newHarness(t, gateactor.Config{Reachable: true})
+	h.request("auto", "write_file", messages.LevelLowRisk, "")
+	h.expectDecision("auto")
+	h.request("human", "write_file", messages.LevelHighRisk, "")
+	r := h.expectAsked("human")
+	h.answer("human", true, "")
+	h.expectDecision("human")
+	got := map[string][]messages.Event{}
+	timeout := time.After(3 * time.Second)
+	for len(got["auto"])+len(got["human"]) < 4 {
+		select {
+		case ev := <-h.eventsCh:
+			got[ev.ToolCallID] = append(got[ev.ToolCallID], ev)
+		case <-timeout:
+			t.Fatalf("events: %+v", got)
+		}
+	}
+	for _, ev := range got["auto"] {
+		if ev.Asked == nil || *ev.Asked || ev.RequestID != "" {
+			t.Errorf("auto-approved %s: asked=%v requestId=%q", ev.Type, ev.Asked, ev.RequestID)
+		}
+	}
+	for _, ev := range got["human"] {
+		if ev.Asked == nil || !*ev.Asked || ev.RequestID != r.RequestID {
+			t.Errorf("asked %s: asked=%v requestId=%q", ev.Type, ev.Asked, ev.RequestID)
+		}
+	}
 }
 
 func TestClassifierFailsClosed(t *testing.T) {

@@ -1,7 +1,7 @@
 package humanio
 
 import (
-	"io"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -23,33 +23,71 @@ func (r *recorded) Publish(_ string, msg any, _ messages.Trace) error {
 	return nil
 }
 
-// With the event stream carrying approval requests, a bridge may answer
-// before the request reaches the bridge on its own subject: the answer is
-// kept and applied when the request arrives, not dropped as unknown.
-func TestAnswerBeforeRequestIsApplied(t *testing.T) {
-	pub := &recorded{}
-	b := NewBridge("r", pub, io.Discard)
-	b.EventsCarryApprovals()
+// lines records what the bridge writes.
+type lines struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (l *lines) WriteLine(b []byte) {
+	l.mu.Lock()
+	l.got = append(l.got, string(b))
+	l.mu.Unlock()
+}
+
+func serve(b *Bridge, in ...string) []string {
 	var warnings []string
-	b.Serve(strings.NewReader(`{"type":"approval_decision","toolCallId":"call_7","approved":true}`+"\n"),
-		func(w string) { warnings = append(warnings, w) })
-	if len(pub.got) != 0 || len(warnings) != 0 {
-		t.Fatalf("decided before the request existed: %+v %v", pub.got, warnings)
+	b.Serve(strings.NewReader(strings.Join(in, "\n")+"\n"), func(w string) { warnings = append(warnings, w) })
+	return warnings
+}
+
+// TestBridgeMatchesRequestIDs: the bridge announces a request before it
+// can be answered, and takes a decision only for the request id it
+// announced, once. A decision sent ahead for a call id the model will
+// reuse, or naming only the call, is never kept or applied.
+func TestBridgeMatchesRequestIDs(t *testing.T) {
+	pub, out := &recorded{}, &lines{}
+	b := NewBridge("r", pub, out)
+	// Ahead of any request: dropped, not kept for later.
+	early := serve(b, `{"type":"approval_decision","toolCallId":"call_7","approved":true}`,
+		`{"type":"approval_decision","requestId":"apr-guess","toolCallId":"call_7","approved":true}`)
+	if len(pub.got) != 0 || len(early) != 2 {
+		t.Fatalf("published %+v, warnings %v", pub.got, early)
 	}
-	b.approvalRequired(messages.ApprovalRequired{ToolCallID: "call_7", ToolName: "write_file"})
-	if len(pub.got) != 1 || !pub.got[0].Approved || pub.got[0].ToolCallID != "call_7" {
-		t.Fatalf("early answer not applied: %+v", pub.got)
+
+	pub, out = &recorded{}, &lines{}
+	b = NewBridge("r", pub, out)
+	b.approvalRequired(messages.ApprovalRequired{RequestID: "apr-1", ToolCallID: "call_7", ToolName: "write_file", Message: strings.Repeat("x", 500)})
+	if len(out.got) != 1 {
+		t.Fatalf("request lines: %v", out.got)
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(out.got[0]), &line); err != nil || line["requestId"] != "apr-1" || line["toolCallId"] != "call_7" ||
+		line["asked"] != true || len(line["message"].(string)) != 500 {
+		t.Fatalf("request line %s (%v)", out.got[0], err)
+	}
+	warnings := serve(b,
+		`{"type":"approval_decision","toolCallId":"call_7","approved":true}`,                      // no request id
+		`{"type":"approval_decision","requestId":"apr-1","toolCallId":"call_8","approved":true}`,  // another call
+		`{"type":"approval_decision","requestId":"apr-1","toolCallId":"call_7","approved":false}`, // the answer
+		`{"type":"approval_decision","requestId":"apr-1","toolCallId":"call_7","approved":true}`)  // a second one
+	if len(pub.got) != 1 || pub.got[0].Approved || pub.got[0].RequestID != "apr-1" || pub.got[0].ToolCallID != "call_7" {
+		t.Fatalf("published %+v", pub.got)
+	}
+	if len(warnings) != 3 {
+		t.Fatalf("warnings %v", warnings)
 	}
 }
 
-// Without that mode an unknown id is reported and ignored at once.
-func TestUnknownDecisionIsReported(t *testing.T) {
+// TestBridgeDeclinesAtEOF: stdin's end declines what is pending, and a
+// request arriving after it is declined at once.
+func TestBridgeDeclinesAtEOF(t *testing.T) {
 	pub := &recorded{}
-	b := NewBridge("r", pub, io.Discard)
-	var warnings []string
-	b.Serve(strings.NewReader(`{"type":"approval_decision","toolCallId":"nope","approved":true}`+"\n"+`not json`+"\n"),
-		func(w string) { warnings = append(warnings, w) })
-	if len(pub.got) != 0 || len(warnings) != 2 {
-		t.Fatalf("published %+v, warnings %v", pub.got, warnings)
+	b := NewBridge("r", pub, &lines{})
+	b.approvalRequired(messages.ApprovalRequired{RequestID: "apr-1", ToolCallID: "a"})
+	serve(b)
+	b.approvalRequired(messages.ApprovalRequired{RequestID: "apr-2", ToolCallID: "b"})
+	if len(pub.got) != 2 || pub.got[0].Approved || pub.got[1].Approved || pub.got[1].RequestID != "apr-2" {
+		t.Fatalf("published %+v", pub.got)
 	}
 }

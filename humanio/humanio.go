@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/messages"
 )
 
@@ -24,39 +25,38 @@ type Publisher interface {
 	Publish(subject string, msg any, trace messages.Trace) error
 }
 
+// LineWriter writes one whole protocol line; the event sink is one, so a
+// bridge's requests never interleave with the event stream.
+type LineWriter interface {
+	WriteLine(line []byte)
+}
+
 // Bridge speaks the stdin/stderr JSON protocol for one run.
+//
+// It writes every request line itself, after registering the request, so
+// a line a person (or program) can read is always one the bridge will
+// accept an answer for: there is no "answer before the request" to keep.
+// An approval is named by the request id the gate minted for it; a
+// decision must echo that id, and the model's tool-call id, which the
+// model chooses and may repeat, decides nothing.
 type Bridge struct {
 	runID string
 	pub   Publisher
-	out   io.Writer
+	out   LineWriter
 
 	mu        sync.Mutex
-	approvals map[string]messages.ApprovalRequired
+	approvals map[string]messages.ApprovalRequired // by request id
 	questions map[string]messages.UserInputRequired
 	closed    bool
 	subs      []*nats.Subscription
-	// eventsCarryApprovals: the --events stream already renders every
-	// approval_required (the approval category is on), so the bridge does
-	// not write a second line for the asked ones; it still tracks them.
-	eventsCarryApprovals bool
-	// early holds decisions that arrived before their request reached the
-	// bridge: with eventsCarryApprovals the reader sees the gate's event,
-	// which travels on another subject, and may answer first.
-	early map[string]inbound
 }
 
-// maxEarly bounds the decisions kept for requests not seen yet.
-const maxEarly = 64
-
-// NewBridge writes requests to out (stderr) and publishes answers on pub.
-func NewBridge(runID string, pub Publisher, out io.Writer) *Bridge {
+// NewBridge writes requests to out (the run's stderr lines) and publishes
+// answers on pub.
+func NewBridge(runID string, pub Publisher, out LineWriter) *Bridge {
 	return &Bridge{runID: runID, pub: pub, out: out,
 		approvals: map[string]messages.ApprovalRequired{}, questions: map[string]messages.UserInputRequired{}}
 }
-
-// EventsCarryApprovals tells the bridge that the event stream already
-// shows approval requests, so it writes none of its own.
-func (b *Bridge) EventsCarryApprovals() { b.eventsCarryApprovals = true }
 
 // Attach subscribes to the run's approval and question requests.
 func (b *Bridge) Attach(conn *nats.Conn) error {
@@ -90,30 +90,20 @@ func (b *Bridge) Detach() {
 }
 
 func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
-	b.mu.Lock()
-	if m, answered := b.early[req.ToolCallID]; answered {
-		// Answered before it reached us (even if stdin closed since).
-		delete(b.early, req.ToolCallID)
-		b.mu.Unlock()
-		b.publishDecision(req, m)
-		return
+	if req.RequestID == "" {
+		return // not asked by the gate: nothing a decision could name
 	}
+	b.mu.Lock()
 	closed := b.closed
 	if !closed {
-		b.approvals[req.ToolCallID] = req
+		b.approvals[req.RequestID] = req
 	}
 	b.mu.Unlock()
 	if closed {
 		b.decline(req, "Nobody can answer: stdin is closed.")
 		return
 	}
-	if b.eventsCarryApprovals {
-		return
-	}
-	b.writeLine(messages.Event{
-		Type: messages.EventApprovalRequired, Place: req.Place, ToolName: req.ToolName, Message: req.Message,
-		PreviewDiff: req.PreviewDiff, RiskLevel: req.RiskLevel, Arguments: req.ExecuteArgs,
-	}, req.ToolCallID)
+	b.writeLine(events.ApprovalRequired(req, ""))
 }
 
 func (b *Bridge) inputRequired(req messages.UserInputRequired) {
@@ -127,26 +117,19 @@ func (b *Bridge) inputRequired(req messages.UserInputRequired) {
 		_ = b.pub.Publish(messages.InputAnsweredSubject(b.runID), messages.UserInputAnswered{Place: req.Place, RequestID: req.RequestID}, nil)
 		return
 	}
+	suggestions := req.Suggestions
+	if suggestions == nil {
+		suggestions = []messages.Suggestion{}
+	}
 	b.writeLine(messages.Event{
 		Type: messages.EventUserInputRequired, Place: req.Place, RequestID: req.RequestID, Question: req.Question,
-		Suggestions: req.Suggestions, AllowCustom: messages.Ptr(req.AllowCustom),
-	}, "")
+		Suggestions: suggestions, AllowCustom: messages.Ptr(req.AllowCustom),
+	})
 }
 
-func (b *Bridge) writeLine(ev messages.Event, toolCallID string) {
-	if toolCallID != "" {
-		ev.ToolCallID = toolCallID
-	}
-	if ev.Suggestions == nil && ev.Type == messages.EventUserInputRequired {
-		ev.Suggestions = []messages.Suggestion{}
-	}
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return
-	}
-	b.mu.Lock()
-	_, _ = b.out.Write(append(data, '\n'))
-	b.mu.Unlock()
+// writeLine writes one request whole: requests are never cut.
+func (b *Bridge) writeLine(ev messages.Event) {
+	b.out.WriteLine(events.RenderWhole(ev))
 }
 
 // inbound is one protocol line read from stdin.
@@ -178,29 +161,7 @@ func (b *Bridge) Serve(in io.Reader, warn func(string)) {
 		}
 		switch m.Type {
 		case "approval_decision":
-			if m.Approved == nil {
-				warn(fmt.Sprintf("ignored approval_decision without \"approved\" for toolCallId %q", m.ToolCallID))
-				continue
-			}
-			b.mu.Lock()
-			req, ok := b.approvals[m.ToolCallID]
-			delete(b.approvals, m.ToolCallID)
-			keep := !ok && b.eventsCarryApprovals && len(b.early) < maxEarly && m.ToolCallID != ""
-			if keep {
-				if b.early == nil {
-					b.early = map[string]inbound{}
-				}
-				b.early[m.ToolCallID] = m
-			}
-			b.mu.Unlock()
-			if keep {
-				continue // its request is still on its way to us
-			}
-			if !ok {
-				warn(fmt.Sprintf("ignored approval_decision for unknown or already decided toolCallId %q", m.ToolCallID))
-				continue
-			}
-			b.publishDecision(req, m)
+			b.decided(m, warn)
 		case "user_input_response":
 			b.mu.Lock()
 			req, ok := b.questions[m.RequestID]
@@ -230,6 +191,35 @@ func (b *Bridge) Serve(in io.Reader, warn func(string)) {
 	}
 }
 
+// decided takes one approval_decision line: it must name, by request id,
+// an approval this bridge announced and that is still pending, and the
+// tool-call id, when given, must be that request's.
+func (b *Bridge) decided(m inbound, warn func(string)) {
+	if m.RequestID == "" {
+		warn(fmt.Sprintf("ignored approval_decision without \"requestId\" (toolCallId %q): echo the requestId of the approval_required line it answers", m.ToolCallID))
+		return
+	}
+	if m.Approved == nil {
+		warn(fmt.Sprintf("ignored approval_decision without \"approved\" for requestId %q", m.RequestID))
+		return
+	}
+	b.mu.Lock()
+	req, ok := b.approvals[m.RequestID]
+	mismatch := ok && m.ToolCallID != "" && m.ToolCallID != req.ToolCallID
+	if ok && !mismatch {
+		delete(b.approvals, m.RequestID)
+	}
+	b.mu.Unlock()
+	switch {
+	case !ok:
+		warn(fmt.Sprintf("ignored approval_decision for unknown or already decided requestId %q", m.RequestID))
+	case mismatch:
+		warn(fmt.Sprintf("ignored approval_decision for requestId %q: it names toolCallId %q, but that request is for %q", m.RequestID, m.ToolCallID, req.ToolCallID))
+	default:
+		b.publishDecision(req, m)
+	}
+}
+
 // publishDecision sends a bridge's answer to the gate.
 func (b *Bridge) publishDecision(req messages.ApprovalRequired, m inbound) {
 	note := m.Note
@@ -237,14 +227,14 @@ func (b *Bridge) publishDecision(req messages.ApprovalRequired, m inbound) {
 		note = m.Message
 	}
 	_ = b.pub.Publish(messages.ApprovalDecidedSubject(b.runID), messages.ApprovalDecided{
-		Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: *m.Approved,
+		Place: req.Place, RequestID: req.RequestID, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: *m.Approved,
 		DecidedBy: messages.DecidedByBridge, Note: note, Remember: m.Remember,
 	}, req.Trace)
 }
 
 func (b *Bridge) decline(req messages.ApprovalRequired, note string) {
 	_ = b.pub.Publish(messages.ApprovalDecidedSubject(b.runID), messages.ApprovalDecided{
-		Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: false,
+		Place: req.Place, RequestID: req.RequestID, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: false,
 		DecidedBy: messages.DecidedByBridge, Note: note,
 	}, req.Trace)
 }

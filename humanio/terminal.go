@@ -225,7 +225,7 @@ func (t *Terminal) approve(ctx context.Context, req messages.ApprovalRequired, l
 
 func (t *Terminal) decide(req messages.ApprovalRequired, approved bool, note, remember string) {
 	_ = t.pub.Publish(messages.ApprovalDecidedSubject(t.runID), messages.ApprovalDecided{
-		Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: approved,
+		Place: req.Place, RequestID: req.RequestID, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: approved,
 		DecidedBy: messages.DecidedByHuman, Note: note, Remember: remember,
 	}, req.Trace)
 }

@@ -126,13 +126,13 @@ func TestTerminal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(b.Publish(messages.ApprovalRequiredSubject(run), messages.ApprovalRequired{ToolCallID: "call_1", ToolName: "execute_command",
+	must(b.Publish(messages.ApprovalRequiredSubject(run), messages.ApprovalRequired{RequestID: "apr-1", ToolCallID: "call_1", ToolName: "execute_command",
 		RiskLevel: "high-risk", Message: "Run git push", Command: "git push", ExecuteArgs: []byte(`{"command":"git push"}`),
 		PreviewDiff: "--- a\n+++ b\n"}, nil))
 	_, _ = io.WriteString(inW, "perhaps\n")
 	_, _ = io.WriteString(inW, "c\n")
 	d := recv(t, decided)
-	if !d.Approved || d.Remember != messages.RememberCommand || d.ToolCallID != "call_1" || d.DecidedBy != messages.DecidedByHuman {
+	if !d.Approved || d.Remember != messages.RememberCommand || d.ToolCallID != "call_1" || d.RequestID != "apr-1" || d.DecidedBy != messages.DecidedByHuman {
 		t.Errorf("decision = %+v", d)
 	}
 	for _, want := range []string{"execute_command", "high-risk", "Run git push", `"command": "git push"`, "+++ b", "c = always this command"} {
@@ -149,7 +149,7 @@ func TestTerminal(t *testing.T) {
 	}
 
 	_ = inW.Close()
-	must(b.Publish(messages.ApprovalRequiredSubject(run), messages.ApprovalRequired{ToolCallID: "call_2", ToolName: "write_file"}, nil))
+	must(b.Publish(messages.ApprovalRequiredSubject(run), messages.ApprovalRequired{RequestID: "apr-2", ToolCallID: "call_2", ToolName: "write_file"}, nil))
 	if d := recv(t, decided); d.Approved || d.ToolCallID != "call_2" {
 		t.Errorf("after EOF: %+v, want a decline", d)
 	}

@@ -91,8 +91,14 @@ type ToolResultReady struct {
 // ApprovalRequired asks the gate (and through it, whoever answers it) to
 // decide on one gated call. It is also what remote approvers receive.
 type ApprovalRequired struct {
-	Place           Place           `json:"place"`
-	Trace           Trace           `json:"trace,omitempty"`
+	Place Place `json:"place"`
+	Trace Trace `json:"trace,omitempty"`
+	// RequestID names this one question to a person. The gate mints it,
+	// unguessable, when it asks (it is empty on the way to the gate), and
+	// a decision counts only when it echoes it: the model chooses tool
+	// call ids and may repeat them, so they identify nothing.
+	RequestID string `json:"requestId,omitempty"`
+	// ToolCallID is the model's id of the call, for display and logs.
 	ToolCallID      string          `json:"toolCallId"`
 	ToolName        string          `json:"toolName"`
 	RiskLevel       string          `json:"riskLevel"`
@@ -127,8 +133,11 @@ const (
 
 // ApprovalDecided is the gate's (or an approver's) answer to one request.
 type ApprovalDecided struct {
-	Place      Place  `json:"place"`
-	Trace      Trace  `json:"trace,omitempty"`
+	Place Place `json:"place"`
+	Trace Trace `json:"trace,omitempty"`
+	// RequestID must be the RequestID of the ApprovalRequired answered;
+	// an approver's decision without it, or with another, is ignored.
+	RequestID  string `json:"requestId,omitempty"`
 	ToolCallID string `json:"toolCallId"`
 	ToolName   string `json:"toolName,omitempty"`
 	Approved   bool   `json:"approved"`

@@ -1,0 +1,174 @@
+package e2e
+
+// End-to-end checks of what the approver sees and answers (issues 9 and
+// 10): approvals named by the gate's own request ids, requests never cut,
+// stderr a pure JSON channel under --interactive-stdin, children visible,
+// honest cost, and a deadline that only human waits pause.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jazz-run/jazz/e2e/chatserver"
+)
+
+// chatAgent points JAZZ_HOME's config at a chatserver (priced at input
+// 1 $/M and output 2 $/M) and creates an agent on it.
+func (e *hlEnv) chatAgent(srv *chatserver.Server, name string, extraCfg map[string]any, tools ...string) string {
+	e.t.Helper()
+	cfg := map[string]any{
+		"llm":        map[string]any{"openai": map[string]any{"base_url": srv.URL(), "api_key": "sk-test"}},
+		"maxRetries": 0,
+		"pricing":    map[string]any{"openai/test-model": map[string]any{"input": 1.0, "output": 2.0}},
+	}
+	for k, v := range extraCfg {
+		cfg[k] = v
+	}
+	e.writeConfig(cfg)
+	return e.agent(name, "openai/test-model", tools...)
+}
+
+// bridgeRun is a --interactive-stdin run driven line by line: early lines
+// are on stdin before jazz reads anything; respond answers each request
+// line; every stderr line is kept.
+type bridgeRun struct {
+	mu       sync.Mutex
+	lines    []string
+	requests []map[string]any
+}
+
+func (b *bridgeRun) all() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.lines...)
+}
+
+func driveBridge(t *testing.T, e *hlEnv, args []string, early []string, respond func(req map[string]any) []string) (hlResult, *bridgeRun) {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range early {
+		if _, err := io.WriteString(pw, l+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	br := &bridgeRun{}
+	var once sync.Once
+	closeIn := func() { once.Do(func() { _ = pw.Close() }) }
+	defer closeIn()
+	p := e.start(hlRunOpts{args: args, stdinReader: pr, onStderr: func(line string) {
+		br.mu.Lock()
+		br.lines = append(br.lines, line)
+		br.mu.Unlock()
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			return
+		}
+		switch m["type"] {
+		case "user_input_required", "approval_required":
+		default:
+			return
+		}
+		br.mu.Lock()
+		br.requests = append(br.requests, m)
+		br.mu.Unlock()
+		out := respond(m)
+		if out == nil {
+			closeIn()
+			return
+		}
+		for _, l := range out {
+			_, _ = io.WriteString(pw, l+"\n")
+		}
+	}})
+	return p.wait(60 * time.Second), br
+}
+
+func decision(req map[string]any, approved bool) string {
+	return fmt.Sprintf(`{"type":"approval_decision","requestId":%q,"toolCallId":%q,"approved":%v}`, req["requestId"], req["toolCallId"], approved)
+}
+
+// TestApprovalIdentity (issue 9, class 9): decisions are bound to the
+// gate's request ids. A decision sent before anything was asked, for the
+// id the model will use, is not kept; one naming only the tool-call id
+// decides nothing; two calls the model gave one id run (and are decided)
+// separately, without hanging the run.
+func TestApprovalIdentity(t *testing.T) {
+	srv := chatserver.New(
+		chatserver.Turn{Calls: []chatserver.Call{
+			{ID: "dup", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": "a.txt", "content": "A\n"})},
+			{ID: "dup", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": "b.txt", "content": "B\n"})},
+		}},
+		chatserver.Turn{Text: "done"},
+	)
+	defer srv.Close()
+	e := hlNewEnv(t)
+	e.chatAgent(srv, "w", nil, "write_file")
+	early := []string{
+		`{"type":"approval_decision","toolCallId":"dup","approved":true}`,
+		`{"type":"approval_decision","requestId":"apr-00000000000000000000000000000000","toolCallId":"dup","approved":true}`,
+	}
+	n := 0
+	r, br := driveBridge(t, e, []string{"run", "--json", "--interactive-stdin", "--agent", "w", "write both"}, early,
+		func(req map[string]any) []string {
+			n++
+			// Only the echo of the request id counts: decline the first
+			// call asked, approve the second.
+			return []string{
+				fmt.Sprintf(`{"type":"approval_decision","toolCallId":%q,"approved":true}`, req["toolCallId"]),
+				decision(req, n == 2),
+			}
+		})
+	env := r.envelope(t)
+	if r.code != 0 || !*env.OK {
+		t.Fatalf("exit %d: %s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if len(br.requests) != 2 {
+		t.Fatalf("%d requests, want 2:\n%s", len(br.requests), r.stderr)
+	}
+	first, second := br.requests[0], br.requests[1]
+	if first["requestId"] == second["requestId"] || first["toolCallId"] == second["toolCallId"] {
+		t.Errorf("the two calls share an identity: %v / %v", first, second)
+	}
+	// Which file each request was for: the declined one must not exist.
+	path := func(req map[string]any) string {
+		args, _ := req["arguments"].(map[string]any)
+		p, _ := args["path"].(string)
+		return p
+	}
+	for req, want := range map[*map[string]any]bool{&first: false, &second: true} {
+		p := path(*req)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(e.cwd, p)
+		}
+		_, err := os.Stat(p)
+		if (err == nil) != want {
+			t.Errorf("%s exists = %v, want %v", p, err == nil, want)
+		}
+	}
+	if len(env.Declined) != 1 {
+		t.Errorf("declinedToolCalls = %v", env.Declined)
+	}
+	// The model got one result per call, paired by distinct ids.
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1]
+	ids := map[string]bool{}
+	for _, m := range last.ToolMessages() {
+		ids[m.ToolCallID] = true
+	}
+	if len(ids) != 2 {
+		t.Errorf("tool results paired with ids %v, want two distinct", ids)
+	}
+	if w := strings.Count(r.stderr, "ignored approval_decision"); w != 4 {
+		t.Errorf("%d decisions reported as ignored, want 4 (two early, two without a request id):\n%s", w, r.stderr)
+	}
+}

@@ -49,7 +49,7 @@ func harnessClassifier(p provider.Provider, model string, userRequests []string)
 // harnessModel is the cheap model that rates commands: the agent's
 // summarizerModel when it is set and opens, else the agent's own model
 // (with a warning when summarizerModel was set but unusable).
-func harnessModel(o RunOptions, getenv func(string) string, own provider.Provider, warn func(agent, msg string)) (provider.Provider, string) {
+func harnessModel(ctx context.Context, o RunOptions, getenv func(string) string, own provider.Provider, warn func(agent, msg string)) (provider.Provider, string) {
 	id := strings.TrimSpace(o.Agent.Config.SummarizerModel)
 	if id == "" {
 		return own, o.Agent.Config.LLMModel
@@ -57,7 +57,7 @@ func harnessModel(o RunOptions, getenv func(string) string, own provider.Provide
 	name, model, err := provider.ParseModelID(id)
 	if err == nil {
 		var p provider.Provider
-		if p, err = openModel(o, getenv, name, model); err == nil {
+		if p, err = openModel(ctx, o, getenv, name, model); err == nil {
 			return p, model
 		}
 	}

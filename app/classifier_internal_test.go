@@ -23,7 +23,7 @@ func TestHarnessModelPrefersTheSummarizer(t *testing.T) {
 		Config: agents.Config{LLMProvider: "replay", LLMModel: "own.json", SummarizerModel: "replay/" + script}}}
 	var warned []string
 	warn := func(_, msg string) { warned = append(warned, msg) }
-	p, model := harnessModel(o, os.Getenv, nil, warn)
+	p, model := harnessModel(context.Background(), o, os.Getenv, nil, warn)
 	if p == nil || model != script || len(warned) != 0 {
 		t.Fatalf("summarizer not used: %v %q %v", p, model, warned)
 	}
@@ -33,7 +33,7 @@ func TestHarnessModelPrefersTheSummarizer(t *testing.T) {
 	}
 
 	o.Agent.Config.SummarizerModel = "not-a-model-id"
-	if p, model := harnessModel(o, os.Getenv, nil, warn); p != nil || model != "own.json" || len(warned) != 1 || !strings.Contains(warned[0], "summarizerModel") {
+	if p, model := harnessModel(context.Background(), o, os.Getenv, nil, warn); p != nil || model != "own.json" || len(warned) != 1 || !strings.Contains(warned[0], "summarizerModel") {
 		t.Fatalf("a bad summarizerModel must fall back with a warning: %v %q %v", p, model, warned)
 	}
 }

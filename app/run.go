@@ -84,7 +84,11 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	runID := fmt.Sprintf("run-%s-%d", o.Agent.ID, time.Now().UnixMilli())
 	place := messages.Place{RunID: runID, AgentID: o.Agent.ID, AgentName: o.Agent.Name}
 
-	prov, err := openProvider(o, getenv)
+	// Opening reads a replay script: bounded by --timeout like every read
+	// before the run.
+	openCtx, opened := withTimeout(ctx, o.Timeout)
+	prov, err := openProvider(openCtx, o, getenv)
+	opened()
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -163,7 +167,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		Telemetry:            tel,
 	}
 	if o.TerminalHuman {
-		hp, hm := harnessModel(o, getenv, prov, warn)
+		hp, hm := harnessModel(ctx, o, getenv, prov, warn)
 		gateCfg.Classify = harnessClassifier(hp, hm, userRequests(o.History, o.Prompt))
 	}
 	gatePID := engine.Spawn(gateactor.New(gateCfg), "gate", actor.WithID(runID),
@@ -383,13 +387,21 @@ func wireGate(conn *nats.Conn, engine *actor.Engine, gate *actor.PID, runID stri
 	return []*nats.Subscription{s1, s2}, nil
 }
 
-func openProvider(o RunOptions, getenv func(string) string) (provider.Provider, error) {
-	return openModel(o, getenv, o.Agent.Config.LLMProvider, o.Agent.Config.LLMModel)
+func openProvider(ctx context.Context, o RunOptions, getenv func(string) string) (provider.Provider, error) {
+	return openModel(ctx, o, getenv, o.Agent.Config.LLMProvider, o.Agent.Config.LLMModel)
+}
+
+// withTimeout is ctx bounded by d; 0 means no bound.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 // openModel opens provider name for model with the agent's and the
 // config's keys and settings for that provider.
-func openModel(o RunOptions, getenv func(string) string, name, model string) (provider.Provider, error) {
+func openModel(ctx context.Context, o RunOptions, getenv func(string) string, name, model string) (provider.Provider, error) {
 	s := registry.Settings{Getenv: getenv, ReplayDir: o.Config.Home + "/replay"}
 	if k := o.Agent.Config.LLMAPIKeys[name]; k != "" {
 		s.APIKey = k
@@ -404,7 +416,7 @@ func openModel(o RunOptions, getenv func(string) string, name, model string) (pr
 	if o.Agent.Config.NumCtx != nil {
 		s.NumCtx = *o.Agent.Config.NumCtx
 	}
-	p, err := registry.Open(name, model, s)
+	p, err := registry.Open(ctx, name, model, s)
 	if err != nil {
 		return nil, fmt.Errorf("open provider %s: %w", name, err)
 	}

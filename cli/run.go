@@ -206,6 +206,14 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if err != nil {
 		return fail(err.Error(), 0)
 	}
+	// The reads before the run (config, agent, history) give up at
+	// --timeout too: nothing may hang.
+	loadCtx := ctx
+	if v.timeout > 0 {
+		var cancel context.CancelFunc
+		loadCtx, cancel = context.WithTimeout(ctx, v.timeout)
+		defer cancel()
+	}
 	getenv := d.Getenv
 	ci := getenv("CI") == "true" || getenv("CI") == "1"
 	bridge := o.InteractiveStdin
@@ -230,7 +238,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if err := config.CheckHome(home); err != nil {
 		return fail(err.Error(), 0)
 	}
-	cfg, warnings, err := config.Load(ctx, config.LoadOptions{Home: home, ConfigFlag: o.ConfigPath, Getenv: getenv, Cwd: d.Cwd, Debug: o.Debug})
+	cfg, warnings, err := config.Load(loadCtx, config.LoadOptions{Home: home, ConfigFlag: o.ConfigPath, Getenv: getenv, Cwd: d.Cwd, Debug: o.Debug})
 	if err != nil {
 		return fail(err.Error(), 0)
 	}
@@ -245,7 +253,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	for _, w := range warnings {
 		notice(w)
 	}
-	agent, err := (&agents.Store{Home: home}).Lookup(ctx, strings.TrimSpace(o.Agent))
+	agent, err := (&agents.Store{Home: home}).Lookup(loadCtx, strings.TrimSpace(o.Agent))
 	if err != nil {
 		return fail(err.Error(), 0)
 	}
@@ -259,7 +267,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	var prior []messages.ChatMessage
 	if conv != "" {
 		convID = conv
-		msgs, warning, err := hist.Load(ctx, agent.ID, conv)
+		msgs, warning, err := hist.Load(loadCtx, agent.ID, conv)
 		if err != nil {
 			return fail(err.Error(), 0)
 		}

@@ -8,6 +8,7 @@
 package registry
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -106,8 +107,9 @@ func Names() []string {
 func KeyEnv(name string) string { return vendors()[name].keyEnv }
 
 // Open builds the provider for name (as split by provider.ParseModelID)
-// and model. It checks settings but does not contact the server.
-func Open(name, model string, s Settings) (provider.Provider, error) {
+// and model. It checks settings but does not contact the server; ctx
+// bounds what it reads (a replay script).
+func Open(ctx context.Context, name, model string, s Settings) (provider.Provider, error) {
 	getenv := s.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -117,7 +119,7 @@ func Open(name, model string, s Settings) (provider.Provider, error) {
 		if err != nil {
 			return nil, err
 		}
-		return replay.Load(path)
+		return replay.Load(ctx, path)
 	}
 	v, ok := vendors()[name]
 	if !ok {

@@ -170,7 +170,7 @@ func TestOpen(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			client, last := server(t)
 			tt.s.HTTPClient = client
-			p, err := Open(tt.provider, "some-model", tt.s)
+			p, err := Open(context.Background(), tt.provider, "some-model", tt.s)
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
@@ -219,7 +219,7 @@ func TestOpenErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Open(tt.provider, tt.model, Settings{Getenv: env(), ReplayDir: t.TempDir()})
+			_, err := Open(context.Background(), tt.provider, tt.model, Settings{Getenv: env(), ReplayDir: t.TempDir()})
 			if err == nil {
 				t.Fatal("Open succeeded")
 			}
@@ -240,7 +240,7 @@ func TestOpenReplay(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "demo.json"), []byte(`{"turns":[{"text":"scripted"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Open("replay", "demo", Settings{ReplayDir: dir})
+	p, err := Open(context.Background(), "replay", "demo", Settings{ReplayDir: dir})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/provider"
+	"github.com/jazz-run/jazz/safefile"
 )
 
 // Script is a replay file.
@@ -110,9 +111,13 @@ func Resolve(script, dir string) (string, error) {
 	return "", fmt.Errorf("replay script %q not found (looked for %s)", script, strings.Join(tried, ", "))
 }
 
-// Load reads and checks a script file.
-func Load(path string) (*Provider, error) {
-	data, err := os.ReadFile(path)
+// MaxScriptBytes bounds a script file; a bigger one is refused, naming it.
+const MaxScriptBytes = 32 << 20
+
+// Load reads and checks a script file: a regular file (a FIFO is refused,
+// not waited on) of at most MaxScriptBytes, read before ctx ends.
+func Load(ctx context.Context, path string) (*Provider, error) {
+	data, _, err := safefile.Read(ctx, path, safefile.Options{MaxBytes: MaxScriptBytes, What: "replay script"})
 	if err != nil {
 		return nil, fmt.Errorf("read replay script: %w", err)
 	}

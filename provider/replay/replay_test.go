@@ -40,7 +40,7 @@ func load(t *testing.T, script string) *Provider {
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Load(path)
+	p, err := Load(context.Background(), path)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}

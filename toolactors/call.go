@@ -36,6 +36,10 @@ type Deps struct {
 	// Telemetry traces the call as `tool <name>` under the span
 	// ToolCallRequested.Trace carries; nil traces nothing.
 	Telemetry *telemetry.Telemetry
+	// SettleGrace is how long an approved call whose time ran out (or
+	// whose run was cancelled) waits for its handler's own report of
+	// what it did; 0 means DefaultSettleGrace.
+	SettleGrace time.Duration
 	// Handlers counts the run's handlers still running, so a cancelled
 	// run can wait for them (and the events they still send, such as a
 	// subagent's subagent_complete) before it exits; nil counts nothing.
@@ -181,6 +185,10 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 	c.cancel = cancel
 	self, engine, env, handler := ctx.PID(), ctx.Engine(), c.deps.Env, t.Handler
 	name := t.Name
+	grace := c.deps.SettleGrace
+	if grace <= 0 {
+		grace = DefaultSettleGrace
+	}
 	out := make(chan tools.Result, 1)
 	inflight := c.deps.Handlers
 	if inflight != nil {
@@ -204,9 +212,38 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 			} else {
 				r = tools.Result{Error: fmt.Sprintf("Operation timed out after '%dm'", int(math.Round(float64(timeout.Milliseconds())/60000)))}
 			}
+			if approved {
+				r = settle(r, out, grace)
+			}
 		}
 		engine.Send(self, handlerDone{approved: approved, result: r})
 	}()
+}
+
+// DefaultSettleGrace bounds how long a timed-out approved call waits for
+// its handler to say what it did.
+const DefaultSettleGrace = 5 * time.Second
+
+// settle is the result of an approved call whose context ended. The
+// change it was approved for may be half done, or done: the bare timeout
+// would tell the model it failed while the change happened. Twins stop at
+// their next look at the context and say what they did, so their report
+// is waited for, briefly; a handler that finished anyway is reported as
+// finished. Past the grace the outcome is unknown, and the message says so.
+func settle(stop tools.Result, out <-chan tools.Result, grace time.Duration) tools.Result {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case got := <-out:
+		if got.Success || got.Approval != nil {
+			return got
+		}
+		got.Error = stop.Error + ". " + got.Error
+		return got
+	case <-t.C:
+		stop.Error += fmt.Sprintf(". The approved operation had not stopped %s later and may still complete: check its effect before trying again.", grace)
+		return stop
+	}
 }
 
 func (c *Call) handled(ctx *actor.Context, m handlerDone) {

@@ -39,12 +39,13 @@ func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cwd, _ := os.Getwd()
-	if isRunCommand(os.Args[1:]) {
+	d := Deps{IO: iostreams.System(), Getenv: os.Getenv, Cwd: cwd}
+	if selected(NewRootCmd(d), os.Args[1:]).Name() == "run" {
 		// jazz run is plain by contract, and so is any jazz a tool starts
 		// from it (headless-run.md §1).
 		_ = os.Setenv("JAZZ_NO_TUI", "1")
 	}
-	return Execute(ctx, os.Args[1:], Deps{IO: iostreams.System(), Getenv: os.Getenv, Cwd: cwd})
+	return Execute(ctx, os.Args[1:], d)
 }
 
 // Execute runs the command tree on args.
@@ -53,16 +54,26 @@ func Execute(ctx context.Context, args []string, d Deps) int {
 	root.SetArgs(args)
 	root.SetOut(d.IO.ErrOut) // help and usage are diagnostics: stderr
 	root.SetErr(d.IO.ErrOut)
+	jsonMode := jsonRequested(root, args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
+		if cmd := selected(root, args); jsonMode && !cmd.Runnable() && !helpAsked(root, args) {
+			// Cobra printed help and would exit 0, leaving stdout empty.
+			writeFailure(d.IO.Out, fmt.Sprintf("%s needs a command; see %s --help.", cmd.CommandPath(), cmd.CommandPath()), 0)
+			return ExitFailure
+		}
 		return ExitOK
 	}
 	var se silentError
 	if errors.As(err, &se) {
 		return ExitFailure
 	}
-	if wantsJSON(args) && isRunCommand(args) {
-		writeFailure(d.IO.Out, err.Error(), 0)
+	if jsonMode {
+		msg := err.Error()
+		if jsonBeforeCommand(root, args) {
+			msg = "--json goes after the command name (jazz run --json ...): " + msg
+		}
+		writeFailure(d.IO.Out, msg, 0)
 		return ExitFailure
 	}
 	fmt.Fprintln(d.IO.ErrOut, err.Error())
@@ -84,27 +95,6 @@ func NewRootCmd(d Deps) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d))
 	return root
-}
-
-func wantsJSON(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		if a == "--json" || a == "--json=true" {
-			return true
-		}
-	}
-	return false
-}
-
-func isRunCommand(args []string) bool {
-	for _, a := range args {
-		if len(a) > 0 && a[0] != '-' {
-			return a == "run"
-		}
-	}
-	return false
 }
 
 // failureEnvelope is the --json failure shape.

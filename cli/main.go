@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jazz-run/jazz/iostreams"
+	"github.com/jazz-run/jazz/shellrun"
 )
 
 // Exit codes: the headless contract has exactly two.
@@ -38,6 +39,9 @@ func (e silentError) Error() string { return e.err.Error() }
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// What jazz starts (commands, MCP servers) must not read its keys
+	// from /proc/<pid>/environ or its memory.
+	_ = shellrun.ProtectSelf()
 	cwd, _ := os.Getwd()
 	d := Deps{IO: iostreams.System(), Getenv: os.Getenv, Cwd: cwd}
 	if selected(NewRootCmd(d), os.Args[1:]).Name() == "run" {

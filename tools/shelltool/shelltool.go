@@ -1,21 +1,26 @@
 // Package shelltool is the execute_command tool (shell-safety.md §1,
-// tool-schemas.md §5–§6): a propose half that runs the denylist and asks
-// for approval, and a hidden twin that runs the approved command through
-// mvdan.cc/sh's interpreter, checking every expanded command against the
-// denylist at run time, with a sanitized environment, capped output and
-// process-group kills so that no child outlives the call.
+// tool-schemas.md §5–§6): a propose half that runs the denylist, resolves
+// and pins the working directory and asks for approval, and a hidden twin
+// that runs the approved command in a child process of its own
+// (shellrun): mvdan.cc/sh's interpreter checking every expanded command
+// against the denylist at run time, with a sanitized environment, memory
+// and CPU limits, capped output, and every process it started ended with
+// it.
 package shelltool
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/shellguard"
+	"github.com/jazz-run/jazz/shellrun"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/pathres"
 )
@@ -31,7 +36,7 @@ const DefaultTimeoutMs = 900_000
 const ExecuteTimeout = 15 * time.Minute
 
 // OutputCap is the per-stream byte cap of stdout and stderr.
-const OutputCap = 262_144
+const OutputCap = shellrun.OutputCap
 
 // approvalError is the propose half's E (tool-schemas.md §5).
 const approvalError = "Command execution requires explicit user approval for security reasons."
@@ -41,26 +46,43 @@ type Options struct {
 	// Environ returns the parent environment the child's is sanitized
 	// from; nil means os.Environ.
 	Environ func() []string
+	// MemoryLimit is each process's data limit in bytes, and
+	// ShellMemoryLimit the interpreter's own; 0 means shellrun's defaults.
+	MemoryLimit, ShellMemoryLimit int64
 }
 
 // Args are execute_command's validated arguments; they are also the
-// twin's executeArgs, with the description trimmed and the timeout
-// default filled in.
+// twin's executeArgs, with the description trimmed, the timeout default
+// filled in, and the working directory pinned: resolved to its real path
+// (WorkingDirectory) and fingerprinted (WorkingDirectoryState) by the
+// propose half, so that neither a later `cd` nor a swapped directory or
+// symlink moves where an approved command runs.
 type Args struct {
 	Command          string  `json:"command"`
 	Description      string  `json:"description"`
 	WorkingDirectory *string `json:"workingDirectory,omitempty"`
 	Timeout          int64   `json:"timeout"`
+	// WorkingDirectoryState exists only in the twin's arguments.
+	WorkingDirectoryState string `json:"workingDirectoryState,omitempty"`
 }
 
-// Result is the twin's success value.
+// Result is the twin's value.
 type Result struct {
 	Command          string `json:"command"`
 	WorkingDirectory string `json:"workingDirectory"`
-	ExitCode         int    `json:"exitCode"`
-	Stdout           string `json:"stdout"`
-	Stderr           string `json:"stderr"`
-	Success          bool   `json:"success"`
+	// ExitCode is the command's status; 128+n when a signal ended it
+	// (Signal says which), -1 when it was stopped for its memory.
+	ExitCode int    `json:"exitCode"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	Success  bool   `json:"success"`
+	// Signal names the signal that ended the command (its shell, or the
+	// program whose status exitCode is 128+n): not a normal exit.
+	Signal string `json:"signal,omitempty"`
+	// KilledProcesses counts processes still running when the command
+	// ended (background jobs, daemons), which were killed; Notice says so.
+	KilledProcesses int    `json:"killedProcesses,omitempty"`
+	Notice          string `json:"notice,omitempty"`
 }
 
 // approvalView is the propose half's result value, as the model sees it.
@@ -87,12 +109,27 @@ const description = "Run a shell command and return its exit code, stdout and st
 	"Every command needs the user's approval; some commands are blocked outright by a safety denylist. " +
 	"The command runs non-interactively with empty stdin and a sanitized environment; each output stream is capped at 262144 bytes."
 
+// twinSchema is the schema plus the property only the propose half
+// sets: the fingerprint of the pinned working directory.
+const twinSchema = `{
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["command", "description", "workingDirectory", "workingDirectoryState"],
+  "properties": {
+    "command": {"type": "string", "minLength": 1},
+    "description": {"type": "string"},
+    "workingDirectory": {"type": "string", "minLength": 1, "description": "The resolved working directory the approval showed."},
+    "timeout": {"type": "integer", "minimum": 1, "default": 900000},
+    "workingDirectoryState": {"type": "string", "minLength": 1, "description": "Fingerprint of the working directory as the preview saw it; set by the propose step."}
+  }
+}`
+
 // Tools returns execute_command declared once as a gated pair: the visible
 // propose half (3-minute tool timeout) and the hidden twin
 // execute_execute_command (15 minutes). Level is unknown: the gate asks the
 // classifier.
 func Tools(opts Options) []tools.Tool {
-	s := &shell{environ: opts.Environ, deny: shellguard.Builtin}
+	s := &shell{environ: opts.Environ, deny: shellguard.Builtin, memory: opts.MemoryLimit, shellMemory: opts.ShellMemoryLimit}
 	if s.environ == nil {
 		s.environ = os.Environ
 	}
@@ -104,21 +141,25 @@ func Tools(opts Options) []tools.Tool {
 		Timeout:     tools.DefaultTimeout,
 		Handler:     s.propose,
 	}
-	return tools.Pair(propose, s.execute, ExecuteTimeout)
+	pair := tools.Pair(propose, s.execute, ExecuteTimeout)
+	pair[1].Schema = json.RawMessage(twinSchema)
+	return pair
 }
 
 type shell struct {
-	environ func() []string
-	deny    func() *shellguard.Denylist
+	environ             func() []string
+	deny                func() *shellguard.Denylist
+	memory, shellMemory int64
 }
 
 // parseArgs applies the checks a JSON Schema cannot say (trimming).
 func parseArgs(raw json.RawMessage) (Args, string) {
 	var a struct {
-		Command          string  `json:"command"`
-		Description      string  `json:"description"`
-		WorkingDirectory *string `json:"workingDirectory"`
-		Timeout          *int64  `json:"timeout"`
+		Command               string  `json:"command"`
+		Description           string  `json:"description"`
+		WorkingDirectory      *string `json:"workingDirectory"`
+		Timeout               *int64  `json:"timeout"`
+		WorkingDirectoryState string  `json:"workingDirectoryState"`
 	}
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return Args{}, "Invalid arguments: " + err.Error()
@@ -130,7 +171,8 @@ func parseArgs(raw json.RawMessage) (Args, string) {
 	if desc == "" {
 		return Args{}, "description: description cannot be empty"
 	}
-	out := Args{Command: a.Command, Description: desc, WorkingDirectory: a.WorkingDirectory, Timeout: DefaultTimeoutMs}
+	out := Args{Command: a.Command, Description: desc, WorkingDirectory: a.WorkingDirectory, Timeout: DefaultTimeoutMs,
+		WorkingDirectoryState: a.WorkingDirectoryState}
 	if a.Timeout != nil {
 		if *a.Timeout < 1 {
 			return Args{}, "timeout: must be a positive integer number of milliseconds"
@@ -148,12 +190,28 @@ func (s *shell) propose(_ context.Context, env *tools.Env, raw json.RawMessage) 
 	if blocked, reason := s.deny().Check(a.Command); blocked {
 		return tools.Fail(shellguard.BlockMessage(reason))
 	}
-	wd := env.Cwd()
+	// Resolve and pin the directory now: the approval shows where the
+	// command will run, and the twin runs exactly there.
+	base := env.Cwd()
+	wd, input := base, base
 	if a.WorkingDirectory != nil {
-		wd = *a.WorkingDirectory
+		input = *a.WorkingDirectory
+		wd = pathres.Resolve(base, env.Home, input)
+	}
+	real, state, err := shellrun.PinDir(wd)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tools.Fail(pathres.NotFound(base, input, wd))
+	}
+	if err != nil {
+		return tools.Fail("Working directory " + wd + ": " + err.Error())
+	}
+	shown := real
+	if real != wd {
+		shown = fmt.Sprintf("%s (resolved from %s)", real, wd)
 	}
 	msg := fmt.Sprintf("Command: %s\nDescription: %s\nWorking Directory: %s\nTimeout: %dms\n\nThis command will be executed on your system. Only approve commands you trust.",
-		a.Command, a.Description, wd, a.Timeout)
+		a.Command, a.Description, shown, a.Timeout)
+	a.WorkingDirectory, a.WorkingDirectoryState = &real, state
 	execArgs, err := json.Marshal(a)
 	if err != nil {
 		return tools.Fail("encode arguments: " + err.Error())
@@ -166,6 +224,10 @@ func (s *shell) propose(_ context.Context, env *tools.Env, raw json.RawMessage) 
 	}
 }
 
+// notPinned refuses a twin call without the propose half's pin: only the
+// gate runs the twin, with the arguments the propose half produced.
+const notPinned = "This execute_command approval carries no pinned working directory; propose the command again."
+
 func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
 	a, bad := parseArgs(raw)
 	if bad != "" {
@@ -174,28 +236,40 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 	if blocked, reason := s.deny().Check(a.Command); blocked {
 		return tools.Fail(shellguard.BlockMessage(reason))
 	}
-	dir := env.Cwd()
-	if a.WorkingDirectory != nil {
-		abs := pathres.Resolve(env.Cwd(), env.Home, *a.WorkingDirectory)
-		st, err := os.Stat(abs)
-		if err != nil {
-			return tools.Fail(pathres.NotFound(env.Cwd(), *a.WorkingDirectory, abs))
-		}
-		if !st.IsDir() {
-			return tools.Fail("Not a directory: " + abs)
-		}
-		dir = abs
+	if a.WorkingDirectory == nil || a.WorkingDirectoryState == "" {
+		return tools.Fail(notPinned)
+	}
+	dir := *a.WorkingDirectory
+	// Checked here for a clear answer, and again by the runner just
+	// before it starts.
+	if err := shellrun.CheckDir(dir, a.WorkingDirectoryState); err != nil {
+		return tools.Fail(err.Error())
 	}
 	childEnv := shellguard.SanitizedEnv(s.environ(), env.EnvAllowlist, env.Cwd())
 	childEnv = append(childEnv, "PAGER=cat", "GIT_EDITOR=false", "GIT_TERMINAL_PROMPT=0", "PWD="+dir)
 
-	out, err := Run(ctx, RunRequest{
-		Command: a.Command,
-		Dir:     dir,
-		Env:     childEnv,
-		Timeout: time.Duration(a.Timeout) * time.Millisecond,
-		Deny:    s.deny(),
+	out, err := shellrun.Run(ctx, shellrun.Request{
+		Command:          a.Command,
+		Dir:              dir,
+		DirState:         a.WorkingDirectoryState,
+		Env:              childEnv,
+		Timeout:          time.Duration(a.Timeout) * time.Millisecond,
+		MemoryLimit:      s.memory,
+		ShellMemoryLimit: s.shellMemory,
 	})
+	res := Result{
+		Command:          a.Command,
+		WorkingDirectory: dir,
+		ExitCode:         out.ExitCode,
+		Stdout:           out.Stdout,
+		Stderr:           out.Stderr,
+		Success:          out.ExitCode == 0 && !out.ShellKilled && !out.MemoryExceeded,
+		Signal:           out.Signal,
+		KilledProcesses:  out.Killed,
+	}
+	if out.Killed > 0 {
+		res.Notice = fmt.Sprintf("%d process(es) still running when the command ended (background jobs or daemons) were killed: nothing a command starts outlives it.", out.Killed)
+	}
 	switch {
 	case out.Blocked != "":
 		return tools.Fail(shellguard.BlockMessage(out.Blocked))
@@ -203,17 +277,13 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 		return tools.Fail(fmt.Sprintf("Command timed out after %dms", a.Timeout))
 	case err != nil:
 		return tools.Fail(err.Error())
+	case out.MemoryExceeded:
+		res.ExitCode = -1
+		return tools.Result{Value: res, Truncated: out.Truncated,
+			Error: fmt.Sprintf("Command stopped: it exceeded its memory limit of %d MiB, so it was killed before it finished.", out.MemoryLimit>>20)}
+	case out.ShellKilled:
+		return tools.Result{Value: res, Truncated: out.Truncated,
+			Error: fmt.Sprintf("Command killed by signal %s (exit status %d): it did not exit normally.", out.Signal, out.ExitCode)}
 	}
-	return tools.Result{
-		Success: true,
-		Value: Result{
-			Command:          a.Command,
-			WorkingDirectory: dir,
-			ExitCode:         out.ExitCode,
-			Stdout:           out.Stdout,
-			Stderr:           out.Stderr,
-			Success:          out.ExitCode == 0,
-		},
-		Truncated: out.Truncated,
-	}
+	return tools.Result{Success: true, Value: res, Truncated: out.Truncated}
 }

@@ -50,9 +50,25 @@ func args(cmd string, more ...string) json.RawMessage {
 	return b
 }
 
+// approve runs the propose half and returns the twin's arguments, as the
+// gate would pass them on approval; a failed proposal is returned instead.
+func (f *fixture) approve(t testing.TB, raw json.RawMessage) (json.RawMessage, *tools.Result) {
+	t.Helper()
+	res := f.propose.Handler(context.Background(), f.env, raw)
+	if res.Approval == nil {
+		return nil, &res
+	}
+	return res.Approval.ExecuteArgs, nil
+}
+
+// exec proposes the call and runs the twin on the approved arguments.
 func (f *fixture) exec(t testing.TB, raw json.RawMessage) (tools.Result, Result) {
 	t.Helper()
-	res := f.twin.Handler(context.Background(), f.env, raw)
+	execArgs, failed := f.approve(t, raw)
+	if failed != nil {
+		return *failed, Result{}
+	}
+	res := f.twin.Handler(context.Background(), f.env, execArgs)
 	v, _ := res.Value.(Result)
 	return res, v
 }
@@ -90,18 +106,40 @@ func TestDeclaration(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.args, func(t *testing.T) {
-			for _, name := range []string{"execute_command", "execute_execute_command"} {
-				err := reg.Validate(name, json.RawMessage(tc.args))
-				if (err == nil) != tc.ok {
-					t.Fatalf("%s: Validate = %v, want ok=%v", name, err, tc.ok)
-				}
+			err := reg.Validate("execute_command", json.RawMessage(tc.args))
+			if (err == nil) != tc.ok {
+				t.Fatalf("Validate = %v, want ok=%v", err, tc.ok)
 			}
 		})
+	}
+	// The twin takes only pinned arguments: what the propose half made.
+	twinCases := []struct {
+		args string
+		ok   bool
+	}{
+		{`{"command":"ls","description":"list","workingDirectory":"/w","workingDirectoryState":"dir:x","timeout":5}`, true},
+		{`{"command":"ls","description":"list"}`, false},
+		{`{"command":"ls","description":"list","workingDirectory":"/w"}`, false},
+		{`{"command":"ls","description":"list","workingDirectoryState":"dir:x"}`, false},
+	}
+	for _, tc := range twinCases {
+		t.Run("twin "+tc.args, func(t *testing.T) {
+			err := reg.Validate("execute_execute_command", json.RawMessage(tc.args))
+			if (err == nil) != tc.ok {
+				t.Fatalf("Validate = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+	if strings.Contains(string(f.propose.Schema), "workingDirectoryState") {
+		t.Fatal("the model-visible schema offers workingDirectoryState")
 	}
 }
 
 func TestPropose(t *testing.T) {
 	f := newFixture(t)
+	if err := os.Mkdir(filepath.Join(f.dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	res := f.propose.Handler(context.Background(), f.env, args("git status", "workingDirectory", "sub"))
 	if res.Success || res.Approval == nil {
 		t.Fatalf("want an approval request, got %+v", res)
@@ -109,7 +147,8 @@ func TestPropose(t *testing.T) {
 	if res.Error != "Command execution requires explicit user approval for security reasons." {
 		t.Fatalf("error = %q", res.Error)
 	}
-	want := "Command: git status\nDescription: test\nWorking Directory: sub\nTimeout: 900000ms\n\nThis command will be executed on your system. Only approve commands you trust."
+	sub := filepath.Join(f.dir, "sub")
+	want := "Command: git status\nDescription: test\nWorking Directory: " + sub + "\nTimeout: 900000ms\n\nThis command will be executed on your system. Only approve commands you trust."
 	if res.Approval.Message != want {
 		t.Fatalf("message:\n%s\nwant:\n%s", res.Approval.Message, want)
 	}
@@ -117,7 +156,7 @@ func TestPropose(t *testing.T) {
 		t.Fatalf("executeToolName = %q", res.Approval.ExecuteToolName)
 	}
 	var ea Args
-	if err := json.Unmarshal(res.Approval.ExecuteArgs, &ea); err != nil || ea.Command != "git status" || ea.Timeout != 900000 || *ea.WorkingDirectory != "sub" {
+	if err := json.Unmarshal(res.Approval.ExecuteArgs, &ea); err != nil || ea.Command != "git status" || ea.Timeout != 900000 || *ea.WorkingDirectory != sub || ea.WorkingDirectoryState == "" {
 		t.Fatalf("executeArgs = %s (%v)", res.Approval.ExecuteArgs, err)
 	}
 
@@ -277,7 +316,11 @@ func TestExecuteCancelKillsEveryChild(t *testing.T) {
 	cmd, marker := orphanScript(t, f)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan tools.Result, 1)
-	go func() { done <- f.twin.Handler(ctx, f.env, args(cmd)) }()
+	execArgs, failed := f.approve(t, args(cmd))
+	if failed != nil {
+		t.Fatalf("propose: %+v", failed)
+	}
+	go func() { done <- f.twin.Handler(ctx, f.env, execArgs) }()
 	// Cancel once the sleepers are up.
 	deadline := time.Now().Add(10 * time.Second)
 	for len(markerProcs(t, marker)) < 4 {
@@ -356,7 +399,10 @@ func TestExecuteRuntimeDenylist(t *testing.T) {
 
 func BenchmarkExecuteCommandEcho(b *testing.B) {
 	f := newFixture(b)
-	raw := args("echo hello")
+	raw, failed := f.approve(b, args("echo hello"))
+	if failed != nil {
+		b.Fatal(failed.Error)
+	}
 	for b.Loop() {
 		res := f.twin.Handler(context.Background(), f.env, raw)
 		if !res.Success {
@@ -373,4 +419,71 @@ func lookPath(name string) (string, error) {
 		}
 	}
 	return "", os.ErrNotExist
+}
+
+// TestPinnedWorkingDirectory: the approval shows the directory resolved,
+// the twin runs exactly there whatever `cd` did since, and refuses when
+// the directory was swapped after approval.
+func TestPinnedWorkingDirectory(t *testing.T) {
+	f := newFixture(t)
+	real := filepath.Join(f.dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(f.dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	res := f.propose.Handler(context.Background(), f.env, args("pwd", "workingDirectory", "link"))
+	if res.Approval == nil {
+		t.Fatalf("%+v", res)
+	}
+	if want := "Working Directory: " + real + " (resolved from " + filepath.Join(f.dir, "link") + ")\n"; !strings.Contains(res.Approval.Message, want) {
+		t.Fatalf("message %q lacks %q", res.Approval.Message, want)
+	}
+	var ea Args
+	if err := json.Unmarshal(res.Approval.ExecuteArgs, &ea); err != nil || *ea.WorkingDirectory != real || !strings.HasPrefix(ea.WorkingDirectoryState, "dir:") {
+		t.Fatalf("executeArgs %s", res.Approval.ExecuteArgs)
+	}
+	// A cd after the approval (another call of the batch) moves nothing.
+	f.env.Dir.Set(f.tmp)
+	out := f.twin.Handler(context.Background(), f.env, res.Approval.ExecuteArgs)
+	if v, _ := out.Value.(Result); !out.Success || v.Stdout != real || v.WorkingDirectory != real {
+		t.Fatalf("ran as %+v", out)
+	}
+	// Swapping the directory after approval is refused.
+	if err := os.Rename(real, real+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out = f.twin.Handler(context.Background(), f.env, res.Approval.ExecuteArgs)
+	if out.Success || !strings.Contains(out.Error, real+" changed since the command was approved") {
+		t.Fatalf("swapped directory: %+v", out)
+	}
+	// Arguments without the propose half's pin are refused.
+	out = f.twin.Handler(context.Background(), f.env, args("pwd"))
+	if out.Success || out.Error != notPinned {
+		t.Fatalf("unpinned: %+v", out)
+	}
+}
+
+// TestExecuteReportsKillsAndSignals: what the runner reports reaches the
+// model: leftovers killed, the shell's signal death, the memory limit.
+func TestExecuteReportsKillsAndSignals(t *testing.T) {
+	f := newFixture(t)
+	res, v := f.exec(t, args("sleep 30 & echo bg; sleep 0.2"))
+	if !res.Success || v.KilledProcesses != 1 || !strings.Contains(v.Notice, "1 process(es) still running when the command ended") {
+		t.Fatalf("leftover: %+v", res)
+	}
+	res, v = f.exec(t, args("env kill -HUP $$"))
+	if res.Success || v.Signal != "SIGHUP" || v.Success || v.ExitCode != 129 || !strings.Contains(res.Error, "Command killed by signal SIGHUP") {
+		t.Fatalf("signal: %+v", res)
+	}
+	ts := Tools(Options{Environ: func() []string { return []string{"PATH=" + os.Getenv("PATH")} }, ShellMemoryLimit: 32 << 20})
+	f.propose, f.twin = ts[0], ts[1]
+	res, v = f.exec(t, args("x=0123456789abcdef; for i in $(seq 40); do x=$x$x; done; echo survived"))
+	if res.Success || v.Success || !strings.Contains(res.Error, "exceeded its memory limit of 32 MiB") || strings.Contains(v.Stdout, "survived") {
+		t.Fatalf("memory: %+v", res)
+	}
 }

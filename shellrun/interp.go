@@ -1,7 +1,6 @@
-package shelltool
+package shellrun
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,53 +17,23 @@ import (
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/jazz-run/jazz/proctree"
 	"github.com/jazz-run/jazz/shellguard"
 )
-
-// RunRequest is one command to interpret.
-type RunRequest struct {
-	Command string
-	Dir     string
-	// Env is the complete child environment (KEY=VALUE).
-	Env []string
-	// Timeout bounds the whole run; 0 means none beyond ctx.
-	Timeout time.Duration
-	// Deny checks every command before it runs; nil means the built-in
-	// denylist.
-	Deny *shellguard.Denylist
-}
-
-// RunOutput is what a run produced. Stdout and Stderr are decoded,
-// trimmed and, when capped, end with the truncation line.
-type RunOutput struct {
-	ExitCode  int
-	Stdout    string
-	Stderr    string
-	Truncated bool
-	// TimedOut is set when Timeout elapsed and the run was killed.
-	TimedOut bool
-	// Blocked is the denylist reason when a command was refused at run
-	// time (after expansion); the run stopped there.
-	Blocked string
-}
 
 // errBlocked halts the interpreter when the run-time check refuses a call.
 var errBlocked = errors.New("blocked by the safety denylist")
 
-// Run interprets req.Command with mvdan.cc/sh (bash dialect) instead of
-// spawning `sh -c`, so that every simple command is checked after
+// interpret runs req.Command with mvdan.cc/sh (bash dialect) in this
+// process, the runner, so that every simple command is checked after
 // expansion. Stdin is empty. Every external program starts in its own
 // process group; the group is SIGKILLed when the program exits (taking
-// stragglers with it), on timeout and on cancellation, and Run returns only
-// after every program it started has been reaped.
-func Run(ctx context.Context, req RunRequest) (RunOutput, error) {
-	deny := req.Deny
-	if deny == nil {
-		deny = shellguard.Builtin()
-	}
+// stragglers with it), on timeout and on cancellation, and interpret
+// returns only after every program it started has been reaped.
+func interpret(ctx context.Context, req Request, stdout, stderr io.Writer) response {
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(req.Command), "")
 	if err != nil {
-		return RunOutput{}, fmt.Errorf("parse command: %w", err)
+		return response{Error: fmt.Sprintf("parse command: %v", err)}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -73,9 +43,7 @@ func Run(ctx context.Context, req RunRequest) (RunOutput, error) {
 		defer cancelT()
 	}
 	tempDir, _ := shellguard.LookupEnv(req.Env, "TMPDIR")
-	r := &run{deny: deny, tempDir: tempDir}
-	stdout := &capped{limit: OutputCap}
-	stderr := &capped{limit: OutputCap}
+	r := &run{deny: shellguard.Builtin(), tempDir: tempDir, stdout: stdout, stderr: stderr}
 	runner, err := interp.New(
 		interp.Dir(req.Dir),
 		interp.Env(expand.ListEnviron(req.Env...)),
@@ -84,28 +52,25 @@ func Run(ctx context.Context, req RunRequest) (RunOutput, error) {
 		interp.ExecHandlers(r.checkExec, func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return r.exec }),
 	)
 	if err != nil {
-		return RunOutput{}, fmt.Errorf("start shell interpreter: %w", err)
+		return response{Error: fmt.Sprintf("start shell interpreter: %v", err)}
 	}
 	runErr := runner.Run(runCtx, file)
 	timedOut := req.Timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	// Background jobs (`cmd &`) may still run: stop them all and wait.
+	r.ending.Store(true)
 	cancel()
 	r.procs.closeAndWait()
 
-	out := RunOutput{Blocked: r.blockedReason()}
-	out.Stdout, out.Truncated = stdout.text("stdout")
-	var errTrunc bool
-	out.Stderr, errTrunc = stderr.text("stderr")
-	out.Truncated = out.Truncated || errTrunc
-	if out.Blocked != "" {
-		return out, nil
-	}
-	if timedOut {
+	out := response{Blocked: r.blockedReason(), Killed: r.killedCount()}
+	switch {
+	case out.Blocked != "":
+		return out
+	case timedOut:
 		out.TimedOut = true
-		return out, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return out, fmt.Errorf("command cancelled: %w", err)
+		return out
+	case ctx.Err() != nil:
+		out.Cancelled = true
+		return out
 	}
 	var status interp.ExitStatus
 	switch {
@@ -113,20 +78,33 @@ func Run(ctx context.Context, req RunRequest) (RunOutput, error) {
 	case errors.As(runErr, &status):
 		out.ExitCode = int(status)
 	default:
-		return out, fmt.Errorf("run command: %w", runErr)
+		out.Error = fmt.Sprintf("run command: %v", runErr)
+		return out
 	}
-	return out, nil
+	out.Signal = r.signalFor(out.ExitCode)
+	return out
 }
 
-// run is the state of one Run, shared by the handlers of its interpreter
-// (background jobs and pipeline stages call them concurrently).
+// run is the state of one interpret, shared by the handlers of its
+// interpreter (background jobs and pipeline stages call them
+// concurrently).
 type run struct {
 	deny    *shellguard.Denylist
 	tempDir string
 	procs   tracker
+	// stdout and stderr are the runner's own streams: a program writing
+	// straight to one of them gets the file itself.
+	stdout, stderr io.Writer
+	// ending is set once the script is done: programs still running are
+	// then leftovers, killed and counted.
+	ending atomic.Bool
 
 	mu      sync.Mutex
 	blocked string
+	killed  int
+	// lastSig is the signal that ended the most recent program, if one
+	// did; it names the signal when the command's status is 128+sig.
+	lastSig syscall.Signal
 }
 
 func (r *run) block(reason string) {
@@ -141,6 +119,36 @@ func (r *run) blockedReason() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.blocked
+}
+
+func (r *run) addKilled(n int) {
+	r.mu.Lock()
+	r.killed += n
+	r.mu.Unlock()
+}
+
+func (r *run) killedCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.killed
+}
+
+func (r *run) setSignal(sig syscall.Signal) {
+	r.mu.Lock()
+	r.lastSig = sig
+	r.mu.Unlock()
+}
+
+// signalFor names the signal behind an exit status of 128+n when the
+// program that ended last was killed by exactly that signal; an `exit 137`
+// of the script's own stays a plain status.
+func (r *run) signalFor(status int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lastSig != 0 && status == 128+int(r.lastSig) {
+		return signalName(r.lastSig)
+	}
+	return ""
 }
 
 // checkCall sees every simple command after expansion (builtins such as
@@ -189,25 +197,16 @@ func (r *run) exec(ctx context.Context, args []string) error {
 	if f, ok := hc.Stdin.(*os.File); ok && f != nil {
 		cmd.Stdin = f
 	}
-	// Our own pipes (not exec's copying goroutines), so that Wait returns
-	// when the program exits even if a straggler holds the write end.
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("create pipe: %w", err)
+	var o outputs
+	if cmd.Stdout, err = o.attach(hc.Stdout, r.stdout); err == nil {
+		cmd.Stderr, err = o.attach(hc.Stderr, r.stderr)
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return fmt.Errorf("create pipe: %w", err)
+	if err == nil {
+		err = cmd.Start()
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
+	o.started()
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		o.finish(false)
 		fmt.Fprintln(hc.Stderr, err)
 		if errors.Is(err, syscall.ENOEXEC) {
 			return interp.ExitStatus(126)
@@ -215,10 +214,6 @@ func (r *run) exec(ctx context.Context, args []string) error {
 		return interp.ExitStatus(127)
 	}
 	pgid := cmd.Process.Pid
-	var copies sync.WaitGroup
-	copies.Add(2)
-	go func() { defer copies.Done(); io.Copy(hc.Stdout, outR) }()
-	go func() { defer copies.Done(); io.Copy(hc.Stderr, errR) }()
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -226,21 +221,19 @@ func (r *run) exec(ctx context.Context, args []string) error {
 	select {
 	case werr = <-waited:
 	case <-ctx.Done():
+		if r.ending.Load() {
+			// Still running when the script ended: a leftover.
+			r.addKilled(proctree.GroupMembers(pgid))
+		}
 		killGroup(pgid)
 		werr = <-waited
 	}
 	// Whatever the program left behind in its group goes with it.
-	killGroup(pgid)
-	copyDone := make(chan struct{})
-	go func() { copies.Wait(); close(copyDone) }()
-	select {
-	case <-copyDone:
-	case <-time.After(2 * time.Second):
-		// Something outside the group (setsid) holds the pipe open.
+	if groupAlive(pgid) {
+		r.addKilled(proctree.GroupMembers(pgid))
+		killGroup(pgid)
 	}
-	outR.Close()
-	errR.Close()
-	<-copyDone
+	o.finish(true)
 
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -248,17 +241,83 @@ func (r *run) exec(ctx context.Context, args []string) error {
 	var exitErr *exec.ExitError
 	if errors.As(werr, &exitErr) {
 		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.setSignal(ws.Signal())
 			return interp.ExitStatus(128 + int(ws.Signal()))
 		}
+		r.setSignal(0)
 		return interp.ExitStatus(exitErr.ExitCode())
 	}
+	if werr == nil {
+		r.setSignal(0)
+	}
 	return werr
+}
+
+// stragglerWait bounds how long a finished program's output pipe is read
+// while something outside its group (setsid) still holds it open.
+const stragglerWait = 2 * time.Second
+
+// outputs are the stdout and stderr of one program. A program writing to
+// the runner's own stream gets that file itself: its leftovers then hold
+// the parent's pipe, which the sweep at the end closes. Elsewhere (a
+// pipeline stage, a command substitution) it gets a pipe of ours, copied
+// on, so that a straggler holding it cannot keep the next stage waiting
+// for EOF, and Wait returns when the program exits.
+type outputs struct {
+	copies    sync.WaitGroup
+	readEnds  []*os.File
+	writeEnds []*os.File
+}
+
+func (o *outputs) attach(dst, own io.Writer) (io.Writer, error) {
+	if f, ok := dst.(*os.File); ok && dst == own {
+		return f, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("create pipe: %w", err)
+	}
+	o.readEnds = append(o.readEnds, pr)
+	o.writeEnds = append(o.writeEnds, pw)
+	o.copies.Add(1)
+	go func() { defer o.copies.Done(); _, _ = io.Copy(dst, pr) }()
+	return pw, nil
+}
+
+// started closes our copies of the write ends: the program has its own.
+func (o *outputs) started() {
+	for _, f := range o.writeEnds {
+		f.Close()
+	}
+}
+
+// finish waits (bounded, when wait is set) for the copies, then closes the
+// read ends so a copy blocked by a straggler returns.
+func (o *outputs) finish(wait bool) {
+	done := make(chan struct{})
+	go func() { o.copies.Wait(); close(done) }()
+	if wait && len(o.readEnds) > 0 {
+		t := time.NewTimer(stragglerWait)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	for _, f := range o.readEnds {
+		f.Close()
+	}
+	<-done
 }
 
 func killGroup(pgid int) {
 	// ESRCH (group already gone) is the normal case.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
+
+// groupAlive probes a process group with signal 0: one system call, so
+// the /proc scan that counts members runs only when there are some.
+func groupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
 
 // exportedEnv is the environment a program inherits from the interpreter.
 func exportedEnv(env expand.Environ) []string {
@@ -272,8 +331,8 @@ func exportedEnv(env expand.Environ) []string {
 	return list
 }
 
-// tracker counts running programs so Run can wait for them after the
-// interpreter returns; once closed it admits no new ones.
+// tracker counts running programs so interpret can wait for them after
+// the interpreter returns; once closed it admits no new ones.
 type tracker struct {
 	mu     sync.Mutex
 	closed bool
@@ -297,36 +356,4 @@ func (t *tracker) closeAndWait() {
 	t.closed = true
 	t.mu.Unlock()
 	t.wg.Wait()
-}
-
-// capped collects up to limit bytes and counts the rest, so memory stays
-// bounded whatever a command prints. Pipeline stages and background jobs
-// write concurrently, hence the lock.
-type capped struct {
-	mu    sync.Mutex
-	limit int
-	buf   []byte
-	total int64
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.total += int64(len(p))
-	if room := c.limit - len(c.buf); room > 0 {
-		c.buf = append(c.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-// text decodes the buffer once (a cut at the cap may leave one U+FFFD),
-// trims it, and appends the truncation line when bytes were dropped.
-func (c *capped) text(stream string) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := strings.TrimSpace(string(bytes.ToValidUTF8(c.buf, []byte("\uFFFD"))))
-	if c.total <= int64(c.limit) {
-		return s, false
-	}
-	return s + fmt.Sprintf("\n[truncated: %s exceeded %d bytes; showing the first %d bytes. Narrow the command (path, range, head/tail/grep) if you need a different slice.]", stream, c.limit, c.limit), true
 }

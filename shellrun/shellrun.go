@@ -1,0 +1,464 @@
+// Package shellrun runs one approved shell command in a child process of
+// its own: jazz re-executes itself (/proc/self/exe) with a hidden argument
+// that this package's init hands to the runner before main runs. The
+// runner interprets the command with mvdan.cc/sh, checking every expanded
+// command before it runs, in a session and process group of its own, with
+// limits on memory (its own resident size, and RLIMIT_DATA for it and every
+// program) and CPU time, a scrubbed environment, no controlling terminal,
+// and no way to read jazz's secrets (ProtectSelf, dropPtrace). So `$$`,
+// memory and signals of the command are the runner's, never jazz's.
+//
+// Nothing the command starts outlives it: the runner is a child subreaper
+// that sweeps its descendants before it answers, and where the cgroup v2
+// hierarchy allows, the parent also puts the runner in a cgroup of its own
+// and kills whatever is left in it (proctree).
+//
+// The parent and the runner talk over pipes: one bounded request frame in,
+// the command's stdout and stderr streamed back on pipes of their own
+// (capped while collecting, so memory stays bounded), and one bounded
+// response frame. A runner that dies, mid-message or not, is reported from
+// its wait status: a signal death says which signal, never a normal exit.
+package shellrun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jazz-run/jazz/proctree"
+)
+
+// OutputCap is the per-stream byte cap of stdout and stderr.
+const OutputCap = 262_144
+
+// Default limits (Request fields left zero).
+const (
+	// DefaultMemoryLimit is each process's RLIMIT_DATA: a build or a test
+	// suite fits, a runaway allocation stops.
+	DefaultMemoryLimit = 4 << 30
+	// DefaultShellMemoryLimit bounds the interpreter's own resident
+	// memory: shell variables and expansions need little.
+	DefaultShellMemoryLimit = 1 << 30
+)
+
+// killGrace is how long the runner is given to stop by itself (sweep,
+// answer) after a cancel, or beyond its own timeout, before the parent
+// SIGKILLs it, its group and its cgroup.
+const killGrace = 3 * time.Second
+
+// drainBound is how long the parent waits for the output pipes to close
+// once the runner is gone (a process that escaped every kill may hold
+// them).
+const drainBound = 2 * time.Second
+
+// Request is one command for the runner; it is also the request frame.
+type Request struct {
+	Command string `json:"command"`
+	// Dir is the real (symlink-free) absolute directory to run in, and
+	// DirState its fingerprint from PinDir; the runner refuses to start
+	// when the directory is no longer the one fingerprinted.
+	Dir      string `json:"dir"`
+	DirState string `json:"dirState"`
+	// Env is the complete environment of the command (KEY=VALUE),
+	// already scrubbed; the runner process itself gets none of jazz's.
+	Env []string `json:"env"`
+	// Timeout bounds the command; it must be positive.
+	Timeout time.Duration `json:"timeout"`
+	// MemoryLimit is RLIMIT_DATA in bytes for the runner and every
+	// program; 0 means DefaultMemoryLimit.
+	MemoryLimit int64 `json:"memoryLimit"`
+	// ShellMemoryLimit bounds the interpreter's resident size in bytes;
+	// 0 means DefaultShellMemoryLimit.
+	ShellMemoryLimit int64 `json:"shellMemoryLimit"`
+	// NoCgroup makes the parent skip the cgroup and rely on the runner's
+	// sweep alone, as on a system without a writable cgroup v2 hierarchy
+	// (tests of that fallback). It stays in the parent.
+	NoCgroup bool `json:"-"`
+}
+
+// response is the runner's answer frame.
+type response struct {
+	ExitCode int    `json:"exitCode"`
+	Blocked  string `json:"blocked,omitempty"`
+	TimedOut bool   `json:"timedOut,omitempty"`
+	// Cancelled: the parent asked the runner to stop.
+	Cancelled bool `json:"cancelled,omitempty"`
+	// MemoryExceeded: the interpreter outgrew ShellMemoryLimit.
+	MemoryExceeded bool `json:"memoryExceeded,omitempty"`
+	// Signal names the signal that killed the program whose status
+	// ended the command.
+	Signal string `json:"signal,omitempty"`
+	// Killed counts processes still running when the command ended.
+	Killed     int    `json:"killed,omitempty"`
+	SweepError string `json:"sweepError,omitempty"`
+	// Error is a failure before or instead of running (a parse error, a
+	// changed directory): a message for the model.
+	Error string `json:"error,omitempty"`
+}
+
+// Output is what a run produced. Stdout and Stderr are decoded, trimmed
+// and, when capped, end with the truncation line.
+type Output struct {
+	ExitCode  int
+	Stdout    string
+	Stderr    string
+	Truncated bool
+	// TimedOut: Timeout elapsed and every process was killed.
+	TimedOut bool
+	// Blocked is the denylist reason when a command was refused at run
+	// time (after expansion); the run stopped there.
+	Blocked string
+	// Signal names the signal (SIGTERM, SIGKILL, ...) that ended the
+	// command: the shell's own death when ShellKilled, else the death of
+	// the program whose status ExitCode (128+n) is.
+	Signal      string
+	ShellKilled bool
+	// MemoryExceeded: the shell outgrew its memory limit (given in
+	// MemoryLimit) and was stopped.
+	MemoryExceeded bool
+	MemoryLimit    int64
+	// Killed counts the processes that were still running when the
+	// command ended (background jobs, daemons) and had to be killed.
+	Killed int
+	// Tracking says how descendants were tracked: "cgroup" or
+	// "subreaper".
+	Tracking string
+}
+
+// ErrRunner is wrapped when the runner failed in a way that is not the
+// command's doing (it could not start, or broke the protocol).
+var ErrRunner = errors.New("the shell runner failed")
+
+// Run runs req in a new runner process and returns once the runner and
+// every process of the command are gone (or, for processes that escaped
+// every kill, at most drainBound later). Cancelling ctx stops the command
+// the same way; Run then returns an error wrapping ctx.Err().
+func Run(ctx context.Context, req Request) (Output, error) {
+	if req.Timeout <= 0 {
+		return Output{}, errors.New("shellrun: a positive timeout is required")
+	}
+	if req.MemoryLimit <= 0 {
+		req.MemoryLimit = DefaultMemoryLimit
+	}
+	if req.ShellMemoryLimit <= 0 {
+		req.ShellMemoryLimit = DefaultShellMemoryLimit
+	}
+	// Commands must not read jazz's /proc entries, whoever set jazz up.
+	_ = ProtectSelf()
+	var frame bytes.Buffer
+	if err := writeFrame(&frame, req, MaxRequestBytes); err != nil {
+		return Output{}, fmt.Errorf("the command is too large to run (%w)", err)
+	}
+	p, err := startRunner(!req.NoCgroup)
+	if err != nil {
+		return Output{}, err
+	}
+	return p.finish(ctx, req, frame.Bytes())
+}
+
+// runner is one started runner process, seen from the parent.
+type runner struct {
+	cmd  *exec.Cmd
+	cg   *proctree.Cgroup // nil: the runner's sweep alone
+	ctrl *os.File         // write end of the control pipe
+
+	stdout, stderr *capped
+	diag           *capped
+	resp           []byte
+	readers        sync.WaitGroup
+	readEnds       []*os.File
+}
+
+// pipePair is one pipe: the runner's end and the parent's.
+type pipePair struct{ child, parent *os.File }
+
+func startRunner(useCgroup bool) (*runner, error) {
+	var pipes [5]pipePair // control, stdout, diag, stderr, response
+	closeAll := func() {
+		for _, p := range pipes {
+			if p.child != nil {
+				p.child.Close()
+				p.parent.Close()
+			}
+		}
+	}
+	for i := range pipes {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("%w: create pipe: %v", ErrRunner, err)
+		}
+		if i == fdControl {
+			pipes[i] = pipePair{child: r, parent: w}
+		} else {
+			pipes[i] = pipePair{child: w, parent: r}
+		}
+	}
+	// Without a cgroup (no v2 hierarchy, or not ours to write) the
+	// runner's sweep alone ends the command's processes; Output.Tracking
+	// says which was used.
+	var cg *proctree.Cgroup
+	if useCgroup {
+		cg, _ = newCgroup()
+	}
+	cmd, err := spawn(pipes, cg)
+	if err != nil && cg != nil {
+		// clone3 into a cgroup can fail where mkdir worked: sweep only.
+		rctx, cancel := context.WithTimeout(context.Background(), drainBound)
+		_ = cg.Remove(rctx)
+		cancel()
+		cg = nil
+		cmd, err = spawn(pipes, nil)
+	}
+	for _, p := range pipes {
+		p.child.Close()
+	}
+	if err != nil {
+		for _, p := range pipes {
+			p.parent.Close()
+		}
+		return nil, fmt.Errorf("%w: start: %v", ErrRunner, err)
+	}
+	r := &runner{
+		cmd:    cmd,
+		cg:     cg,
+		ctrl:   pipes[fdControl].parent,
+		stdout: &capped{limit: OutputCap},
+		stderr: &capped{limit: OutputCap},
+		diag:   &capped{limit: 64 << 10},
+	}
+	r.collect(pipes[fdStdout].parent, r.stdout)
+	r.collect(pipes[fdStderr].parent, r.stderr)
+	r.collect(pipes[fdDiag].parent, r.diag)
+	respR := pipes[fdResponse].parent
+	r.readEnds = append(r.readEnds, respR)
+	r.readers.Add(1)
+	go func() {
+		defer r.readers.Done()
+		// One frame at most: anything beyond the limit is malformed.
+		r.resp, _ = io.ReadAll(io.LimitReader(respR, 4+maxResponseBytes+1))
+	}()
+	return r, nil
+}
+
+func spawn(pipes [5]pipePair, cg *proctree.Cgroup) (*exec.Cmd, error) {
+	cmd := &exec.Cmd{
+		Path:   "/proc/self/exe",
+		Args:   []string{"jazz", childArg},
+		Env:    runnerEnv(),
+		Dir:    "/",
+		Stdin:  pipes[fdControl].child,
+		Stdout: pipes[fdStdout].child,
+		Stderr: pipes[fdDiag].child,
+		// fd 3 and fd 4 in the runner.
+		ExtraFiles:  []*os.File{pipes[fdStderr].child, pipes[fdResponse].child},
+		SysProcAttr: runnerAttr(cg),
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// collect copies one output pipe into c until it closes.
+func (r *runner) collect(f *os.File, c *capped) {
+	r.readEnds = append(r.readEnds, f)
+	r.readers.Add(1)
+	go func() {
+		defer r.readers.Done()
+		_, _ = io.Copy(c, f)
+	}()
+}
+
+// finish sends the request, waits for the runner under ctx and its
+// timeout, ends every process left, and reads the outcome.
+func (r *runner) finish(ctx context.Context, req Request, frame []byte) (Output, error) {
+	// The pipe holds 64 KiB; a larger request is written while the
+	// runner reads it. A runner that died gets EPIPE, told by its status.
+	go func() { _, _ = r.ctrl.Write(frame) }()
+
+	waited := make(chan struct{})
+	go func() { _ = r.cmd.Wait(); close(waited) }()
+	backstop := time.NewTimer(req.Timeout + killGrace)
+	defer backstop.Stop()
+	var cancelled, backstopped bool
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		cancelled = true
+		r.ctrl.Close() // the runner stops, sweeps and exits
+		grace := time.NewTimer(killGrace)
+		select {
+		case <-waited:
+		case <-grace.C:
+			r.hardKill()
+			<-waited
+		}
+		grace.Stop()
+	case <-backstop.C:
+		backstopped = true
+		r.hardKill()
+		<-waited
+	}
+	r.ctrl.Close()
+
+	out := Output{MemoryLimit: req.ShellMemoryLimit, Tracking: "subreaper"}
+	if r.cg != nil {
+		out.Tracking = "cgroup"
+		kctx, cancel := context.WithTimeout(context.Background(), drainBound)
+		left, _ := r.cg.Kill(kctx)
+		_ = r.cg.Remove(kctx)
+		cancel()
+		out.Killed += left
+	}
+	r.drain()
+	out.Stdout, out.Truncated = r.stdout.text("stdout")
+	var errTrunc bool
+	out.Stderr, errTrunc = r.stderr.text("stderr")
+	out.Truncated = out.Truncated || errTrunc
+
+	if cancelled {
+		return out, fmt.Errorf("command cancelled: %w", ctx.Err())
+	}
+	if backstopped {
+		out.TimedOut = true
+		return out, nil
+	}
+	resp, respErr := r.response()
+	ws, _ := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	switch {
+	case respErr == nil:
+		out.Killed += resp.Killed
+		if resp.Error != "" {
+			return out, errors.New(resp.Error)
+		}
+		out.ExitCode, out.Blocked, out.TimedOut = resp.ExitCode, resp.Blocked, resp.TimedOut
+		out.MemoryExceeded, out.Signal = resp.MemoryExceeded, resp.Signal
+		if resp.Cancelled {
+			return out, fmt.Errorf("%w: it stopped as if cancelled, but nothing cancelled it", ErrRunner)
+		}
+		return out, nil
+	case ws.Signaled():
+		// The shell itself was killed: by the command (`kill $$`), by
+		// the CPU limit, or from outside. Its status is not an exit code.
+		out.ShellKilled = true
+		out.Signal = signalName(ws.Signal())
+		out.ExitCode = 128 + int(ws.Signal())
+		return out, nil
+	}
+	diag, _ := r.diag.text("runner diagnostics")
+	if outOfMemory(diag) {
+		out.MemoryExceeded = true
+		out.MemoryLimit = req.MemoryLimit
+		return out, nil
+	}
+	msg := fmt.Sprintf("%v: it exited with status %d without an answer (%v)", ErrRunner, ws.ExitStatus(), respErr)
+	if line, _, _ := strings.Cut(diag, "\n"); line != "" {
+		msg += ": " + line
+	}
+	return out, errors.New(msg)
+}
+
+// outOfMemory recognises the Go runtime's fatal errors when RLIMIT_DATA
+// refuses it memory: for its heap, or for a new thread's stack.
+func outOfMemory(diag string) bool {
+	for _, s := range []string{"out of memory", "cannot allocate memory", "pthread_create failed", "failed to create new OS thread"} {
+		if strings.Contains(diag, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// hardKill SIGKILLs the runner's process group (it is its session's
+// leader) and, when there is one, its cgroup. Used only when the runner
+// did not stop by itself.
+func (r *runner) hardKill() {
+	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+	if r.cg != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), drainBound)
+		_, _ = r.cg.Kill(ctx)
+		cancel()
+	}
+}
+
+// drain waits (bounded) for the output readers, then closes the read
+// ends so readers blocked by a process that escaped every kill return.
+func (r *runner) drain() {
+	done := make(chan struct{})
+	go func() { r.readers.Wait(); close(done) }()
+	t := time.NewTimer(drainBound)
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	t.Stop()
+	for _, f := range r.readEnds {
+		f.Close()
+	}
+	<-done
+}
+
+// response decodes the runner's frame; after drain.
+func (r *runner) response() (response, error) {
+	var resp response
+	if len(r.resp) > 4+maxResponseBytes {
+		return resp, fmt.Errorf("%w: the response is longer than %d bytes", ErrRunner, maxResponseBytes)
+	}
+	rd := bytes.NewReader(r.resp)
+	if err := readFrame(rd, &resp, maxResponseBytes); err != nil {
+		return resp, err
+	}
+	if rd.Len() != 0 {
+		return resp, errors.New("malformed response: data after the frame")
+	}
+	return resp, nil
+}
+
+func signalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}
+
+// capped collects up to limit bytes and counts the rest, so memory stays
+// bounded whatever a command prints.
+type capped struct {
+	mu    sync.Mutex
+	limit int
+	buf   []byte
+	total int64
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total += int64(len(p))
+	if room := c.limit - len(c.buf); room > 0 {
+		c.buf = append(c.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// text decodes the buffer once (a cut at the cap may leave one U+FFFD),
+// trims it, and appends the truncation line when bytes were dropped.
+func (c *capped) text(stream string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := strings.TrimSpace(string(bytes.ToValidUTF8(c.buf, []byte("\uFFFD"))))
+	if c.total <= int64(c.limit) {
+		return s, false
+	}
+	return s + fmt.Sprintf("\n[truncated: %s exceeded %d bytes; showing the first %d bytes. Narrow the command (path, range, head/tail/grep) if you need a different slice.]", stream, c.limit, c.limit), true
+}

@@ -4,38 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
-
-// runsOther are programs and builtins that run another command, or code,
-// given in their arguments or input: an allowlist entry for them would
-// approve whatever they run, so the compound rule never approves them.
-var runsOther = map[string]bool{
-	"eval": true, "exec": true, "source": true, ".": true, "command": true, "builtin": true,
-	"xargs": true, "parallel": true, "timeout": true, "watch": true, "stdbuf": true,
-	"setsid": true, "chroot": true, "flock": true, "ionice": true, "taskset": true,
-	"unbuffer": true, "nsenter": true, "unshare": true, "strace": true, "ltrace": true,
-	"script": true, "su": true, "doas": true, "runuser": true, "sudo": true, "env": true,
-	"alias": true, "trap": true, "enable": true, "hash": true, "shopt": true, "set": true,
-}
 
 // findActions are find primaries that run programs or write files.
 var findActions = map[string]bool{
 	"-exec": true, "-execdir": true, "-ok": true, "-okdir": true, "-delete": true,
 	"-fprint": true, "-fprint0": true, "-fprintf": true, "-fls": true,
 }
-
-// riskyAssign matches inline environment assignments (`X=y cmd`) that can
-// make an allowlisted program run something else (pagers, editors, hooks,
-// preloads, shell start-up files).
-var riskyAssign = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)PAGER|EDITOR|VISUAL|BROWSER|SHELL|^ENV$|BASH_ENV|^BASH_FUNC|^IFS$|^PS4$|PROMPT_COMMAND|^PATH$|^LD_|^DYLD_|^GIT_|SSH|_OPTIONS$|OPTS$|COMMAND|_CMD$|EXEC|HOOK|^PYTHON|^PERL|^RUBY|^NODE_OPTIONS$|^npm_config_`)
-})
 
 // ErrParse wraps a command that does not parse as a shell program.
 var ErrParse = errors.New("command does not parse")
@@ -51,10 +30,16 @@ func parse(command string) (*syntax.File, error) {
 
 // simpleCommand is one call found in the parse.
 type simpleCommand struct {
-	words []string // literal values, "" where dynamic
-	dyn   []bool   // word i contains an expansion
+	words []string // values where known exactly, "" where dynamic
+	inert []bool   // word i is known exactly: expansion leaves it as is
 	call  *syntax.CallExpr
 }
+
+// dynamic reports whether any word's value depends on expansion.
+func (sc simpleCommand) dynamic() bool { return slices.Contains(sc.inert, false) }
+
+// key is the call's allowlist key, or why it has none an entry may cover.
+func (sc simpleCommand) key() (key, why string) { return keyOf(sc.words, sc.inert) }
 
 // analysis is the result of one walk: every simple command, and the first
 // construct that rules out allowlist approval.
@@ -130,131 +115,30 @@ func (a *analysis) call(c *syntax.CallExpr) {
 		a.refuse("a bare variable assignment")
 		return
 	}
-	for _, as := range c.Assigns {
-		if as.Name == nil || as.Index != nil || as.Array != nil || as.Naked {
-			a.refuse("a complex assignment")
-			continue
-		}
-		if riskyAssign().MatchString(as.Name.Value) {
-			a.refuse("an inline assignment to %s", as.Name.Value)
-		}
-	}
 	sc := simpleCommand{call: c}
 	for _, w := range c.Args {
-		v, ok := literal(w)
+		v, ok := wordValue(w)
 		sc.words = append(sc.words, v)
-		sc.dyn = append(sc.dyn, !ok)
+		sc.inert = append(sc.inert, ok)
 	}
 	a.calls = append(a.calls, sc)
 }
 
 // literal returns the value of a word without expansions, quotes removed.
-func literal(w *syntax.Word) (string, bool) {
-	var b strings.Builder
-	for _, p := range w.Parts {
-		switch p := p.(type) {
-		case *syntax.Lit:
-			b.WriteString(unescapeLit(p.Value))
-		case *syntax.SglQuoted:
-			if p.Dollar {
-				return "", false
-			}
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			if p.Dollar {
-				return "", false
-			}
-			for _, q := range p.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok {
-					return "", false
-				}
-				b.WriteString(l.Value)
-			}
-		default:
-			return "", false
-		}
-	}
-	return b.String(), true
-}
+func literal(w *syntax.Word) (string, bool) { return wordValue(w) }
 
-func unescapeLit(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
+// actionProblem says why a call whose key is fine still runs or writes
+// something the key does not say: find's -exec and -delete family.
+func (sc simpleCommand) actionProblem() string {
+	if len(sc.words) == 0 || path.Base(sc.words[0]) != "find" {
+		return ""
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
+	for i, w := range sc.words[1:] {
+		if !sc.inert[i+1] {
+			return "find with a computed argument (it could be -exec or -delete)"
 		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// key computes the allowlist key of sc, or says why it has none that can
-// be trusted: an expansion where the binary is read, or a command name the
-// shell would still expand (globs, braces, tildes, escapes). When the word
-// after the binary is dynamic, key is the binary alone and anyArg is set:
-// only an entry naming the binary alone covers every value it may take.
-func (sc simpleCommand) key() (key string, anyArg bool, why string) {
-	i := 0
-	for ; i < len(sc.words); i++ {
-		if sc.dyn[i] {
-			return "", false, "a dynamic command name"
-		}
-		if !isAssignWord(sc.words[i]) && !keyWrappers[sc.words[i]] {
-			break
-		}
-	}
-	if i == len(sc.words) {
-		return CommandKey(sc.words), false, ""
-	}
-	for _, p := range sc.call.Args[i].Parts {
-		if lit, ok := p.(*syntax.Lit); ok && strings.ContainsAny(lit.Value, "*?[]{}~\\") {
-			return "", false, "a command name the shell would expand"
-		}
-	}
-	if sc.words[i] == "" {
-		return "", false, "an empty command name"
-	}
-	for j := i + 1; j < len(sc.words); j++ {
-		if sc.dyn[j] {
-			return sc.words[i], true, ""
-		}
-		if !strings.HasPrefix(sc.words[j], "-") {
-			break
-		}
-	}
-	return CommandKey(sc.words), false, ""
-}
-
-// wrapperProblem says why sc runs something its key does not describe.
-func (sc simpleCommand) wrapperProblem() string {
-	for i, w := range sc.words {
-		if sc.dyn[i] {
-			continue
-		}
-		base := path.Base(w)
-		if i == 0 || isAssignWord(sc.words[i-1]) || keyWrappers[sc.words[i-1]] {
-			switch {
-			case strings.HasPrefix(w, "-"):
-				return "wrapper options (" + w + ")"
-			case shells[base]:
-				return "a shell invocation (" + w + ")"
-			case runsOther[base]:
-				return "a command that runs other commands (" + w + ")"
-			}
-		}
-		if !isAssignWord(w) && !keyWrappers[w] {
-			if base == "find" {
-				for _, arg := range sc.words[i+1:] {
-					if findActions[arg] {
-						return "find " + arg
-					}
-				}
-			}
-			return ""
+		if findActions[w] {
+			return "find " + w + " runs a program or writes files"
 		}
 	}
 	return ""
@@ -318,58 +202,89 @@ func paramProblem(p *syntax.ParamExp) string {
 
 // AllowlistApproves reports whether the command allowlist entries approve
 // command under the compound rule of tools-and-approval.md §6: the command
-// must parse, every simple command in it must have an allowlisted key, and
-// it must hold no command or process substitution, no redirection to a
-// file, no dynamic command name, no command-running wrapper (eval, sh -c,
-// xargs, find -exec …), no background job, coprocess or function
-// definition. A command the denylist blocks is never approved either.
+// must parse, every simple command in it must have a key an entry covers
+// (the program that really runs and its real subcommand, see CommandKey),
+// only harmless inline assignments, and it must hold no command or
+// process substitution, no redirection to a file, no dynamic command name,
+// no command-running wrapper (eval, sh -c, env, npx-less wrappers, xargs,
+// find -exec …), no background job, coprocess or function definition. A
+// command the denylist blocks is never approved either.
 func AllowlistApproves(command string, entries []string) bool {
 	ok, _ := Explain(command, entries)
 	return ok
 }
 
-// Explain is AllowlistApproves with the reason it said no, for logs and
-// tests. The reason is empty when approved.
+// Explain is AllowlistApproves with the reason it said no, worded to
+// follow "not auto-approved: ". The reason is empty when approved.
 func Explain(command string, entries []string) (approved bool, why string) {
-	if strings.TrimSpace(command) == "" {
-		return false, "empty command"
-	}
-	if blocked, reason := CheckDenylist(command); blocked {
-		return false, "denylist: " + reason
-	}
-	f, err := parse(command)
-	if err != nil {
-		return false, err.Error()
-	}
-	a := analyze(f)
-	if a.reject != "" {
-		return false, a.reject
-	}
-	if len(a.calls) == 0 {
-		return false, "no command"
+	a, why := analyzeCommand(command)
+	if why != "" {
+		return false, why
 	}
 	for _, sc := range a.calls {
-		key, anyArg, why := sc.key()
-		if why != "" {
+		if why := sc.allowlistProblem(entries); why != "" {
 			return false, why
-		}
-		if why := sc.wrapperProblem(); why != "" {
-			return false, why
-		}
-		if anyArg && !slices.Contains(trimmed(entries), key) {
-			return false, fmt.Sprintf("an expansion after %q, and no entry covers all of %q", key, key)
-		}
-		if !anyMatch(key, entries) {
-			return false, "key " + fmt.Sprintf("%q", key) + " is not allowlisted"
 		}
 	}
 	return true, ""
 }
 
-func trimmed(entries []string) []string {
-	out := make([]string, len(entries))
-	for i, e := range entries {
-		out[i] = strings.TrimSpace(e)
+// analyzeCommand parses and walks command, or says why no automatic step
+// may approve it.
+func analyzeCommand(command string) (*analysis, string) {
+	if strings.TrimSpace(command) == "" {
+		return nil, "empty command"
+	}
+	if strings.IndexByte(command, 0) >= 0 {
+		return nil, "a NUL byte in the command"
+	}
+	if blocked, reason := CheckDenylist(command); blocked {
+		return nil, "denylist: " + reason
+	}
+	f, err := parse(command)
+	if err != nil {
+		return nil, err.Error()
+	}
+	a := analyze(f)
+	if a.reject != "" {
+		return nil, a.reject
+	}
+	if len(a.calls) == 0 {
+		return nil, "no command"
+	}
+	return a, ""
+}
+
+// allowlistProblem applies the per-call allowlist rules.
+func (sc simpleCommand) allowlistProblem(entries []string) string {
+	if sc.call != nil {
+		for _, as := range sc.call.Assigns {
+			if why := assignProblem(as); why != "" {
+				return why
+			}
+		}
+	}
+	key, why := sc.key()
+	if why != "" {
+		return why
+	}
+	if why := sc.actionProblem(); why != "" {
+		return why
+	}
+	if !anyMatch(key, entries) {
+		return fmt.Sprintf("no allowlist entry covers %q (the key of `%s`)", key, strings.Join(sc.shown(), " "))
+	}
+	return ""
+}
+
+// shown is the call's words for messages, with … for dynamic ones.
+func (sc simpleCommand) shown() []string {
+	out := make([]string, len(sc.words))
+	for i, w := range sc.words {
+		if !sc.inert[i] {
+			w = "…"
+		}
+		out[i] = w
 	}
 	return out
 }
@@ -385,7 +300,8 @@ func anyMatch(key string, entries []string) bool {
 
 // Keys lists the allowlist keys of the simple commands in command, in
 // source order without repeats, for "always approve this command". Calls
-// whose key cannot be known statically are left out.
+// that no entry could ever cover (wrappers, computed names, git global
+// options) are left out.
 func Keys(command string) ([]string, error) {
 	f, err := parse(command)
 	if err != nil {
@@ -395,7 +311,7 @@ func Keys(command string) ([]string, error) {
 	var keys []string
 	seen := map[string]bool{}
 	for _, sc := range a.calls {
-		k, _, why := sc.key()
+		k, why := sc.key()
 		if why != "" || k == "" || seen[k] {
 			continue
 		}

@@ -1,191 +1,229 @@
 package shellguard
 
 import (
+	"fmt"
 	"path"
-	"regexp"
 	"strings"
-	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/jazz-run/jazz/messages"
 )
 
-// argCheck says whether a read-only program's arguments (binary excluded,
-// all literal) keep it inspect-only.
-type argCheck func(args []string) bool
-
-func anyArg(args []string, bad ...string) bool {
-	for _, a := range args {
-		for _, b := range bad {
-			if a == b || strings.HasPrefix(b, "--") && strings.HasPrefix(a, b+"=") {
-				return true
-			}
-			// short option clusters: -no with -o in bad
-			if len(b) == 2 && b[0] == '-' && len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a[1:], rune(b[1])) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func always([]string) bool { return true }
-
-func without(bad ...string) argCheck {
-	return func(args []string) bool { return !anyArg(args, bad...) }
-}
-
-func operands(args []string) []string {
-	var out []string
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// sedScript accepts the print/substitute subset of sed: `Np`, `N,Mp`,
-// `$p`, `/re/p`, `Nq` and `s/a/b/` with the g, p, I and count flags. No
-// `w`, `r`, `e` commands or flags can hide in it.
-var sedScript = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(?:(?:\d+|\$)(?:,(?:\d+|\$))?[pq]|/[^/]*/p|s/[^/]*/[^/]*/[gpI0-9]*)$`)
-})
-
-func sedReadOnly(args []string) bool {
-	script := true // the first operand is the script unless -e gave one
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-n" || a == "-E" || a == "-r" || a == "--quiet" || a == "--silent":
-		case a == "-e" || a == "--expression":
-			if i+1 >= len(args) || !sedScript().MatchString(args[i+1]) {
-				return false
-			}
-			i++
-			script = false
-		case strings.HasPrefix(a, "-"):
-			return false
-		case script:
-			if !sedScript().MatchString(a) {
-				return false
-			}
-			script = false
-		}
-	}
-	return true
-}
-
-// awkUnsafe are awk features that run programs or write files.
-var awkUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`system|getline|close|fflush|[|>]`) })
-
-func awkReadOnly(args []string) bool {
-	for _, a := range args {
-		if a == "-f" || strings.HasPrefix(a, "--file") || strings.HasPrefix(a, "-f") {
-			return false
-		}
-		if awkUnsafe().MatchString(a) {
-			return false
-		}
-	}
-	return true
-}
-
-// gitReadOnly allows inspect-only subcommands; branch, tag and remote only
-// in their listing forms. Global options before the subcommand, output
-// files and external diff drivers are refused.
-func gitReadOnly(args []string) bool {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return false
-	}
-	rest := args[1:]
-	if anyArg(rest, "--output", "--ext-diff", "--textconv", "--exec", "--upload-pack", "--open-files-in-pager") {
-		return false
-	}
-	switch args[0] {
-	case "status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "describe", "shortlog", "reflog", "cat-file", "ls-tree", "grep":
-		if args[0] == "reflog" && len(operands(rest)) > 0 && operands(rest)[0] != "show" {
-			return false
-		}
-		if args[0] == "grep" && anyArg(rest, "-O", "--open-files-in-pager") {
-			return false
-		}
-		return true
-	case "branch":
-		for _, a := range rest {
-			switch a {
-			case "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--list", "-l", "--show-current", "--no-color", "--color":
-			default:
-				return false
-			}
-		}
-		return true
-	case "tag":
-		return len(rest) == 0 || len(rest) == 1 && (rest[0] == "-l" || rest[0] == "--list")
-	case "remote":
-		return len(rest) == 0 || len(rest) == 1 && rest[0] == "-v"
-	}
-	return false
-}
-
-// readOnlyPrograms is the known inspect-only set. A program is here only
-// if, with the listed options refused, it cannot write files, change
-// system state or run another program.
-var readOnlyPrograms = map[string]argCheck{
-	"ls": always, "cat": always, "head": always, "tail": always, "wc": always,
-	"grep": always, "egrep": always, "fgrep": always,
-	"rg":   without("--pre", "--pre-glob", "--search-zip", "-z"),
-	"find": without("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"),
-	"pwd":  always, "echo": always, "printf": always, "which": always, "stat": always,
-	"du": always, "df": always, "tr": always, "cut": always, "nl": always,
-	"basename": always, "dirname": always, "realpath": always, "readlink": always,
-	"whoami": always, "id": always, "uname": always, "true": always, "false": always,
-	"seq": always, "diff": always, "cmp": always, "comm": always, "tree": always,
-	"file":     without("-C", "--compile"),
-	"date":     without("-s", "--set"),
-	"sort":     without("-o", "--output", "--compress-program"),
-	"uniq":     func(args []string) bool { return len(operands(args)) <= 1 },
-	"hostname": func(args []string) bool { return len(args) == 0 },
-	"sed":      sedReadOnly,
-	"awk":      awkReadOnly, "gawk": awkReadOnly, "mawk": awkReadOnly,
-	"git": gitReadOnly,
-}
-
-// StaticClassify rates a command without a model: "read-only" (decided)
-// only when every simple command in it is a known inspect-only program
-// with safe arguments, and there are no writes, file redirections,
-// substitutions or dynamic words. Anything else is undecided: the harness
-// model rates it, and the caller fails closed.
+// StaticClassify rates a command without a model. It is decided in two
+// cases: "read-only" when ReadOnlyProblem finds nothing, and "high-risk"
+// when the command clearly mutates (MutatingReason): that verdict stands
+// before any model is asked, whatever the model or the context would
+// say. Anything else is undecided: the harness model may rate it, and the
+// caller fails closed.
 func StaticClassify(command string) (level string, decided bool) {
-	if strings.TrimSpace(command) == "" {
-		return "", false
+	if ReadOnlyProblem(command) == "" {
+		return messages.LevelReadOnly, true
 	}
-	if blocked, _ := CheckDenylist(command); blocked {
-		return "", false
+	if MutatingReason(command) != "" {
+		return messages.LevelHighRisk, true
+	}
+	return "", false
+}
+
+// ReadOnlyProblem is the static read-only pass: it says why command is
+// not proven inspect-only, or "" when it is. Proven means: it parses, the
+// denylist lets it through, every word of every simple command is known
+// exactly from the text (no expansion, glob, brace or tilde would change
+// it: the argv judged is the argv the interpreter runs), every inline
+// assignment is harmless, there is no file redirection, substitution,
+// background job or function, and every simple command is a program of
+// the read-only set whose arguments pass its option grammar.
+func ReadOnlyProblem(command string) string {
+	a, why := analyzeCommand(command)
+	if why != "" {
+		return why
+	}
+	for _, sc := range a.calls {
+		if why := sc.readOnlyProblem(); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+func (sc simpleCommand) readOnlyProblem() string {
+	if sc.call != nil {
+		for _, as := range sc.call.Assigns {
+			if why := assignProblem(as); why != "" {
+				return why
+			}
+		}
+	}
+	for i, ok := range sc.inert {
+		if !ok {
+			return fmt.Sprintf("`%s` has a word the shell expands (word %d); only words known from the text are judged read-only", strings.Join(sc.shown(), " "), i+1)
+		}
+	}
+	return argvReadOnlyProblem(sc.words)
+}
+
+// argvReadOnlyProblem applies the read-only set to one argv whose words
+// are all known.
+func argvReadOnlyProblem(argv []string) string {
+	if _, why := keyOf(argv, allInert(len(argv))); why != "" {
+		return why
+	}
+	name := argv[0]
+	check, ok := readOnlyPrograms()[name]
+	switch {
+	case path.Base(name) != name:
+		return fmt.Sprintf("`%s` is named by a path; only programs found on PATH are in the read-only set", name)
+	case !ok:
+		return fmt.Sprintf("`%s` is not in the read-only set", name)
+	}
+	if why := check(argv[1:]); why != "" {
+		return fmt.Sprintf("`%s`: %s", name, why)
+	}
+	return ""
+}
+
+func allInert(n int) []bool {
+	b := make([]bool, n)
+	for i := range b {
+		b[i] = true
+	}
+	return b
+}
+
+// mutatingPrograms change files or system state whatever their
+// arguments (or in their common forms); mutatingSubcommands do so for the
+// listed subcommands.
+var mutatingPrograms = map[string]bool{
+	"rm": true, "rmdir": true, "mv": true, "cp": true, "ln": true, "mkdir": true, "touch": true,
+	"chmod": true, "chown": true, "chgrp": true, "dd": true, "truncate": true, "shred": true,
+	"tee": true, "install": true, "patch": true, "unlink": true, "rsync": true, "scp": true,
+	"kill": true, "pkill": true, "killall": true, "reboot": true, "shutdown": true, "halt": true,
+	"poweroff": true, "mkfs": true, "mount": true, "umount": true, "dpkg": true, "apt": true,
+	"apt-get": true, "yum": true, "dnf": true, "pacman": true, "apk": true, "snap": true,
+	"useradd": true, "userdel": true, "usermod": true, "passwd": true, "crontab": true,
+	"systemctl": true, "service": true, "chattr": true, "setfacl": true, "mkfifo": true, "mknod": true,
+	"sudo": true, "su": true, "doas": true, "wipefs": true, "fdisk": true, "parted": true,
+}
+
+var mutatingSubcommands = map[string]map[string]bool{
+	"git": setOf("commit push reset checkout switch merge rebase pull fetch clone add rm mv restore clean" +
+		" cherry-pick revert am apply init gc prune update-ref filter-branch filter-repo worktree submodule" +
+		" stash notes replace update-index read-tree write-tree commit-tree symbolic-ref pack-refs repack"),
+	"npm":     setOf("install i ci add uninstall remove rm update publish unpublish link exec run-script run test start"),
+	"yarn":    setOf("install add remove upgrade publish run exec dlx"),
+	"pnpm":    setOf("install i add remove update publish run exec dlx"),
+	"pip":     setOf("install uninstall download wheel"),
+	"pip3":    setOf("install uninstall download wheel"),
+	"go":      setOf("install get generate mod build run test"),
+	"cargo":   setOf("install uninstall publish build run test add remove update"),
+	"docker":  setOf("run rm rmi kill stop start exec build push pull create restart compose system volume network"),
+	"kubectl": setOf("apply delete create edit patch replace scale rollout exec run drain cordon label annotate"),
+	"brew":    setOf("install uninstall upgrade update link unlink tap"),
+	"gh":      setOf("pr issue release repo api workflow secret"),
+}
+
+func setOf(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// MutatingReason says why command clearly changes something (a write
+// redirection, a program or subcommand that writes, a writing option of a
+// read-only program such as sort -o or sed -i, the denylist), or "" when
+// it is not clearly mutating. It judges the text as written: a clearly
+// mutating command stays high-risk before any model is asked, and the
+// rest is left to the harness model.
+func MutatingReason(command string) string {
+	if blocked, reason := CheckDenylist(command); blocked {
+		return reason
 	}
 	f, err := parse(command)
 	if err != nil {
-		return "", false
+		return ""
 	}
-	a := analyze(f)
-	if a.reject != "" || len(a.calls) == 0 {
-		return "", false
-	}
-	for _, sc := range a.calls {
-		if len(sc.call.Assigns) > 0 {
-			return "", false
+	why := ""
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if why != "" {
+			return false
 		}
-		for _, d := range sc.dyn {
-			if d {
-				return "", false
+		switch n := n.(type) {
+		case *syntax.Redirect:
+			switch n.Op {
+			case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
+				if v, ok := wordValue(n.Word); !ok || v != "/dev/null" {
+					why = "a redirection that writes a file (" + n.Op.String() + ")"
+				}
+			}
+		case *syntax.CallExpr:
+			var words []string
+			for _, w := range n.Args {
+				v, _ := wordValue(w)
+				words = append(words, v)
+			}
+			why = mutatingArgv(words)
+		}
+		return true
+	})
+	return why
+}
+
+// mutatingArgv says why one call (words known exactly or "") clearly
+// mutates: the program, found past wrappers, or its subcommand or a
+// writing option.
+func mutatingArgv(words []string) string {
+	i := 0
+	for i < len(words) && (isAssignWord(words[i]) || runsOther[path.Base(words[i])] || strings.HasPrefix(words[i], "-") && i > 0) {
+		if prog := path.Base(words[i]); mutatingPrograms[prog] {
+			return "`" + prog + "` changes files or system state"
+		}
+		i++
+	}
+	if i >= len(words) || words[i] == "" {
+		return ""
+	}
+	prog := path.Base(words[i])
+	if mutatingPrograms[prog] {
+		return "`" + prog + "` changes files or system state"
+	}
+	rest := words[i+1:]
+	if subs, ok := mutatingSubcommands[prog]; ok {
+		for j := 0; j < len(rest); j++ {
+			w := rest[j]
+			if strings.HasPrefix(w, "-") {
+				if prog == "git" && (w == "-c" || w == "-C" || w == "--git-dir" || w == "--work-tree" || w == "--namespace") {
+					j++ // the option's value
+				}
+				continue
+			}
+			if subs[w] {
+				return fmt.Sprintf("`%s %s` changes files or state", prog, w)
+			}
+			break
+		}
+	}
+	switch prog {
+	case "sed":
+		for _, w := range rest {
+			if w == "--in-place" || strings.HasPrefix(w, "--in-place=") || strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.ContainsRune(w, 'i') {
+				return "`sed -i` edits files in place"
 			}
 		}
-		if _, _, why := sc.key(); why != "" {
-			return "", false
+	case "sort":
+		for _, w := range rest {
+			if w == "--output" || strings.HasPrefix(w, "--output=") || strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.ContainsRune(w, 'o') {
+				return "`sort -o` writes a file"
+			}
 		}
-		check, ok := readOnlyPrograms[sc.words[0]]
-		if !ok || path.Base(sc.words[0]) != sc.words[0] || !check(sc.words[1:]) {
-			return "", false
+	case "find":
+		for _, w := range rest {
+			if findActions[w] {
+				return "`find " + w + "` runs a program or writes files"
+			}
 		}
 	}
-	return messages.LevelReadOnly, true
+	return ""
 }

@@ -14,29 +14,58 @@ func TestStaticClassify(t *testing.T) {
 		"awk '{print $1}' f", "sort -u f | uniq -c", "pwd", "date", "echo hi 2>&1",
 		"du -sh .", "df -h", "stat f", "which go", "file x", "cut -d: -f1 f",
 		"tr a-z A-Z </dev/null", "git diff --stat", "git show HEAD",
+		"LANG=C sort -k2 -n f", "TZ=Europe/Paris date +%H", "head -5 f", "tail -n +3 f",
+		"git --no-pager log -3 --format=%h", "git log @{u}..HEAD", "git log HEAD~3", "grep -e -o f",
+		"sort -- -o", "find . -maxdepth 2 -type f -newer x -print", "sed -n -e '/a/,/b/p' -e 10q f",
+		"awk -F: '$3 > 100 {print $1}' /etc/group", "tree -L 2 -a", "date -d tomorrow +%F",
+		`sed 's|a/b|c|g' f`, "git grep -n foo -- '*.go'", `ls 'a b' "c"`, "uniq -f 1 in",
 	}
 	for _, cmd := range readOnly {
 		t.Run(cmd, func(t *testing.T) {
 			level, decided := StaticClassify(cmd)
 			if !decided || level != "read-only" {
-				t.Fatalf("StaticClassify = %q, %v; want read-only", level, decided)
+				t.Fatalf("StaticClassify = %q, %v (%s); want read-only", level, decided, ReadOnlyProblem(cmd))
+			}
+		})
+	}
+	// Clearly mutating: high-risk before any model is asked.
+	highRisk := []string{
+		"rm x", "git push", "git commit -m x", "echo hi > f", "sed -i s/a/b/ f", "sort -o out f",
+		"sort -uo out f", "find . -delete", "find . -exec rm {} +", "ls; touch x", "cp a b", "mv a b",
+		"tee f", "mkdir d", "env X=1 rm f", "npm install", "cat a >> b", "git -c x=y commit",
+		"sed -ni.bak p f", "sort --output=f", "rm -rf /",
+	}
+	for _, cmd := range highRisk {
+		t.Run("high-risk/"+cmd, func(t *testing.T) {
+			if level, decided := StaticClassify(cmd); !decided || level != "high-risk" {
+				t.Fatalf("StaticClassify = %q, %v; want high-risk", level, decided)
 			}
 		})
 	}
 	undecided := []string{
-		"rm -rf x", "git push", "git branch new", "git branch -D x", "git tag v1",
-		"echo hi > f", "sed -i s/a/b/ f", "sed 's/a/b/w out' f", "sed 1e f",
-		"awk '{system(\"rm x\")}' f", "awk '{print > \"f\"}' x", "sort -o out f", "sort -uo out f",
-		"uniq in out", "date -s now", "find . -delete", "find . -exec rm {} +",
-		"cat $(ls)", "ls $DIR", "X=1 ls", "ls &", "npm test", "python x.py",
-		"git -C other status", "git diff --output=x", "rg --pre sh x", "hostname evil",
-		"echo `rm x`", "cat <(ls)", "ls; make", "/bin/ls", "", "ls 'unterminated",
-		"tee f", "cp a b", "mv a b", "touch f", "mkdir d",
+		"git branch new", "git tag v1", "sed 's/a/b/w out' f", "sed 1e f",
+		"awk '{system(\"rm x\")}' f", "awk '{print > \"f\"}' x",
+		"uniq in out", "date -s now", "date 01010000", "cat $(ls)", "ls $DIR", "X=1 ls", "HOME=./x git status",
+		"ls &", "python x.py", "git -C other status", "git diff --output=x", "git diff --o=x",
+		"git log --outp x", "rg --pre sh x", "hostname evil", "echo `rm x`", "cat <(ls)", "ls; make",
+		"/bin/ls", "", "ls 'unterminated", "sort {-o,f}", "sort -{o,}", "ls *", "cat ~/x", "cat ~",
+		"sort $'-o' f", "git --git-dir=x log", "git --exec-path=. log", "git -p log", "git --config-env=a=b log",
+		"npx ls", "nice ls", "command ls", "exec ls", "builtin echo", "xargs ls", "timeout 5 ls",
+		"tail -f x", "less f", "more f", "tar tf x", "file -z x", "file -C -m x", "tree -o f", "tree -Ro f",
+		"diff -l a b", "sort -T . f", "sort --compress-program=sh f", "git log --format=%G?",
+		"git log --show-signature", "git grep -O foo", "git grep --open-files-in-pager foo", "git describe --dirty",
+		"git reflog expire --all", "git branch -D x", "git remote add x y", "rg -z foo", "rg --search-zip foo",
+		"sed -f s f", "sed 1p -i f", "sed p f -i", "awk -f p f", "awk -W exec x", "awk 'BEGIN{\"date\" | getline}'",
+		"awk '@load \"x\"'", "find . -fprint x", "find -D exec . -delete", "find . -newer", "seq 1 -o",
+		"grep --pre x f", "ls --col=never", "git log --no-p", "echo {1..99999999}", "sort $x", "ls ${x}",
 	}
 	for _, cmd := range undecided {
-		t.Run("undecided/"+cmd, func(t *testing.T) {
-			if level, decided := StaticClassify(cmd); decided {
-				t.Fatalf("StaticClassify = %q, decided; want undecided", level)
+		t.Run("not-read-only/"+cmd, func(t *testing.T) {
+			if level, decided := StaticClassify(cmd); decided && level == "read-only" {
+				t.Fatalf("StaticClassify = %q, decided; want not read-only", level)
+			}
+			if ReadOnlyProblem(cmd) == "" {
+				t.Fatal("ReadOnlyProblem gives no reason")
 			}
 		})
 	}

@@ -129,7 +129,7 @@ func (j Judgement) CheckExec(argv []string) error {
 	switch j.By {
 	case ByAllowlist:
 		if why := argvAllowlistProblem(argv, j.Entries); why != "" {
-			return fmt.Errorf("%w: after expansion the command runs `%s`, and %s", ErrNotJudged, shown, why)
+			return fmt.Errorf("%w: after expansion the command runs `%s`: %s", ErrNotJudged, shown, why)
 		}
 		return nil
 	case ByClassifier:
@@ -150,8 +150,8 @@ func (j Judgement) CheckExec(argv []string) error {
 // judgedCall is one simple command of a judged text.
 type judgedCall struct {
 	words   []string
-	literal bool // every word is literal: words is the exact argv
-	dyn0    bool // the command name is dynamic
+	literal bool // every word is known exactly: words is the exact argv
+	dyn0    bool // the command name is computed
 	key     string
 }
 
@@ -163,9 +163,9 @@ func judgedCalls(command string) ([]judgedCall, error) {
 	a := analyze(f)
 	var out []judgedCall
 	for _, sc := range a.calls {
-		c := judgedCall{words: sc.words, literal: !slices.Contains(sc.dyn, true)}
-		c.dyn0 = len(sc.dyn) > 0 && sc.dyn[0]
-		if k, _, why := sc.key(); why == "" {
+		c := judgedCall{words: sc.words, literal: !sc.dynamic()}
+		c.dyn0 = len(sc.inert) > 0 && !sc.inert[0]
+		if k, why := sc.key(); why == "" {
 			c.key = k
 		}
 		out = append(out, c)
@@ -173,18 +173,11 @@ func judgedCalls(command string) ([]judgedCall, error) {
 	return out, nil
 }
 
-// argvAllowlistProblem applies the allowlist's per-command rules to one
-// expanded argv: every word is literal now.
+// argvAllowlistProblem applies the allowlist's per-call rules to one
+// expanded argv: every word is known now.
 func argvAllowlistProblem(argv []string, entries []string) string {
-	sc := simpleCommand{words: argv, dyn: make([]bool, len(argv))}
-	if why := sc.wrapperProblem(); why != "" {
-		return why
-	}
-	key := CommandKey(argv)
-	if !anyMatch(key, entries) {
-		return fmt.Sprintf("its key %q is not covered by the entries that approved it (%s)", key, strings.Join(entries, ", "))
-	}
-	return ""
+	sc := simpleCommand{words: argv, inert: allInert(len(argv))}
+	return sc.allowlistProblem(entries)
 }
 
 // clearlyMutatingArgv says why argv obviously changes something, or "".
@@ -192,5 +185,5 @@ func clearlyMutatingArgv(argv []string) string {
 	if blocked, reason := CheckArgv(argv, ""); blocked {
 		return reason
 	}
-	return ""
+	return mutatingArgv(argv)
 }

@@ -1,45 +1,123 @@
 package shellguard
 
-import "strings"
+import (
+	"fmt"
+	"path"
+	"strings"
+)
 
-// keyWrappers are skipped in front of the binary when forming a key.
-var keyWrappers = map[string]bool{
-	"sudo": true, "env": true, "npx": true, "bunx": true, "pnpx": true,
-	"nohup": true, "nice": true, "time": true,
+// runsOther are programs and builtins that run another command, or code,
+// given in their arguments or input. Their key would name the wrapper, not
+// what runs, so no allowlist entry approves them (not even one naming the
+// wrapper: that would approve every program).
+var runsOther = map[string]bool{
+	"eval": true, "exec": true, "source": true, ".": true, "command": true, "builtin": true,
+	"xargs": true, "parallel": true, "timeout": true, "watch": true, "stdbuf": true,
+	"setsid": true, "chroot": true, "flock": true, "ionice": true, "taskset": true, "chrt": true,
+	"unbuffer": true, "nsenter": true, "unshare": true, "strace": true, "ltrace": true,
+	"script": true, "su": true, "doas": true, "runuser": true, "sudo": true, "env": true,
+	"nice": true, "nohup": true, "time": true, "setpriv": true, "prlimit": true, "pkexec": true,
+	"run0": true, "systemd-run": true, "fakeroot": true, "firejail": true, "setarch": true,
+	"linux32": true, "linux64": true, "sg": true, "newgrp": true, "catchsegv": true,
+	"valgrind": true, "gdb": true, "busybox": true, "toybox": true, "coproc": true,
+}
+
+// shellState are builtins that change how the interpreter runs the rest of
+// the command (aliases, options, traps, which program a name means).
+var shellState = map[string]bool{
+	"alias": true, "unalias": true, "trap": true, "enable": true, "hash": true,
+	"shopt": true, "set": true, "unset": true,
+}
+
+// gitSafeGlobals are git's global options that change neither which
+// repository, configuration or program git uses nor what it runs. Every
+// other option before the subcommand (-C, -c, --config-env, --git-dir,
+// --work-tree, --exec-path, --namespace, -p …) leaves the call without a
+// key: it can point git at another repository's configuration or make it
+// run another program.
+var gitSafeGlobals = map[string]bool{
+	"--no-pager": true, "-P": true, "--no-optional-locks": true, "--literal-pathspecs": true,
+	"--glob-pathspecs": true, "--noglob-pathspecs": true, "--icase-pathspecs": true,
+	"--no-replace-objects": true, "--no-advice": true, "--no-lazy-fetch": true,
 }
 
 // CommandKey is the allowlist key of one simple command given as its words
-// (quotes already removed), per tools-and-approval.md §6: leading `X=Y`
-// tokens and the wrappers sudo env npx bunx pnpx nohup nice time are
-// skipped; the key is the binary plus the first later token that does not
-// start with `-`, or the binary alone. If nothing is left after skipping,
-// the key is the words joined and trimmed.
+// (quotes already removed): the program that actually runs, as written,
+// and, when the next word is not an option, that word as its subcommand.
+// Leading `X=Y` words are skipped. Options before the subcommand are never
+// skipped (an option may take the next word as its value), except git's
+// harmless global options; so `grep -rn pat` keys as `grep` and
+// `git -C dir status` has no subcommand key. Wrappers are not skipped:
+// `npx jest` keys as `npx jest`, which an entry `jest` does not cover. If
+// nothing is left after skipping, the key is the words joined and
+// trimmed.
 //
-//	git diff --stat            → git diff
-//	ls -la                     → ls
-//	rm -rf /tmp/foo            → rm /tmp/foo
-//	NODE_ENV=test sudo npm test → npm test
-//	npx jest --watch           → jest
+//	git diff --stat             → git diff
+//	ls -la                      → ls
+//	npm --prefix x test         → npm
+//	NODE_ENV=test npm test      → npm test
+//	npx jest --watch            → npx jest
 func CommandKey(words []string) string {
 	i := 0
-	for i < len(words) && (isAssignWord(words[i]) || keyWrappers[words[i]]) {
+	for i < len(words) && isAssignWord(words[i]) {
 		i++
 	}
 	if i == len(words) {
 		return strings.TrimSpace(strings.Join(words, " "))
 	}
-	bin := words[i]
-	for _, w := range words[i+1:] {
-		if !strings.HasPrefix(w, "-") {
-			return bin + " " + w
-		}
+	inert := make([]bool, len(words)-i)
+	for j := range inert {
+		inert[j] = true
 	}
-	return bin
+	key, _ := keyOf(words[i:], inert)
+	return key
 }
 
 // isAssignWord is an `X=Y` token: it has `=` and does not start with `-`.
 func isAssignWord(w string) bool {
 	return !strings.HasPrefix(w, "-") && strings.Contains(w, "=")
+}
+
+// keyOf computes the key of a call's words (assignments excluded); inert
+// says which words are known exactly. It returns the key and, when the
+// call has no key an entry may cover, why; key is then the best display
+// form.
+func keyOf(words []string, inert []bool) (key, why string) {
+	if len(words) == 0 {
+		return "", "no command"
+	}
+	if !inert[0] {
+		return "", "a command name the shell computes (an expansion, glob or tilde)"
+	}
+	bin := words[0]
+	if strings.TrimSpace(bin) == "" {
+		return "", "an empty command name"
+	}
+	base := path.Base(bin)
+	switch {
+	case shells[base]:
+		return bin, fmt.Sprintf("`%s` runs a shell script the check cannot see", bin)
+	case runsOther[base]:
+		return bin, fmt.Sprintf("`%s` runs another program; the allowlist names the program that runs, so write the command without the wrapper", bin)
+	case shellState[base]:
+		return bin, fmt.Sprintf("`%s` changes how the shell runs the rest of the command", bin)
+	}
+	rest, restInert := words[1:], inert[1:]
+	if base == "git" {
+		for len(rest) > 0 && restInert[0] && gitSafeGlobals[rest[0]] {
+			rest, restInert = rest[1:], restInert[1:]
+		}
+		if len(rest) > 0 && (!restInert[0] || strings.HasPrefix(rest[0], "-")) {
+			if !restInert[0] {
+				return bin, "git's subcommand is computed by the shell"
+			}
+			return bin, fmt.Sprintf("the git option %q before the subcommand can change which repository, configuration or program git uses", rest[0])
+		}
+	}
+	if len(rest) == 0 || !restInert[0] || strings.HasPrefix(rest[0], "-") {
+		return bin, ""
+	}
+	return bin + " " + rest[0], ""
 }
 
 // MatchKey reports whether an allowlist entry covers key: equal, or key

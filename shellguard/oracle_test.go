@@ -1,0 +1,650 @@
+package shellguard
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The differential oracle of issue 9: every command the allowlist or the
+// static read-only pass approves is run by the real interpreter (mvdan's,
+// bash dialect, as execute_command runs it) in a throwaway mount
+// namespace, and must change no file, create none, and run no program
+// outside what was approved.
+//
+// The namespace belongs to a child process (this test binary, re-run as
+// TestOracleChild), which lives as long as the test. It mounts a tmpfs
+// for its own files, puts a writable overlay over every directory a
+// command could write to (/tmp, /var, /root, /home, /etc, /usr, ...),
+// remounts / read-only, and builds a fixture tree there: a git repository
+// with traps (a .gitconfig under evilhome/ that runs a program, an
+// embedded bare repository whose config does, a bin/ of fake programs,
+// files named like options). Each command gets a fresh overlay over the
+// fixture; a change anywhere shows up as an entry in an overlay's upper
+// directory. Programs are observed three ways: the interpreter's exec and
+// call handlers, a PATH of recording shims in front of every program on
+// the system, and GIT_TRACE (git's own record of the builtin it ran and of
+// every program it started).
+
+const oracleChildEnv = "JAZZ_ORACLE_CHILD"
+
+// oracleRequest is one command for the child to run.
+type oracleRequest struct {
+	Command string `json:"command"`
+}
+
+// oracleResult is what running it did.
+type oracleResult struct {
+	Changes  []string   `json:"changes,omitempty"`  // paths created, changed or removed
+	Calls    [][]string `json:"calls,omitempty"`    // every simple command after expansion
+	Execs    [][]string `json:"execs,omitempty"`    // programs the interpreter executed
+	Shims    []string   `json:"shims,omitempty"`    // programs started through PATH, by anyone
+	GitTrace []string   `json:"gitTrace,omitempty"` // GIT_TRACE lines
+	TimedOut bool       `json:"timedOut,omitempty"`
+	Stderr   string     `json:"stderr,omitempty"` // the first KB of it
+	Err      string     `json:"err,omitempty"`    // the child could not run the command
+}
+
+// oracle is the parent's handle on the child.
+type oracle struct {
+	cmd  *exec.Cmd
+	in   *json.Encoder
+	out  *bufio.Scanner
+	mu   sync.Mutex
+	dead error
+}
+
+// startOracle starts the namespace child, or skips when this machine
+// cannot make mount namespaces (not root).
+func startOracle(tb testing.TB) *oracle {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		tb.Skip("the oracle needs root for its mount namespace (CI and the team machines run as root)")
+	}
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOracleChild$", "-test.count=1", "-test.timeout=0")
+	cmd.Env = append(os.Environ(), oracleChildEnv+"=1")
+	cmd.ExtraFiles = []*os.File{reqR, respW}
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start the oracle's namespace child: %v", err)
+	}
+	reqR.Close()
+	respW.Close()
+	o := &oracle{cmd: cmd, in: json.NewEncoder(reqW), out: bufio.NewScanner(respR)}
+	o.out.Buffer(make([]byte, 1<<20), 16<<20)
+	tb.Cleanup(func() {
+		reqW.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		respR.Close()
+	})
+	// The child answers an empty command once its fixture is ready.
+	if _, err := o.run(""); err != nil {
+		tb.Fatalf("the oracle child did not start: %v", err)
+	}
+	return o
+}
+
+// run sends one command and waits for its result, at most 60 s (the
+// child bounds each command to a few seconds itself).
+func (o *oracle) run(command string) (oracleResult, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.dead != nil {
+		return oracleResult{}, o.dead
+	}
+	if err := o.in.Encode(oracleRequest{Command: command}); err != nil {
+		o.dead = fmt.Errorf("send to the oracle child: %w", err)
+		return oracleResult{}, o.dead
+	}
+	type line struct {
+		res oracleResult
+		err error
+	}
+	ch := make(chan line, 1)
+	go func() {
+		if !o.out.Scan() {
+			ch <- line{err: fmt.Errorf("the oracle child stopped: %v", o.out.Err())}
+			return
+		}
+		var r oracleResult
+		err := json.Unmarshal(o.out.Bytes(), &r)
+		ch <- line{res: r, err: err}
+	}()
+	select {
+	case l := <-ch:
+		if l.err != nil {
+			o.dead = l.err
+		}
+		return l.res, l.err
+	case <-time.After(60 * time.Second):
+		o.dead = errors.New("the oracle child did not answer within 60 s")
+		o.cmd.Process.Kill()
+		return oracleResult{}, o.dead
+	}
+}
+
+// verdict runs command through both automatic steps and, when either
+// approves it, through the child; it returns what was wrong, or "".
+func (o *oracle) verdict(command string) (approved bool, problem string) {
+	byAllow := AllowlistApproves(command, oracleEntries)
+	byStatic := ReadOnlyProblem(command) == ""
+	if !byAllow && !byStatic {
+		return false, ""
+	}
+	res, err := o.run(command)
+	if err != nil {
+		return true, "the oracle could not run it: " + err.Error()
+	}
+	if res.Err != "" {
+		return true, "the oracle could not run it: " + res.Err
+	}
+	var problems []string
+	if len(res.Changes) > 0 {
+		problems = append(problems, "it changed files: "+strings.Join(res.Changes, ", "))
+	}
+	// Programs: each automatic step that approved must account for every
+	// program that ran.
+	for _, by := range []Approver{ByAllowlist, ByStatic} {
+		if by == ByAllowlist && !byAllow || by == ByStatic && !byStatic {
+			continue
+		}
+		if p := programsProblem(by, res); p != "" {
+			problems = append(problems, fmt.Sprintf("approved by %s, %s", by, p))
+		}
+		// The run-time re-check must let the approved command run as it
+		// was judged.
+		var entries []string
+		if by == ByAllowlist {
+			entries = oracleEntries
+		}
+		j := Judge(command, by, entries, "read-only")
+		for _, argv := range res.Calls {
+			if err := j.CheckExec(argv); err != nil {
+				problems = append(problems, fmt.Sprintf("approved by %s, but the run-time check refuses %q: %v", by, argv, err))
+			}
+		}
+	}
+	return true, strings.Join(problems, "; ")
+}
+
+var gitBuiltin = regexp.MustCompile(`trace: built-in: git (\S+)`)
+var gitRuns = regexp.MustCompile(`trace: (?:run_command|exec|start_command): (.*)`)
+
+// programsProblem checks the observed programs against what the step
+// approved: for the allowlist, the programs its entries name (and for
+// git, only the subcommands they name, as git itself reports); for the
+// static pass, the read-only set and git's inspect-only subcommands.
+// Git starting any program (pager, hook, fsmonitor, alias) is a failure.
+func programsProblem(by Approver, res oracleResult) string {
+	allowedProg := func(name string) bool {
+		if by == ByStatic {
+			_, ok := readOnlyPrograms()[name]
+			return ok
+		}
+		for _, e := range oracleEntries {
+			if strings.Fields(e)[0] == name {
+				return true
+			}
+		}
+		return false
+	}
+	var bad []string
+	for _, argv := range res.Execs {
+		if !allowedProg(path.Base(argv[0])) {
+			bad = append(bad, "the interpreter ran "+strings.Join(argv, " "))
+		}
+	}
+	for _, s := range res.Shims {
+		name, _, _ := strings.Cut(s, " ")
+		// egrep and fgrep are scripts that run grep.
+		if !allowedProg(name) && !(by == ByStatic && name == "grep") {
+			bad = append(bad, "a program started "+s)
+		}
+	}
+	for _, l := range res.GitTrace {
+		if m := gitBuiltin.FindStringSubmatch(l); m != nil {
+			sub := m[1]
+			ok := false
+			if by == ByStatic {
+				_, ok = gitSubcommands()[sub]
+			} else {
+				ok = slices.Contains(oracleEntries, "git") || slices.Contains(oracleEntries, "git "+sub)
+			}
+			if !ok {
+				bad = append(bad, "git ran its builtin "+sub)
+			}
+		}
+		if m := gitRuns.FindStringSubmatch(l); m != nil {
+			bad = append(bad, "git started "+m[1])
+		}
+	}
+	return strings.Join(bad, "; ")
+}
+
+// TestOracleChild is the namespace child; it does nothing in a normal
+// test run.
+func TestOracleChild(t *testing.T) {
+	if os.Getenv(oracleChildEnv) != "1" {
+		t.Skip("runs only as the oracle's namespace child")
+	}
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
+	in := os.NewFile(3, "requests")
+	out := os.NewFile(4, "results")
+	c, err := newOracleChild()
+	if err != nil {
+		json.NewEncoder(out).Encode(oracleResult{Err: err.Error()})
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(in)
+	enc := json.NewEncoder(out)
+	for {
+		var req oracleRequest
+		if err := dec.Decode(&req); err != nil {
+			return // the parent closed the pipe
+		}
+		res := c.run(req.Command)
+		if err := enc.Encode(res); err != nil {
+			return
+		}
+	}
+}
+
+// oracleChild is the state of the namespace child.
+type oracleChild struct {
+	base    string // tmpfs with everything of ours
+	fixture string // the pristine fixture tree (lower layer)
+	sys     []sysOverlay
+	shims   string
+	shimLog string
+	n       int
+}
+
+// sysOverlay is the overlay over one system directory.
+type sysOverlay struct{ dir, upper, work string }
+
+func (o sysOverlay) mount() error {
+	for _, d := range []string{o.upper, o.work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := syscall.Mount("overlay", o.dir, "overlay", 0, "lowerdir="+o.dir+",upperdir="+o.upper+",workdir="+o.work); err != nil {
+		return fmt.Errorf("overlay %s: %w", o.dir, err)
+	}
+	return nil
+}
+
+// reset drops what a command wrote into a system directory.
+func (o sysOverlay) reset() error {
+	if err := syscall.Unmount(o.dir, syscall.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmount %s: %w", o.dir, err)
+	}
+	os.RemoveAll(o.upper)
+	os.RemoveAll(o.work)
+	return o.mount()
+}
+
+// systemDirs are overlaid so that a write there is seen, not done.
+var systemDirs = []string{"/tmp", "/var", "/root", "/home", "/etc", "/opt", "/srv", "/usr", "/mnt", "/media", "/run"}
+
+func newOracleChild() (*oracleChild, error) {
+	// Our own tmpfs, hiding the host's /dev/shm in this namespace only.
+	base := "/dev/shm"
+	if err := syscall.Mount("tmpfs", base, "tmpfs", 0, "size=512m,mode=0755"); err != nil {
+		return nil, fmt.Errorf("mount tmpfs: %w", err)
+	}
+	c := &oracleChild{base: filepath.Join(base, "jo")}
+	c.fixture = filepath.Join(c.base, "fixture")
+	c.shims = filepath.Join(c.base, "shims")
+	c.shimLog = filepath.Join(c.base, "log", "shims")
+	for _, d := range []string{c.fixture, c.shims, filepath.Join(c.base, "log")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := buildFixture(c.fixture); err != nil {
+		return nil, fmt.Errorf("build the fixture: %w", err)
+	}
+	if err := writeShims(c.shims, c.shimLog); err != nil {
+		return nil, fmt.Errorf("write shims: %w", err)
+	}
+	for i, d := range systemDirs {
+		if st, err := os.Lstat(d); err != nil || !st.IsDir() {
+			continue
+		}
+		o := sysOverlay{dir: d, upper: filepath.Join(c.base, "sys", fmt.Sprint(i), "u"), work: filepath.Join(c.base, "sys", fmt.Sprint(i), "w")}
+		if err := o.mount(); err != nil {
+			return nil, err
+		}
+		c.sys = append(c.sys, o)
+	}
+	// Anything else under / fails instead of landing on the host.
+	if err := syscall.Mount("", "/", "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+		return nil, fmt.Errorf("remount / read-only: %w", err)
+	}
+	return c, nil
+}
+
+// writeShims puts a recording shim in front of every program on PATH.
+func writeShims(dir, log string) error {
+	seen := map[string]bool{}
+	for _, bin := range []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"} {
+		entries, err := os.ReadDir(bin)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if seen[name] || strings.ContainsAny(name, "'\"\\$` \n") {
+				continue
+			}
+			real := filepath.Join(bin, name)
+			if st, err := os.Stat(real); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+				continue
+			}
+			seen[name] = true
+			script := "#!/bin/sh\nprintf '%s\\n' \"" + name + " $*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// buildFixture makes the tree every command starts from.
+func buildFixture(dir string) error {
+	files := map[string]string{
+		"f":                           "a\nb\na\n",
+		"a.txt":                       "x 1\ny 2\n",
+		"b.txt":                       "y 2\nz 3\n",
+		"dir/x.go":                    "package x\n",
+		"-o":                          "dash o\n",
+		"--output=pwn-glob":           "dash output\n",
+		"-delete":                     "dash delete\n",
+		"script.sed":                  "w pwn-sedscript\n",
+		"prog.awk":                    "BEGIN { system(\"touch pwn-awkfile\") }\n",
+		"evilhome/.gitconfig":         "[core]\n\tfsmonitor = touch pwn-home-fsmonitor\n\tpager = touch pwn-home-pager\n[alias]\n\tst = !touch pwn-home-alias\n",
+		"evilhome/.config/git/config": "[core]\n\tfsmonitor = touch pwn-xdg-fsmonitor\n",
+		"evilhome/rc":                 "touch pwn-bashenv\n",
+		"bin/ls":                      "#!/bin/sh\ntouch pwn-bin-ls\n",
+		"bin/git":                     "#!/bin/sh\ntouch pwn-bin-git\n",
+		"bin/cat":                     "#!/bin/sh\ntouch pwn-bin-cat\n",
+		"bin/pager":                   "#!/bin/sh\ntouch pwn-bin-pager\n",
+		"bin/git-status":              "#!/bin/sh\ntouch pwn-exec-path\n",
+		"bin/extdiff":                 "#!/bin/sh\ntouch pwn-extdiff\n",
+		"node_modules/.bin/ls":        "#!/bin/sh\ntouch pwn-npx-ls\n",
+		"node_modules/.bin/cat":       "#!/bin/sh\ntouch pwn-npx-cat\n",
+		"evilbare/HEAD":               "ref: refs/heads/main\n",
+		"evilbare/config":             "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = touch pwn-bare-fsmonitor\n\tpager = touch pwn-bare-pager\n",
+		"evilbare/description":        "x\n",
+		"home/.keep":                  "",
+		"status/.keep":                "",
+		"tmp/.keep":                   "",
+		".gitattributes":              "*.txt diff=evil\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(name, "bin/") || strings.Contains(name, ".bin/") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"evilbare/objects/info", "evilbare/objects/pack", "evilbare/refs/heads", "evilbare/refs/tags"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	// Old times on every file before git records them: no index entry is
+	// racily clean, so reading the repository never rewrites its index.
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	touchOld := func() error {
+		return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.Name() == ".git" {
+				return fs.SkipDir
+			}
+			return os.Chtimes(p, old, old)
+		})
+	}
+	if err := touchOld(); err != nil {
+		return err
+	}
+	env := append(os.Environ(), "GIT_AUTHOR_NAME=o", "GIT_AUTHOR_EMAIL=o@x", "GIT_COMMITTER_NAME=o",
+		"GIT_COMMITTER_EMAIL=o@x", "GIT_CONFIG_NOSYSTEM=1", "HOME="+filepath.Join(dir, "home"),
+		"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z")
+	steps := [][]string{
+		{"git", "init", "-q", "-b", "main"},
+		// Stat data git can trust through an overlay.
+		{"git", "config", "core.checkStat", "minimal"},
+		{"git", "config", "core.trustctime", "false"},
+		{"git", "add", "f", "a.txt", "dir", "script.sed", ".gitattributes"},
+		{"git", "commit", "-qm", "one"},
+		{"git", "tag", "v1"},
+		{"git", "branch", "side"},
+		{"git", "add", "b.txt"},
+		{"git", "commit", "-qm", "two"},
+	}
+	for _, s := range steps {
+		cmd := exec.Command(s[0], s[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %w: %s", strings.Join(s, " "), err, out)
+		}
+	}
+	// A worktree change (its size differs, so it shows as modified).
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("x 1\ny 2\nw 4\n"), 0o644); err != nil {
+		return err
+	}
+	return touchOld()
+}
+
+// run executes one command on a fresh overlay of the fixture.
+func (c *oracleChild) run(command string) (res oracleResult) {
+	c.n++
+	top := filepath.Join(c.base, "run", fmt.Sprint(c.n))
+	up, work, root := filepath.Join(top, "u"), filepath.Join(top, "w"), filepath.Join(top, "m")
+	for _, d := range []string{up, work, root} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return oracleResult{Err: err.Error()}
+		}
+	}
+	if err := syscall.Mount("overlay", root, "overlay", 0, "lowerdir="+c.fixture+",upperdir="+up+",workdir="+work); err != nil {
+		return oracleResult{Err: "overlay the fixture: " + err.Error()}
+	}
+	defer os.RemoveAll(top)
+	trace := filepath.Join(top, "trace")
+	os.WriteFile(c.shimLog, nil, 0o644)
+	if command != "" {
+		res = c.interpret(command, root, trace)
+	}
+	if err := syscall.Unmount(root, syscall.MNT_DETACH); err != nil {
+		res.Err = "unmount: " + err.Error()
+	}
+	res.Changes = append(res.Changes, changedPaths(up, c.fixture, "")...)
+	for _, o := range c.sys {
+		if ch := changedPaths(o.upper, o.dir, o.dir+"/"); len(ch) > 0 {
+			res.Changes = append(res.Changes, ch...)
+			if err := o.reset(); err != nil {
+				res.Err = err.Error()
+			}
+		}
+	}
+	if extra := strangers(c.base); len(extra) > 0 {
+		res.Changes = append(res.Changes, extra...)
+	}
+	if b, err := os.ReadFile(c.shimLog); err == nil {
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if l != "" {
+				res.Shims = append(res.Shims, l)
+			}
+		}
+	}
+	if b, err := os.ReadFile(trace); err == nil {
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if l != "" {
+				res.GitTrace = append(res.GitTrace, l)
+			}
+		}
+	}
+	return res
+}
+
+// strangers lists what appeared in our tmpfs besides our own directories.
+func strangers(base string) []string {
+	entries, _ := os.ReadDir(filepath.Dir(base))
+	var out []string
+	for _, e := range entries {
+		if e.Name() != filepath.Base(base) {
+			out = append(out, filepath.Join(filepath.Dir(base), e.Name()))
+		}
+	}
+	return out
+}
+
+// sameDir reports whether two directories have the same mode and owner.
+func sameDir(a, b string) bool {
+	sa, err1 := os.Lstat(a)
+	sb, err2 := os.Lstat(b)
+	if err1 != nil || err2 != nil || !sb.IsDir() || sa.Mode() != sb.Mode() {
+		return false
+	}
+	ua, ub := sa.Sys().(*syscall.Stat_t), sb.Sys().(*syscall.Stat_t)
+	return ua.Uid == ub.Uid && ua.Gid == ub.Gid
+}
+
+// changedPaths lists every entry of an overlay's upper directory that
+// is a change against lower.
+func changedPaths(upper, lower, prefix string) []string {
+	var out []string
+	filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == upper {
+			return nil
+		}
+		rel, _ := filepath.Rel(upper, p)
+		if d.IsDir() {
+			// A directory in the upper layer only matters if it is new
+			// or holds a change (its children say which) or its mode or
+			// owner changed. Git copies one up by making and removing a
+			// lock file in it, which leaves nothing changed.
+			if ents, _ := os.ReadDir(p); len(ents) > 0 || sameDir(p, filepath.Join(lower, rel)) {
+				return nil
+			}
+		}
+		out = append(out, prefix+rel)
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+// interpret runs command the way execute_command does, recording every
+// call and every executed program.
+func (c *oracleChild) interpret(command, root, trace string) oracleResult {
+	var res oracleResult
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return oracleResult{Err: "parse: " + err.Error()}
+	}
+	var mu sync.Mutex
+	var stderr capBuffer
+	env := []string{
+		"PATH=" + c.shims + ":/usr/bin:/bin", "HOME=" + filepath.Join(root, "home"), "TMPDIR=" + filepath.Join(root, "tmp"),
+		"USER=root", "LOGNAME=root", "SHELL=/bin/sh", "LANG=C.UTF-8", "LC_ALL=C", "TERM=dumb", "PWD=" + root,
+		"GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_TRACE=" + trace, "EVIL=touch pwn-config-env",
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	runner, err := interp.New(
+		interp.Dir(root),
+		interp.Env(expand.ListEnviron(env...)),
+		interp.StdIO(strings.NewReader(""), io.Discard, &stderr),
+		interp.CallHandler(func(_ context.Context, args []string) ([]string, error) {
+			mu.Lock()
+			res.Calls = append(res.Calls, slices.Clone(args))
+			mu.Unlock()
+			return args, nil
+		}),
+		interp.ExecHandlers(func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+			return func(ctx context.Context, args []string) error {
+				mu.Lock()
+				res.Execs = append(res.Execs, slices.Clone(args))
+				mu.Unlock()
+				return next(ctx, args)
+			}
+		}),
+	)
+	if err != nil {
+		return oracleResult{Err: err.Error()}
+	}
+	runner.Run(ctx, f)
+	res.TimedOut = ctx.Err() != nil
+	res.Stderr = stderr.String()
+	return res
+}
+
+// capBuffer keeps the first KB written to it.
+type capBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := 1024 - len(c.b); room > 0 {
+		c.b = append(c.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (c *capBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.b)
+}

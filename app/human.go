@@ -12,6 +12,7 @@ import (
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/asktools"
+	"github.com/jazz-run/jazz/visible"
 )
 
 // withAskTools adds the ask tools to reg; only called when a human is
@@ -68,8 +69,10 @@ func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, runID string, dl
 }
 
 // warner prints run notices on stderr: `⚠ <agent>: <msg>` text, or, when
-// --events is on (sink set), a {"type":"warning"} line among the events,
-// so a reader of the stream never has to parse two formats.
+// stderr is JSON (sink set: --events or a bridge), a {"type":"warning"}
+// line among the events, so a reader of the stream never has to parse two
+// formats and no model-chosen name in a notice can start a line of its
+// own. Text is made visible first (package visible) for the same reason.
 func warner(stderr io.Writer, sink *events.Sink, runID string) func(agent, msg string) {
 	return func(agent, msg string) {
 		if sink != nil {
@@ -78,9 +81,9 @@ func warner(stderr io.Writer, sink *events.Sink, runID string) func(agent, msg s
 			return
 		}
 		if agent != "" {
-			fmt.Fprintf(stderr, "⚠ %s: %s\n", agent, msg)
+			fmt.Fprintf(stderr, "⚠ %s: %s\n", visible.Line(agent), visible.Line(msg))
 			return
 		}
-		fmt.Fprintln(stderr, "⚠ "+msg)
+		fmt.Fprintln(stderr, "⚠ "+visible.Line(msg))
 	}
 }

@@ -6,13 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"log"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/iostreams"
 	"github.com/jazz-run/jazz/shellrun"
 )
@@ -48,6 +50,13 @@ func Main() int {
 		// jazz run is plain by contract, and so is any jazz a tool starts
 		// from it (headless-run.md §1).
 		_ = os.Setenv("JAZZ_NO_TUI", "1")
+		if jsonStderr(os.Args[1:]) {
+			// Libraries that log through the standard logger (the actor
+			// engine's slog, OpenTelemetry's error handler) must not put a
+			// text line on a stderr that is a JSON channel.
+			log.SetFlags(0)
+			log.SetOutput(events.LogWriter(os.Stderr))
+		}
 	}
 	return Execute(ctx, os.Args[1:], d)
 }
@@ -80,8 +89,24 @@ func Execute(ctx context.Context, args []string, d Deps) int {
 		writeFailure(d.IO.Out, msg, 0)
 		return ExitFailure
 	}
-	fmt.Fprintln(d.IO.ErrOut, err.Error())
+	stderrLines{w: d.IO.ErrOut, json: isRunCommand(args) && jsonStderr(args)}.failure(err.Error(), false)
 	return ExitFailure
+}
+
+// jsonStderr says whether a run's stderr is a JSON channel: a bridge
+// reads it (--interactive-stdin) or events were asked for. It looks at the
+// raw arguments because it must hold before (and when) flags fail to parse.
+func jsonStderr(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--interactive-stdin" || strings.HasPrefix(a, "--interactive-stdin=") && a != "--interactive-stdin=false" ||
+			a == "--events" || strings.HasPrefix(a, "--events=") && a != "--events=" {
+			return true
+		}
+	}
+	return false
 }
 
 // NewRootCmd builds the command tree.

@@ -19,6 +19,7 @@ import (
 	"github.com/jazz-run/jazz/pricing"
 	"github.com/jazz-run/jazz/store/agents"
 	"github.com/jazz-run/jazz/store/history"
+	"github.com/jazz-run/jazz/visible"
 )
 
 // RunOptions are `jazz run`'s flags as parsed.
@@ -194,11 +195,15 @@ func callViews(calls []messages.ToolCall) []toolCallView {
 
 // runRun is `jazz run`: validate, load, run, print.
 func runRun(ctx context.Context, d Deps, o RunOptions) error {
+	// Until the flags are read, a bridge's stderr is known to be JSON;
+	// --events makes it so too once validated.
+	errLines := stderrLines{w: d.IO.ErrOut, json: o.InteractiveStdin}
+	reported := false // the run sent its own error event
 	fail := func(msg string, cost float64) error {
 		if o.JSON {
 			writeFailure(d.IO.Out, msg, cost)
 		} else {
-			fmt.Fprintln(d.IO.ErrOut, msg)
+			errLines.failure(msg, reported)
 		}
 		return silentError{errors.New(msg)}
 	}
@@ -243,13 +248,8 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		return fail(err.Error(), 0)
 	}
 	filter := events.NewFilter(v.events)
-	notice := func(msg string) {
-		if filter.Active() {
-			_, _ = d.IO.ErrOut.Write(events.Render(messages.Event{Type: messages.EventWarning, Message: msg}))
-			return
-		}
-		fmt.Fprintln(d.IO.ErrOut, "⚠ "+msg)
-	}
+	errLines.json = errLines.json || filter.Active()
+	notice := errLines.notice
 	for _, w := range warnings {
 		notice(w)
 	}
@@ -292,9 +292,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if reasoning == "" {
 		reasoning = agent.Config.ReasoningEffort
 	}
-	if !filter.Active() {
-		fmt.Fprintf(d.IO.ErrOut, "◉ %s\n", agent.Name)
-	}
+	errLines.status("info", agent.Name, "started", "◉")
 	out, runErr := app.Run(ctx, app.RunOptions{
 		Agent:          agent,
 		Prompt:         prompt,
@@ -320,6 +318,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		Traceparent:    o.Traceparent,
 	})
 	cost := pricing.Round8(out.CostUSD)
+	reported = runReported(out, runErr)
 	if runErr != nil {
 		return fail(runErr.Error(), cost)
 	}
@@ -330,10 +329,10 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		full, added := turnMessages(out.Transcript, len(prior), prompt, out.Answer)
 		if err := hist.Append(ctx, agent.ID, conv, prompt, full, added); err != nil {
 			msg := fmt.Sprintf("Warning: failed to save conversation %q: %v", conv, err)
-			if filter.Active() {
+			if errLines.json {
 				notice(msg)
 			} else {
-				fmt.Fprintln(d.IO.ErrOut, msg)
+				fmt.Fprintln(d.IO.ErrOut, visible.Line(msg))
 			}
 		}
 	}
@@ -363,10 +362,19 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		}
 		fmt.Fprintln(d.IO.Out, strings.TrimSpace(out.Answer))
 	}
-	if !filter.Active() {
-		fmt.Fprintln(d.IO.ErrOut, "✔ completed")
-	}
+	errLines.status("success", "", "completed", "✔")
 	return nil
+}
+
+// runReported says whether app.Run already sent the run's error event:
+// it does for a run that started and failed, timed out or was cancelled,
+// not for one it could not start.
+func runReported(out app.Outcome, runErr error) bool {
+	var te *app.TimeoutError
+	if runErr == nil {
+		return !out.OK
+	}
+	return errors.As(runErr, &te) || errors.Is(runErr, app.ErrCancelled)
 }
 
 // streaming applies headless-run.md §8: first match wins.

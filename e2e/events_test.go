@@ -44,6 +44,7 @@ var hlSchema = map[string]map[string]byte{
 	"approval_resolved":       {"toolCallId": 's', "toolName": 's', "approved": 'b', "auto": 'b'},
 	"error":                   {"error": 'o', "recoverable": 'b'},
 	"warning":                 {"message": 's'},
+	"status":                  {"level": 's', "message": 's'},
 }
 
 func hlKind(v any) byte {
@@ -92,7 +93,7 @@ func TestEventsSchemaAndOrder(t *testing.T) {
 		}
 	}
 	for typ := range hlSchema {
-		if typ == "error" || typ == "warning" {
+		if typ == "error" || typ == "warning" || typ == "status" {
 			continue
 		}
 		if seen[typ] == 0 {
@@ -185,7 +186,7 @@ func TestEventsCategories(t *testing.T) {
 				got[ev["type"].(string)] = true
 			}
 			for typ := range got {
-				if typ != "error" && typ != "warning" && !contains(tc.allowed, typ) {
+				if typ != "error" && typ != "warning" && typ != "status" && !contains(tc.allowed, typ) {
 					t.Errorf("%s let through by %q", typ, tc.cats)
 				}
 			}

@@ -6,6 +6,7 @@ package events
 import (
 	"encoding/json"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -234,4 +235,18 @@ func encode(ev messages.Event) []byte {
 		data = []byte(`{"type":"error","error":{"name":"EncodeError","message":"event could not be encoded"},"recoverable":true}`)
 	}
 	return data
+}
+
+// LogWriter turns what a standard logger writes (one Write per entry)
+// into warning events on w, for a stderr that must carry JSON lines only.
+func LogWriter(w io.Writer) io.Writer { return logWriter{w} }
+
+type logWriter struct{ w io.Writer }
+
+func (l logWriter) Write(p []byte) (int, error) {
+	msg := strings.TrimRight(string(p), "\n")
+	if _, err := l.w.Write(Render(messages.Event{Type: messages.EventWarning, Message: msg})); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log"
 	"os"
 	"os/signal"
@@ -89,7 +90,7 @@ func Execute(ctx context.Context, args []string, d Deps) int {
 		writeFailure(d.IO.Out, msg, 0)
 		return ExitFailure
 	}
-	stderrLines{w: d.IO.ErrOut, json: isRunCommand(args) && jsonStderr(args)}.failure(err.Error(), false)
+	stderrLines{w: d.IO.ErrOut, json: selected(root, args).Name() == "run" && jsonStderr(args)}.failure(err.Error(), false)
 	return ExitFailure
 }
 

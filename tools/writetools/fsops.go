@@ -36,9 +36,23 @@ type mkdirArgs struct {
 // followsToDir says whether abs names a directory once every link,
 // the last one included, is followed (existence checks follow links).
 func followsToDir(ctx context.Context, abs string) bool {
+	return followedKind(ctx, abs) == "dir"
+}
+
+// followedKind is what abs is once every link is followed: "absent" for
+// a dangling link (existence checks follow links), "dir" for a path that
+// resolves to / itself.
+func followedKind(ctx context.Context, abs string) string {
 	t, err := inspect(ctx, abs, true, identityOnly)
 	defer t.close()
-	return err == nil && t.kind == "dir"
+	var re *rootError
+	switch {
+	case errors.As(err, &re):
+		return "dir"
+	case err != nil:
+		return "absent"
+	}
+	return t.kind
 }
 
 // mkdirTarget applies mkdir's rules. done is a final result (success for
@@ -51,7 +65,10 @@ func mkdirTarget(ctx context.Context, abs string) (t *target, done *tools.Result
 	}
 	t, err := inspect(ctx, abs, false, identityOnly)
 	var nd *notDirError
+	var re *rootError
 	switch {
+	case errors.As(err, &re):
+		return finish(tools.OK("Directory already exists: " + abs))
 	case errors.As(err, &nd):
 		return finish(tools.Fail(fmt.Sprintf("Cannot create directory '%s': '%s' is not a directory.", abs, nd.path)))
 	case err != nil:
@@ -188,12 +205,7 @@ func rmTarget(ctx context.Context, env *tools.Env, input, abs string, recursive 
 		return failWith(pathres.NotFound(env.Cwd(), input, abs))
 	case t.kind == "link":
 		// Existence follows links: a dangling link is missing.
-		ft, err := inspect(ctx, abs, true, identityOnly)
-		kind := "absent"
-		if err == nil {
-			kind = ft.kind
-		}
-		ft.close()
+		kind := followedKind(ctx, abs)
 		if kind == "absent" {
 			return failWith(pathres.NotFound(env.Cwd(), input, abs))
 		}
@@ -363,9 +375,7 @@ func (m move) rules(ctx context.Context, env *tools.Env, a moveArgs, s, d *targe
 
 // existsFollowing says whether abs exists once every link is followed.
 func existsFollowing(ctx context.Context, abs string) bool {
-	t, err := inspect(ctx, abs, true, identityOnly)
-	defer t.close()
-	return err == nil && t.kind != "absent"
+	return followedKind(ctx, abs) != "absent"
 }
 
 func (m move) propose(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {

@@ -283,3 +283,38 @@ func TestLoopsAndDepth(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// TestRootIsNoTarget: / itself, as written or through a link, is never
+// written, removed or replaced, and mkdir says it exists.
+func TestRootIsNoTarget(t *testing.T) {
+	h := newHarness(t)
+	must(t, os.Symlink("/", h.path("toroot")))
+	must(t, os.Symlink("..", h.path("home/up")))
+	for _, c := range []struct {
+		tool string
+		args E
+		want string
+	}{
+		{"mkdir", E{"path": "/"}, "Directory already exists: /"},
+		{"mkdir", E{"path": "toroot"}, "Directory already exists: " + h.path("toroot")},
+		{"write_file", E{"path": "/", "content": "x"}, "/ is the root directory, which no file tool acts on"},
+		{"write_file", E{"path": "toroot", "content": "x"}, h.path("toroot") + " resolves to /, the root directory"},
+		{"cp", E{"source": "toroot", "destination": "x"}, "cp failed: " + h.path("toroot") + " resolves to /"},
+		{"rm", E{"path": "/", "recursive": true}, "Refusing to remove critical path: /"},
+		{"cp", E{"source": "home/up", "destination": "x"}, "Destination must not be within source"},
+	} {
+		r := h.call(c.tool, c.args)
+		got := r.Error
+		if r.Success {
+			got, _ = r.Value.(string)
+		}
+		if r.Approval != nil || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s %v: %+v, want %q", c.tool, c.args, r, c.want)
+		}
+	}
+	// rm of a link to / removes the link (and is asked for as such).
+	r := h.propose("rm", E{"path": "toroot", "recursive": true})
+	if !strings.Contains(r.Approval.Message, "This removes the symbolic link "+h.path("toroot")+" (pointing to /)") {
+		t.Fatalf("%q", r.Approval.Message)
+	}
+}

@@ -58,6 +58,17 @@ type notDirError struct{ path string }
 
 func (e *notDirError) Error() string { return e.path + ": not a directory" }
 
+// rootError is a path that resolves to / itself, which names no entry of
+// a directory: no file tool writes, removes or replaces it.
+type rootError struct{ path string }
+
+func (e *rootError) Error() string {
+	if e.path == "/" {
+		return "/ is the root directory, which no file tool acts on"
+	}
+	return e.path + " resolves to /, the root directory, which no file tool acts on"
+}
+
 // locate resolves abs (absolute and lexically clean). followLeaf says
 // whether a symbolic link in the last place is followed (write_file and
 // edit_file write through it; rm, mv and cp's destination act on the
@@ -184,7 +195,7 @@ func locate(ctx context.Context, abs string, followLeaf bool) (*located, error) 
 	// (`up -> ..`): name that directory from its own parent instead.
 	unix.Close(fd)
 	if cur == "/" {
-		return nil, fmt.Errorf("%s resolves to /, which no file tool acts on", abs)
+		return nil, &rootError{path: abs}
 	}
 	sub, err := locate(ctx, cur, false)
 	if err != nil {

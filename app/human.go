@@ -36,7 +36,7 @@ func withAskTools(reg *tools.Registry, terminal bool) (*tools.Registry, error) {
 // the stdin protocol for a bridge, the terminal prompt for someone at a
 // terminal, nobody otherwise. It also puts the run's Asker in extras for
 // the ask tools. The returned func detaches.
-func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, runID string, dl *deadline.Deadline, extras map[string]any, sink *events.Sink, notice func(agent, msg string)) (func(), error) {
+func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, pub humanio.Publisher, runID string, dl *deadline.Deadline, extras map[string]any, sink *events.Sink, notice func(agent, msg string)) (func(), error) {
 	if !o.Reachable {
 		return func() {}, nil
 	}
@@ -50,7 +50,7 @@ func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, runID string, dl
 	case o.Bridge:
 		// The bridge writes its requests through the sink (Run makes one
 		// for every bridge), so protocol lines and events never interleave.
-		br := humanio.NewBridge(runID, b, sink)
+		br := humanio.NewBridge(runID, pub, sink)
 		sink.LeaveRequestsToBridge()
 		if err := br.Attach(conn); err != nil {
 			return nil, fmt.Errorf("attach stdin bridge: %w", err)
@@ -58,7 +58,7 @@ func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, runID string, dl
 		go br.Serve(o.Stdin, warn)
 		return br.Detach, nil
 	case o.TerminalHuman:
-		t := humanio.NewTerminal(runID, b, o.Stderr)
+		t := humanio.NewTerminal(runID, pub, o.Stderr)
 		if err := t.Attach(conn); err != nil {
 			return nil, fmt.Errorf("attach terminal prompt: %w", err)
 		}

@@ -9,18 +9,22 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 
 	"github.com/jazz-run/jazz/app"
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/busclient"
+	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/store/agents"
 )
 
-// startNATS runs a real NATS server on a random loopback port: the
-// "external cluster" a run can be pointed at with --nats-url.
+// startNATS runs a real NATS server without auth on a random loopback
+// port: a shared server anyone can publish to.
 func startNATS(t *testing.T) string {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true, JetStream: true, StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,66 +36,138 @@ func startNATS(t *testing.T) string {
 	return s.ClientURL()
 }
 
-// A person in another process approves a write over NATS: the run asks
-// on jazz.run.<run>.approval.required and the answer comes back on
-// approval.decided, through a real TCP connection.
-func TestRemoteApprovalOverNATS(t *testing.T) {
-	url := startNATS(t)
-	dir := t.TempDir()
-	home := t.TempDir()
-	target := filepath.Join(dir, "note.txt")
+func writeScript(t *testing.T, dir string) string {
+	t.Helper()
 	script := filepath.Join(dir, "script.json")
 	if err := os.WriteFile(script, []byte(`{"turns":[
 		{"toolCalls":[{"name":"write_file","arguments":{"path":"note.txt","content":"approved remotely\n"}}]},
 		{"text":"done"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return script
+}
 
-	// The remote approver: a separate connection, as another process has.
-	approver, err := nats.Connect(url)
+func writeAgent(script string) agents.Agent {
+	return agents.Agent{ID: "a1", Name: "remote", Model: "replay/" + script,
+		Config: agents.Config{LLMProvider: "replay", LLMModel: script, Tools: []string{"write_file"}}}
+}
+
+// A person approves a write from another connection: the run records the
+// request in the bucket, the approver signs a decision bound to its
+// action hash, and only then does the write happen.
+func TestSignedRemoteApproval(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	_, seed, err := approvals.AddApprover(home, "alice", "high-risk", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer approver.Close()
-	asked := make(chan messages.ApprovalRequired, 1)
-	sub, err := approver.Subscribe("jazz.run.*.approval.required", func(m *nats.Msg) {
-		req, err := messages.Decode[messages.ApprovalRequired](m.Data)
-		if err != nil {
-			t.Error(err)
-			return
+	srv, err := busserver.Start(context.Background(), busserver.Options{Home: home, Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	seedFile := filepath.Join(home, "alice.nk")
+	_ = approvals.WriteSecret(seedFile, seed)
+	ap, err := busclient.Connect(context.Background(), busclient.Options{URL: srv.ClientURL(), Nkey: seedFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ap.Close()
+	store, err := approvals.OpenStore(context.Background(), ap, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	updates, err := store.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, _ := nkeys.FromSeed(seed)
+	decided := make(chan approvals.Request, 1)
+	go func() {
+		for r := range updates {
+			if r.Status != approvals.StatusPending {
+				continue
+			}
+			q := r.Request
+			d := approvals.Decision{RunID: q.RunID, RequestID: q.RequestID, ActionHash: q.ActionHash, Approved: true, SignerName: "alice"}
+			env, _ := approvals.SignDecision(kp, d, time.Now(), 0)
+			_ = env.Open(&d)
+			if _, err := store.Decide(ctx, q.RunID, q.RequestID, env, d, time.Now()); err == nil {
+				decided <- q
+			}
 		}
-		asked <- req
-		d, _ := messages.Encode(messages.ApprovalDecided{Place: req.Place, RequestID: req.RequestID, ToolCallID: req.ToolCallID, Approved: true, DecidedBy: messages.DecidedByRemote})
-		_ = approver.Publish(messages.ApprovalDecidedSubject(req.Place.RunID), d)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := approver.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	}()
 
-	cfg := &config.Config{Home: home, MaxIterations: 10}
+	reg, _ := approvals.LoadRegistry(home, nil)
+	opts, _ := busclient.Options{Nkey: busserver.RoleSeedPath(home, busserver.RoleRunner)}.NATSOptions()
 	out, err := app.Run(context.Background(), app.RunOptions{
-		Agent: agents.Agent{ID: "a1", Name: "remote", Model: "replay/" + script,
-			Config: agents.Config{LLMProvider: "replay", LLMModel: script, Tools: []string{"write_file"}}},
-		Prompt: "write the note", Config: cfg, NATSURL: url, Reachable: true,
+		Agent: writeAgent(writeScript(t, dir)), Prompt: "write the note", Config: &config.Config{Home: home, MaxIterations: 10},
+		NATSURL: srv.ClientURL(), NATS: opts, Reachable: true,
+		Remote: &app.RemoteApprovals{Timeout: 20 * time.Second, Registry: reg},
 		Stderr: os.Stderr, Cwd: dir, Timeout: 20 * time.Second,
 	})
 	if err != nil || !out.OK {
 		t.Fatalf("run: %v %+v", err, out)
 	}
 	select {
-	case req := <-asked:
-		if req.ToolName != "write_file" || req.PreviewDiff == "" {
-			t.Fatalf("approval request: %+v", req)
+	case q := <-decided:
+		if q.Tool != "write_file" || q.PreviewDiff == "" || q.WorkDir != dir {
+			t.Fatalf("request: %+v", q)
 		}
 	default:
-		t.Fatal("the remote approver was never asked")
+		t.Fatal("the approver never decided")
 	}
-	got, err := os.ReadFile(target)
-	if err != nil || string(got) != "approved remotely\n" {
+	if got, err := os.ReadFile(filepath.Join(dir, "note.txt")); err != nil || string(got) != "approved remotely\n" {
 		t.Fatalf("file: %q %v", got, err)
+	}
+}
+
+// On a shared server anyone can publish an unsigned decision or policy;
+// a run listens to neither, and what waits is declined when nobody with a
+// signature answers.
+func TestUnsignedDecisionsAndPolicyAreIgnored(t *testing.T) {
+	url := startNATS(t)
+	for _, remote := range []bool{false, true} {
+		home, dir := t.TempDir(), t.TempDir()
+		forger, err := nats.Connect(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := forger.Subscribe("jazz.run.*.approval.required", func(m *nats.Msg) {
+			req, err := messages.Decode[messages.ApprovalRequired](m.Data)
+			if err != nil {
+				return
+			}
+			p, _ := messages.Encode(messages.PolicyChanged{Place: req.Place, Policy: messages.PolicyHighRisk})
+			_ = forger.Publish(messages.PolicySubject(req.Place.RunID), p)
+			d, _ := messages.Encode(messages.ApprovalDecided{Place: req.Place, ToolCallID: req.ToolCallID, Approved: true, DecidedBy: messages.DecidedByRemote})
+			_ = forger.Publish(messages.ApprovalDecidedSubject(req.Place.RunID), d)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = forger.Flush()
+		o := app.RunOptions{
+			Agent: writeAgent(writeScript(t, dir)), Prompt: "write the note", Config: &config.Config{Home: home, MaxIterations: 10},
+			NATSURL: url, Stderr: os.Stderr, Cwd: dir, Timeout: 20 * time.Second,
+		}
+		if remote {
+			kp, _ := nkeys.CreateUser()
+			pub, _ := kp.PublicKey()
+			reg, _ := approvals.NewRegistry([]approvals.Approver{{Name: "alice", PublicKey: pub, MaxTier: "high-risk", Policy: true}})
+			o.Reachable = true
+			o.Remote = &app.RemoteApprovals{Timeout: 500 * time.Millisecond, Registry: reg}
+		}
+		out, err := app.Run(context.Background(), o)
+		_ = sub.Unsubscribe()
+		forger.Close()
+		if err != nil || !out.OK || len(out.Declined) != 1 {
+			t.Fatalf("remote=%v: run %v %+v", remote, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "note.txt")); !os.IsNotExist(err) {
+			t.Fatalf("remote=%v: a forged decision wrote the file (%v)", remote, err)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jazz-run/jazz/actors"
 	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/events"
@@ -35,18 +36,23 @@ import (
 
 // RunOptions is one `jazz run`, validated by the CLI.
 type RunOptions struct {
-	Agent          agents.Agent
-	Prompt         string
-	Config         *config.Config
-	Policy         string
-	Events         []string
-	Stream         bool
-	Reasoning      string
-	Timeout        time.Duration
-	MaxIterations  int
-	AutoApprove    []string
-	Conversation   string
-	NATSURL        string
+	Agent         agents.Agent
+	Prompt        string
+	Config        *config.Config
+	Policy        string
+	Events        []string
+	Stream        bool
+	Reasoning     string
+	Timeout       time.Duration
+	MaxIterations int
+	AutoApprove   []string
+	Conversation  string
+	NATSURL       string
+	// NATS are the client options (credentials, TLS, reconnects) for
+	// NATSURL.
+	NATS []nats.Option
+	// Remote is set by --remote-approvals.
+	Remote         *RemoteApprovals
 	Reachable      bool // a human can answer approvals and questions
 	Bridge         bool // --interactive-stdin: the stdin protocol
 	TerminalHuman  bool // a person at a terminal
@@ -99,7 +105,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	// The embedded bus starts when something subscribes (events, a
 	// human, a remote process); an external one is reached now, so a bad
 	// --nats-url fails before any model call.
-	b := bus.New(bus.Options{URL: o.NATSURL})
+	b := bus.New(bus.Options{URL: o.NATSURL, NATS: o.NATS, Redact: busclient.Redact})
 	if o.NATSURL != "" {
 		if _, err := b.Connect(runCtx); err != nil {
 			return Outcome{}, err
@@ -142,7 +148,9 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	if o.Reachable {
+	if o.Bridge || o.TerminalHuman {
+		// Questions need someone at hand; a remote approver answers
+		// approvals only.
 		if reg, err = withAskTools(reg, o.TerminalHuman); err != nil {
 			return Outcome{}, err
 		}
@@ -152,6 +160,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	}
 	eff := reg.Subset(o.Agent.Config.Tools)
 
+	tap := &askTap{pub: b, runID: runID}
 	gateCfg := gateactor.Config{
 		RunID:                runID,
 		Policy:               o.Policy,
@@ -160,7 +169,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		AutoApproveTools:     o.AutoApprove,
 		AutoApprovedCommands: o.Config.AutoApprovedCommands,
 		Checks:               commandChecks(),
-		Bus:                  b,
+		Bus:                  tap,
 		Events:               emitter,
 		Deadline:             dl,
 		Ctx:                  runCtx,
@@ -172,10 +181,23 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	}
 	gatePID := engine.Spawn(gateactor.New(gateCfg), "gate", actor.WithID(runID),
 		actor.WithMiddleware(supervisor.Recover(place, nil)))
-	// Decisions and policy changes come over the bus only from someone
-	// who can answer: a person, or a process on an external server.
+	if o.Remote != nil {
+		remote, err := startRemote(runCtx, o, b, runID, engine, gatePID, warn)
+		if err != nil {
+			return Outcome{}, err
+		}
+		tap.remote = remote
+		defer func() {
+			closeCtx, done := context.WithTimeout(context.Background(), 2*time.Second)
+			defer done()
+			remote.Close(closeCtx)
+		}()
+	}
+	// Unsigned decisions and policy changes are taken only from the
+	// in-process bus, where only this process can publish; on an external
+	// server only remote approvals' verified ones reach the gate.
 	var subs []*nats.Subscription
-	if o.Reachable || o.NATSURL != "" {
+	if o.Reachable && b.Embedded() {
 		conn, err := b.Connect(runCtx)
 		if err != nil {
 			return Outcome{}, err
@@ -191,7 +213,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	}()
 
 	extras := map[string]any{}
-	detachHuman, err := attachHuman(runCtx, o, b, runID, dl, extras, sink, warn)
+	detachHuman, err := attachHuman(runCtx, o, b, directDecisions{pub: b, runID: runID, engine: engine, gate: gatePID}, runID, dl, extras, sink, warn)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -156,6 +156,9 @@ func OpenStore(ctx context.Context, nc *nats.Conn, create bool) (*Store, error) 
 			kv, err = js.KeyValue(ctx, Bucket)
 		}
 	}
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+		return nil, fmt.Errorf("open approvals bucket %s: the server has no JetStream, which remote approvals need (%w)", Bucket, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open approvals bucket %s: %w", Bucket, err)
 	}

@@ -24,6 +24,11 @@ type Options struct {
 	Name string
 	// ReadyTimeout bounds waiting for the embedded server; default 5 s.
 	ReadyTimeout time.Duration
+	// NATS are extra client options for an external server: credentials,
+	// TLS, reconnect behaviour (busclient builds them).
+	NATS []nats.Option
+	// Redact hides secrets in URL when it is printed; nil prints it as is.
+	Redact func(url string) string
 }
 
 // Bus is one connection, plus the embedded server when it owns one. The
@@ -81,9 +86,14 @@ func (b *Bus) Connect(ctx context.Context) (*nats.Conn, error) {
 
 func connect(ctx context.Context, opts Options) (*server.Server, *nats.Conn, error) {
 	if opts.URL != "" {
-		conn, err := nats.Connect(opts.URL, nats.Name(opts.Name), nats.Timeout(dialTimeout(ctx)))
+		nopts := append([]nats.Option{nats.Name(opts.Name)}, opts.NATS...)
+		conn, err := nats.Connect(opts.URL, append(nopts, nats.Timeout(dialTimeout(ctx)))...)
 		if err != nil {
-			return nil, nil, fmt.Errorf("connect to NATS at %s: %w", opts.URL, err)
+			shown := opts.URL
+			if opts.Redact != nil {
+				shown = opts.Redact(shown)
+			}
+			return nil, nil, fmt.Errorf("connect to NATS at %s: %w", shown, err)
 		}
 		return nil, conn, nil
 	}

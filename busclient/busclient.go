@@ -77,26 +77,24 @@ func (o Options) WithEnv(getenv func(string) string) Options {
 	return o
 }
 
-// WithLocal fills what is still unset from the bus `jazz bus serve` runs
-// under home: its URL and certificate pin, and identity as the seed file
-// (a role's or an approver's). It is an error when no local bus was ever
-// served and no URL was given.
+// WithLocal, when no URL was given, fills in the bus `jazz bus serve`
+// runs under home: its URL and certificate pin, and identity as the seed
+// file (a role's or an approver's) unless credentials were given. It is
+// an error when no local bus was ever served.
 func (o Options) WithLocal(home, identity string) (Options, error) {
-	if o.URL != "" && o.Creds == "" && o.Nkey == "" && identity == "" {
-		return o, nil
+	if o.URL != "" {
+		return o, nil // someone else's server: only what was given
 	}
-	if o.URL == "" {
-		info, err := busserver.ReadInfo(home)
-		if errors.Is(err, os.ErrNotExist) {
-			return o, fmt.Errorf("no bus to connect to: start one with `jazz bus serve`, or pass --nats-url (or set %s)", EnvURL)
-		}
-		if err != nil {
-			return o, err
-		}
-		o.URL = info.URL
-		if o.TLSPin == "" && o.CA == "" {
-			o.TLSPin = info.TLSPin
-		}
+	info, err := busserver.ReadInfo(home)
+	if errors.Is(err, os.ErrNotExist) {
+		return o, fmt.Errorf("no bus to connect to: start one with `jazz bus serve`, or pass --nats-url (or set %s)", EnvURL)
+	}
+	if err != nil {
+		return o, err
+	}
+	o.URL = info.URL
+	if o.TLSPin == "" && o.CA == "" {
+		o.TLSPin = info.TLSPin
 	}
 	if o.Creds == "" && o.Nkey == "" && identity != "" {
 		o.Nkey = identity

@@ -75,6 +75,9 @@ func (c *approverConn) open(ctx context.Context, sign bool) error {
 	if err != nil {
 		return err
 	}
+	if identity != "" && o.Nkey == "" && o.Creds == "" {
+		o.Nkey = identity
+	}
 	if o, err = o.WithLocal(home, identity); err != nil {
 		return err
 	}

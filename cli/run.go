@@ -42,6 +42,10 @@ type RunOptions struct {
 	FailOnDecline    bool
 	NATSURL          string
 	RemoteApprovals  bool
+	Creds            string
+	Nkey             string
+	ApprovalTimeout  string
+	MaxRemotePolicy  string
 	ConfigPath       string
 	Debug            bool
 	Traceparent      string
@@ -81,7 +85,11 @@ func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Comm
 	f.StringVar(&o.Timezone, "timezone", "UTC", "IANA timezone of the run")
 	f.BoolVar(&o.FailOnDecline, "fail-on-decline", false, "exit 1 when the gate declined any call")
 	f.StringVar(&o.NATSURL, "nats-url", "", "external NATS server (default: embedded in-process; env JAZZ_NATS_URL)")
-	f.BoolVar(&o.RemoteApprovals, "remote-approvals", false, "approvals are answered by another process over NATS (needs --nats-url)")
+	f.BoolVar(&o.RemoteApprovals, "remote-approvals", false, "approvals wait for a signed decision from an approver on the bus (default bus: the local `jazz bus serve`)")
+	f.StringVar(&o.Creds, "creds", "", "NATS credentials file for --nats-url (env JAZZ_NATS_CREDS)")
+	f.StringVar(&o.Nkey, "nkey", "", "nkey seed file for --nats-url (env JAZZ_NATS_NKEY; default with the local bus: its runner identity)")
+	f.StringVar(&o.ApprovalTimeout, "approval-timeout", "", "milliseconds a remote approval may wait before the call is declined (default 600000)")
+	f.StringVar(&o.MaxRemotePolicy, "max-remote-policy", "", "highest policy a signed remote change may set (default: the starting policy)")
 	f.StringVar(&o.Traceparent, "traceparent", "", "W3C traceparent: trace the run as a child of the caller's span (env TRACEPARENT)")
 	return cmd
 }
@@ -281,12 +289,9 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if maxIter == 0 {
 		maxIter = cfg.MaxIterations
 	}
-	natsURL := o.NATSURL
-	if natsURL == "" {
-		natsURL = getenv("JAZZ_NATS_URL")
-	}
-	if o.RemoteApprovals && natsURL == "" {
-		return fail("--remote-approvals needs an external NATS server: pass --nats-url or set JAZZ_NATS_URL.", 0)
+	natsURL, natsOpts, remote, err := remoteOptions(o, v.policy, cfg, getenv)
+	if err != nil {
+		return fail(err.Error(), 0)
 	}
 	reasoning := v.reasoning
 	if reasoning == "" {
@@ -306,6 +311,8 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		AutoApprove:    v.autoTools,
 		Conversation:   conv,
 		NATSURL:        natsURL,
+		NATS:           natsOpts,
+		Remote:         remote,
 		Reachable:      bridge || terminal || o.RemoteApprovals,
 		Bridge:         bridge,
 		TerminalHuman:  terminal,

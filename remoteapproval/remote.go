@@ -147,7 +147,7 @@ func (r *Remote) Ask(m messages.ApprovalRequired) {
 	case <-r.done:
 		// The loop is gone (the run is ending): never leave the gate
 		// waiting.
-		r.cfg.Deliver(messages.ApprovalDecided{Place: m.Place, Trace: m.Trace, ToolCallID: m.ToolCallID, ToolName: m.ToolName,
+		r.cfg.Deliver(messages.ApprovalDecided{Place: m.Place, Trace: m.Trace, RequestID: m.RequestID, ToolCallID: m.ToolCallID, ToolName: m.ToolName,
 			DecidedBy: messages.DecidedByCancel, Note: "The run was ending, so this call was declined."})
 	}
 }
@@ -409,7 +409,7 @@ func (s *state) decide(key string, approved bool, by, note string) {
 func (s *state) decline(key, by, note string) { s.decide(key, false, by, note) }
 
 func (s *state) deliver(m messages.ApprovalRequired, approved bool, by, note string) {
-	s.r.cfg.Deliver(messages.ApprovalDecided{Place: m.Place, Trace: m.Trace, ToolCallID: m.ToolCallID, ToolName: m.ToolName,
+	s.r.cfg.Deliver(messages.ApprovalDecided{Place: m.Place, Trace: m.Trace, RequestID: m.RequestID, ToolCallID: m.ToolCallID, ToolName: m.ToolName,
 		Approved: approved, DecidedBy: by, Note: note})
 }
 

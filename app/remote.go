@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/remoteapproval"
+)
+
+// RemoteApprovals turns on `--remote-approvals`: gated calls wait for a
+// signed decision from an approver on the bus.
+type RemoteApprovals struct {
+	// Timeout declines a call nobody decides in time.
+	Timeout time.Duration
+	// Ceiling is the highest policy a signed change may set.
+	Ceiling string
+	// Registry is who may decide.
+	Registry *approvals.Registry
+}
+
+// askTap hands every approval request the gate publishes to the remote
+// approvals loop directly (in-process, so nothing on the bus can inject
+// or alter a request), then publishes it as before.
+type askTap struct {
+	pub    publisher
+	runID  string
+	remote *remoteapproval.Remote
+}
+
+type publisher interface {
+	Publish(subject string, msg any, trace messages.Trace) error
+}
+
+func (t *askTap) Publish(subject string, msg any, trace messages.Trace) error {
+	if req, ok := msg.(messages.ApprovalRequired); ok && t.remote != nil && subject == messages.ApprovalRequiredSubject(t.runID) {
+		t.remote.Ask(req)
+	}
+	return t.pub.Publish(subject, msg, trace)
+}
+
+// directDecisions gives a local human's decisions to the gate in-process
+// when the bus is external: on a shared server, the decided subject is
+// something anyone with access could publish to, so the run never
+// listens to it there.
+type directDecisions struct {
+	pub    publisher
+	runID  string
+	engine *actor.Engine
+	gate   *actor.PID
+}
+
+func (d directDecisions) Publish(subject string, msg any, trace messages.Trace) error {
+	if dec, ok := msg.(messages.ApprovalDecided); ok && subject == messages.ApprovalDecidedSubject(d.runID) {
+		d.engine.Send(d.gate, dec)
+		return nil
+	}
+	return d.pub.Publish(subject, msg, trace)
+}
+
+// startRemote opens the approvals bucket on the run's bus and starts the
+// loop that feeds the gate verified decisions and policy changes only.
+func startRemote(ctx context.Context, o RunOptions, b *bus.Bus, runID string, engine *actor.Engine, gate *actor.PID, warn func(agent, msg string)) (*remoteapproval.Remote, error) {
+	conn, err := b.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	store, err := approvals.OpenStore(octx, conn, true)
+	if err != nil {
+		return nil, fmt.Errorf("remote approvals: %w", err)
+	}
+	r, err := remoteapproval.Start(context.WithoutCancel(ctx), remoteapproval.Config{
+		Conn: conn, Store: store, RunID: runID, Registry: o.Remote.Registry, Timeout: o.Remote.Timeout,
+		Policy: o.Policy, Ceiling: o.Remote.Ceiling, WorkDir: o.Cwd,
+		Deliver:   func(d messages.ApprovalDecided) { engine.Send(gate, d) },
+		SetPolicy: func(p messages.PolicyChanged) { engine.Send(gate, p) },
+		Report:    func(n remoteapproval.Notice) { warn("", "remote approvals: "+n.Message) },
+		Audit:     approvals.NewAudit(o.Config.Home, conn),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("remote approvals: %w", err)
+	}
+	return r, nil
+}

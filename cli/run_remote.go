@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/app"
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/busclient"
+	"github.com/jazz-run/jazz/busserver"
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/messages"
+)
+
+// DefaultApprovalTimeout is how long a remote approval waits by default.
+const DefaultApprovalTimeout = 10 * time.Minute
+
+// remoteOptions resolves the bus a run uses and, with --remote-approvals,
+// who may approve and for how long. Everything is checked before any
+// model call: a run that could never be approved fails now, not later.
+func remoteOptions(o RunOptions, policy string, cfg *config.Config, getenv func(string) string) (string, []nats.Option, *app.RemoteApprovals, error) {
+	if !o.RemoteApprovals && (o.ApprovalTimeout != "" || o.MaxRemotePolicy != "") {
+		return "", nil, nil, fmt.Errorf("--approval-timeout and --max-remote-policy need --remote-approvals")
+	}
+	bo := busclient.Options{URL: o.NATSURL, Creds: o.Creds, Nkey: o.Nkey, Name: "jazz-run"}.WithEnv(getenv)
+	if bo.URL == "" && !o.RemoteApprovals {
+		if o.Creds != "" || o.Nkey != "" {
+			return "", nil, nil, fmt.Errorf("--creds and --nkey need --nats-url or --remote-approvals")
+		}
+		return "", nil, nil, nil // the embedded in-process bus
+	}
+	var remote *app.RemoteApprovals
+	if o.RemoteApprovals {
+		timeout := DefaultApprovalTimeout
+		if o.ApprovalTimeout != "" {
+			ms, err := strconv.ParseUint(o.ApprovalTimeout, 10, 32)
+			if err != nil || ms == 0 || time.Duration(ms)*time.Millisecond > approvals.RecordMaxAge {
+				return "", nil, nil, fmt.Errorf("--approval-timeout must be a positive integer of milliseconds, at most 86400000 (got %q).", o.ApprovalTimeout)
+			}
+			timeout = time.Duration(ms) * time.Millisecond
+		}
+		ceiling := policy
+		switch o.MaxRemotePolicy {
+		case "":
+		case messages.PolicyReadOnly, messages.PolicyLowRisk, messages.PolicyHighRisk:
+			ceiling = o.MaxRemotePolicy
+		default:
+			return "", nil, nil, fmt.Errorf("Invalid --max-remote-policy %q. Expected read-only, low-risk, or high-risk.", o.MaxRemotePolicy)
+		}
+		reg, err := approvals.LoadRegistry(cfg.Home, cfg.Raw["approvers"])
+		if err != nil {
+			return "", nil, nil, err
+		}
+		if reg.Len() == 0 {
+			return "", nil, nil, fmt.Errorf("--remote-approvals: nobody may approve yet: add an approver with `jazz bus add-approver NAME` (or list them under \"approvers\" in the global config)")
+		}
+		remote = &app.RemoteApprovals{Timeout: timeout, Ceiling: ceiling, Registry: reg}
+		local, err := bo.WithLocal(cfg.Home, busserver.RoleSeedPath(cfg.Home, busserver.RoleRunner))
+		if err != nil {
+			return "", nil, nil, err
+		}
+		bo = local
+	}
+	// A lost bus keeps retrying for as long as an approval may wait, then
+	// gives up: what waits is declined, never approved.
+	bo.ReconnectFor = DefaultApprovalTimeout
+	if remote != nil {
+		bo.ReconnectFor = remote.Timeout
+	}
+	opts, err := bo.NATSOptions()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return bo.URL, opts, remote, nil
+}

@@ -33,6 +33,8 @@ func commandChecks() gateactor.CommandChecks {
 		AllowlistApproves: shellguard.AllowlistApproves,
 		StaticClassify:    shellguard.StaticClassify,
 		Keys:              shellguard.Keys,
+		Judge:             shellguard.JudgeJSON,
+		Why:               shellguard.RefusalReason,
 	}
 }
 

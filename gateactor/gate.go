@@ -33,6 +33,14 @@ type CommandChecks struct {
 	StaticClassify func(cmd string) (level string, decided bool)
 	// Keys lists the allowlist keys of cmd ("always approve this command").
 	Keys func(cmd string) ([]string, error)
+	// Judge records, for an approved command, which step approved it
+	// (allowlist, static, classifier, human, policy, tool) and on what
+	// grounds, as a JSON shellguard.Judgement the execute twin checks
+	// every expanded argv against. Nil sends no judgement.
+	Judge func(cmd, by string, entries []string, level string) json.RawMessage
+	// Why says why no automatic step approved cmd, for the model's
+	// refusal ("not auto-approved: …"); nil or "" adds nothing.
+	Why func(cmd string, entries []string) string
 }
 
 // Classifier asks the harness model to rate a command. Any error, or a
@@ -77,6 +85,9 @@ type pending struct {
 	// queued is when the request arrived: the gate span covers the wait.
 	queued   time.Time
 	remember string
+	// judgedBy and level are the automatic step that settled the call
+	// and the rating it rested on, for the command's judgement.
+	judgedBy, level string
 }
 
 // classified is the harness model's verdict, back on the gate's goroutine.
@@ -126,6 +137,7 @@ func (g *Gate) Receive(c *actor.Context) {
 		g.policy = m.Policy
 	case classified:
 		if g.current != nil && g.current.seq == m.seq {
+			g.current.judgedBy, g.current.level = judgedByClassifier, m.level
 			g.afterClassify(c, m.level)
 		}
 	case messages.CancelRun:
@@ -154,17 +166,20 @@ func (g *Gate) next(c *actor.Context) {
 func (g *Gate) evaluate(c *actor.Context) {
 	p := g.current
 	if g.toolAllow[p.req.ToolName] {
+		p.judgedBy = judgedByTool
 		g.resolve(c, true, true, messages.DecidedByAllowlist, "")
 		return
 	}
 	if p.req.Command != "" && len(g.cmdAllow) > 0 && g.cfg.Checks.AllowlistApproves != nil &&
 		g.cfg.Checks.AllowlistApproves(p.req.Command, g.cmdAllow) {
+		p.judgedBy = judgedByAllowlist
 		g.resolve(c, true, true, messages.DecidedByAllowlist, "")
 		return
 	}
 	level := p.req.RiskLevel
 	if level == messages.LevelUnknown && p.req.Command != "" && g.needsClassifier() {
 		if lvl, ok := g.staticLevel(p.req.Command); ok {
+			p.judgedBy, p.level = judgedByStatic, lvl
 			g.afterClassify(c, lvl)
 			return
 		}
@@ -217,10 +232,42 @@ func (g *Gate) afterClassify(c *actor.Context, level string) {
 		return
 	}
 	if !g.cfg.Reachable {
-		g.resolve(c, false, true, messages.DecidedByNobody, UnattendedRefusal)
+		note := UnattendedRefusal
+		if cmd := g.current.req.Command; cmd != "" && g.cfg.Checks.Why != nil {
+			if why := g.cfg.Checks.Why(cmd, g.cmdAllow); why != "" {
+				note += " (" + why + ")"
+			}
+		}
+		g.resolve(c, false, true, messages.DecidedByNobody, note)
 		return
 	}
 	g.ask(c)
+}
+
+// The approval steps a command's judgement names (shellguard.Approver).
+const (
+	judgedByTool       = "tool"
+	judgedByAllowlist  = "allowlist"
+	judgedByStatic     = "static"
+	judgedByClassifier = "classifier"
+	judgedByPolicy     = "policy"
+	judgedByHuman      = "human"
+)
+
+// judgement is the approved command's judgement for the execute twin.
+func (g *Gate) judgement(p *pending, auto bool) json.RawMessage {
+	if p.req.Command == "" || g.cfg.Checks.Judge == nil {
+		return nil
+	}
+	by := p.judgedBy
+	switch {
+	case !auto:
+		by = judgedByHuman
+	case by == "" || by == judgedByStatic && p.level != messages.LevelReadOnly:
+		// The policy covered the call's level (high-risk covers all).
+		by = judgedByPolicy
+	}
+	return g.cfg.Checks.Judge(p.req.Command, by, g.cmdAllow, p.level)
 }
 
 // effectivePolicy is the dial's setting, or the default when unset:
@@ -329,6 +376,9 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 		Auto:       auto,
 		DecidedBy:  by,
 		Note:       note,
+	}
+	if approved {
+		d.Judgement = g.judgement(p, auto)
 	}
 	g.emitFor(p.req, messages.Event{
 		Type:      messages.EventApprovalResolved,

@@ -146,6 +146,10 @@ type ApprovalDecided struct {
 	DecidedBy string `json:"decidedBy,omitempty"`
 	Note      string `json:"note,omitempty"`
 	Remember  string `json:"remember,omitempty"`
+	// Judgement is, for an approved execute_command, the gate's record of
+	// what it approved and why (a shellguard.Judgement as JSON); the
+	// execute twin checks every expanded command against it.
+	Judgement json.RawMessage `json:"judgement,omitempty"`
 }
 
 // PolicyChanged sets the run's approval policy; queued calls see it.

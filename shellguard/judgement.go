@@ -1,6 +1,7 @@
 package shellguard
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -186,4 +187,33 @@ func clearlyMutatingArgv(argv []string) string {
 		return reason
 	}
 	return mutatingArgv(argv)
+}
+
+// JudgeJSON is Judge for the gate, which names steps by string and sends
+// the judgement on as JSON.
+func JudgeJSON(command, by string, entries []string, level string) json.RawMessage {
+	b, err := json.Marshal(Judge(command, Approver(by), entries, level))
+	if err != nil {
+		return nil // a Judgement always marshals; the twin refuses a missing one
+	}
+	return b
+}
+
+// RefusalReason says why neither the allowlist (under entries) nor the
+// static read-only pass approves command, for the model: it starts "not
+// auto-approved: ".
+func RefusalReason(command string, entries []string) string {
+	var parts []string
+	if len(entries) > 0 {
+		if ok, why := Explain(command, entries); !ok {
+			parts = append(parts, "allowlist: "+why)
+		}
+	}
+	if why := ReadOnlyProblem(command); why != "" {
+		parts = append(parts, "read-only check: "+why)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "not auto-approved: " + strings.Join(parts, "; ")
 }

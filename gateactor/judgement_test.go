@@ -1,0 +1,96 @@
+package gateactor_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jazz-run/jazz/gateactor"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/shellguard"
+)
+
+func judgingChecks() gateactor.CommandChecks {
+	return gateactor.CommandChecks{AllowlistApproves: shellguard.AllowlistApproves, StaticClassify: shellguard.StaticClassify,
+		Keys: shellguard.Keys, Judge: shellguard.JudgeJSON, Why: shellguard.RefusalReason}
+}
+
+func judgementOf(t *testing.T, d messages.ApprovalDecided) shellguard.Judgement {
+	t.Helper()
+	var j shellguard.Judgement
+	if err := json.Unmarshal(d.Judgement, &j); err != nil {
+		t.Fatalf("decision %+v carries no judgement: %v", d, err)
+	}
+	return j
+}
+
+// Every approved command carries the judgement of the step that approved
+// it, for the execute twin's run-time check.
+func TestDecisionsCarryTheJudgement(t *testing.T) {
+	t.Run("allowlist", func(t *testing.T) {
+		h := newHarness(t, gateactor.Config{AutoApprovedCommands: []string{"git status", "ls"}, Checks: judgingChecks()})
+		h.request("c1", "execute_command", messages.LevelUnknown, "git status && ls -la")
+		j := judgementOf(t, h.expectDecision("c1"))
+		if j.By != shellguard.ByAllowlist || j.Command != "git status && ls -la" || !slices.Equal(j.Entries, []string{"git status", "ls"}) {
+			t.Fatalf("judgement %+v", j)
+		}
+		if err := j.CheckExec([]string{"rm", "x"}); err == nil {
+			t.Fatal("the judgement admits a program the allowlist did not")
+		}
+	})
+	t.Run("static", func(t *testing.T) {
+		h := newHarness(t, gateactor.Config{Policy: messages.PolicyReadOnly, Checks: judgingChecks()})
+		h.request("c1", "execute_command", messages.LevelUnknown, "sort -n f")
+		j := judgementOf(t, h.expectDecision("c1"))
+		if j.By != shellguard.ByStatic || j.Level != messages.LevelReadOnly {
+			t.Fatalf("judgement %+v", j)
+		}
+		if err := j.CheckExec([]string{"sort", "-o", "f"}); err == nil {
+			t.Fatal("the judgement admits an argv the static pass did not judge")
+		}
+	})
+	t.Run("classifier", func(t *testing.T) {
+		h := newHarness(t, gateactor.Config{Policy: messages.PolicyLowRisk, Reachable: true, ModelContext: true, Checks: judgingChecks(),
+			Classify: func(context.Context, string) (string, error) { return "low-risk", nil }})
+		h.request("c1", "execute_command", messages.LevelUnknown, "make docs")
+		if j := judgementOf(t, h.expectDecision("c1")); j.By != shellguard.ByClassifier || j.Level != messages.LevelLowRisk {
+			t.Fatalf("judgement %+v", j)
+		}
+	})
+	t.Run("policy", func(t *testing.T) {
+		h := newHarness(t, gateactor.Config{Policy: messages.PolicyHighRisk, Checks: judgingChecks()})
+		h.request("c1", "execute_command", messages.LevelUnknown, "rm x")
+		if j := judgementOf(t, h.expectDecision("c1")); j.By != shellguard.ByPolicy {
+			t.Fatalf("judgement %+v", j)
+		}
+	})
+	t.Run("tool allowlist", func(t *testing.T) {
+		h := newHarness(t, gateactor.Config{AutoApproveTools: []string{"execute_command"}, Checks: judgingChecks()})
+		h.request("c1", "execute_command", messages.LevelUnknown, "rm x")
+		if j := judgementOf(t, h.expectDecision("c1")); j.By != shellguard.ByTool {
+			t.Fatalf("judgement %+v", j)
+		}
+	})
+	t.Run("human", func(t *testing.T) {
+		h := newHarness(t, gateactor.Config{Reachable: true, Checks: judgingChecks()})
+		h.request("c1", "execute_command", messages.LevelUnknown, "rm x")
+		h.expectAsked("c1")
+		h.answer("c1", true, "")
+		if j := judgementOf(t, h.expectDecision("c1")); j.By != shellguard.ByHuman {
+			t.Fatalf("judgement %+v", j)
+		}
+	})
+	t.Run("declined: none, and the reason", func(t *testing.T) {
+		h := newHarness(t, gateactor.Config{Policy: messages.PolicyReadOnly, AutoApprovedCommands: []string{"git status"}, Checks: judgingChecks()})
+		h.request("c1", "execute_command", messages.LevelUnknown, "git -C status tag x")
+		d := h.expectDecision("c1")
+		if d.Approved || d.Judgement != nil {
+			t.Fatalf("decision %+v", d)
+		}
+		if !strings.Contains(d.Note, "not auto-approved: ") || !strings.Contains(d.Note, "-C") {
+			t.Fatalf("the refusal does not say why: %q", d.Note)
+		}
+	})
+}

@@ -49,8 +49,9 @@ func isStop(err error) bool {
 
 // madeDirs are directories a twin created, undone if it stops.
 type madeDirs struct {
-	fds   []int
-	names []string
+	parents []int    // the directory each was made in
+	names   []string // its name there
+	opened  []int    // descriptors of the made directories, to close
 }
 
 // makeMissing creates the directories t's parent lacks (createDirs) and
@@ -71,40 +72,32 @@ func makeMissing(ctx context.Context, t *target) (int, *madeDirs, error) {
 			}
 			return -1, nil, pathErr("mkdir", name, err)
 		}
+		m.parents, m.names = append(m.parents, fd), append(m.names, name)
 		nfd, _, err := openDirAt(fd, name)
-		m.fds, m.names = append(m.fds, fd), append(m.names, name)
 		if err != nil {
 			m.undo()
 			return -1, nil, errChanged
 		}
+		m.opened = append(m.opened, nfd)
 		fd = nfd
 	}
-	m.fds = append(m.fds, fd) // the last one opened, closed by done
 	return fd, m, nil
 }
 
 // undo removes the directories made, deepest first (only while empty).
 func (m *madeDirs) undo() {
-	if m == nil {
-		return
-	}
 	for i := len(m.names) - 1; i >= 0; i-- {
-		unix.Unlinkat(m.fds[i], m.names[i], unix.AT_REMOVEDIR)
+		unix.Unlinkat(m.parents[i], m.names[i], unix.AT_REMOVEDIR)
 	}
 	m.done()
 }
 
 // done closes the descriptors makeMissing opened (not t.parent).
 func (m *madeDirs) done() {
-	if m == nil {
-		return
+	for _, fd := range m.opened {
+		unix.Close(fd)
 	}
-	for i, fd := range m.fds {
-		if i > 0 {
-			unix.Close(fd)
-		}
-	}
-	m.fds, m.names = nil, nil
+	*m = madeDirs{}
 }
 
 // sameState says whether an entry is unchanged since want was taken:
@@ -174,7 +167,9 @@ func takeAside(ctx context.Context, t *target) (string, error) {
 		return "", pathErr("rename", t.real, err)
 	}
 	if err := verifyAside(ctx, t, aside); err != nil {
-		putBack(t, aside)
+		if perr := putBack(t, aside); perr != nil {
+			return "", perr
+		}
 		return "", err
 	}
 	return aside, nil

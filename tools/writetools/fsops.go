@@ -460,17 +460,29 @@ func (m move) result(s, d *target) tools.Result {
 // then puts it in place: the destination appears whole or not at all, and
 // what it replaces is taken aside, checked, and only then removed.
 func (m move) copyTo(ctx context.Context, s, d *target) tools.Result {
-	tmp := tempName(d.leaf)
-	tmpPath := filepath.Join(d.parentPath, tmp)
-	discard := func() { removeAt(context.Background(), d.parent, tmp, tmpPath) }
-	if err := copyAt(ctx, s.parent, s.leaf, s.real, s.st, d.parent, tmp, tmpPath); err != nil {
-		discard()
-		if isStop(err) {
-			return stopped(m.name, err, "Nothing was changed: the partial copy was removed.")
-		}
-		return tools.Fail(m.name + " failed: " + err.Error())
+	tmp, discard, fail := m.copyAside(ctx, s, d, "the partial copy was removed")
+	if fail != nil {
+		return *fail
 	}
 	return m.place(ctx, d, tmp, discard, func() tools.Result { return m.result(s, d) })
+}
+
+// copyAside copies s under a hidden name in d's directory. discard
+// removes that copy; on failure it is already removed, and undone says
+// so in the stop report.
+func (m move) copyAside(ctx context.Context, s, d *target, undone string) (tmp string, discard func(), fail *tools.Result) {
+	tmp = tempName(d.leaf)
+	tmpPath := filepath.Join(d.parentPath, tmp)
+	discard = func() { removeAt(context.Background(), d.parent, tmp, tmpPath) }
+	if err := copyAt(ctx, s.parent, s.leaf, s.real, s.st, d.parent, tmp, tmpPath); err != nil {
+		discard()
+		r := tools.Fail(m.name + " failed: " + err.Error())
+		if isStop(err) {
+			r = stopped(m.name, err, "Nothing was changed: "+undone+".")
+		}
+		return "", nil, &r
+	}
+	return tmp, discard, nil
 }
 
 // place renames the finished tmp to d's name, replacing what the preview
@@ -561,15 +573,9 @@ func (m move) moveTo(ctx context.Context, s, d *target) tools.Result {
 
 // moveAcross is mv between filesystems: copy, place, remove the source.
 func (m move) moveAcross(ctx context.Context, s, d *target) tools.Result {
-	tmp := tempName(d.leaf)
-	tmpPath := filepath.Join(d.parentPath, tmp)
-	discard := func() { removeAt(context.Background(), d.parent, tmp, tmpPath) }
-	if err := copyAt(ctx, s.parent, s.leaf, s.real, s.st, d.parent, tmp, tmpPath); err != nil {
-		discard()
-		if isStop(err) {
-			return stopped(m.name, err, "Nothing was changed: the partial copy on the other filesystem was removed.")
-		}
-		return tools.Fail("mv failed: " + err.Error())
+	tmp, discard, fail := m.copyAside(ctx, s, d, "the partial copy on the other filesystem was removed")
+	if fail != nil {
+		return *fail
 	}
 	return m.place(ctx, d, tmp, discard, func() tools.Result {
 		saside, err := takeAside(ctx, s)

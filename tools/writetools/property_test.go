@@ -27,6 +27,7 @@ func TestPropertyTwinDoesWhatWasNamedOrRefuses(t *testing.T) {
 	if testing.Short() {
 		cases = 120
 	}
+	fdsBefore := openFDs(t)
 	stats := map[string]int{}
 	for seed := range cases {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -36,6 +37,9 @@ func TestPropertyTwinDoesWhatWasNamedOrRefuses(t *testing.T) {
 		})
 	}
 	t.Logf("outcomes: %v", stats)
+	if after := openFDs(t); after > fdsBefore {
+		t.Errorf("%d descriptors open before the cases, %d after: the walk or a twin leaks them", fdsBefore, after)
+	}
 	// The generator must reach every outcome, or the property is vacuous.
 	for _, k := range []string{"done", "refused"} {
 		if stats[k] < cases/20 {
@@ -422,4 +426,14 @@ func snapDiff(a, b map[string]entry) string {
 	}
 	sortStrings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// openFDs counts this process's open descriptors (Linux; elsewhere 0).
+func openFDs(t *testing.T) int {
+	t.Helper()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(es)
 }

@@ -176,8 +176,9 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		Telemetry:            tel,
 	}
 	if o.TerminalHuman {
-		hp, hm := harnessModel(ctx, o, getenv, prov, warn)
-		gateCfg.Classify = harnessClassifier(hp, hm, userRequests(o.History, o.Prompt))
+		if hp, hm := harnessModel(ctx, o, getenv, warn); hp != nil {
+			gateCfg.Classify = harnessClassifier(hp, hm, userRequests(o.History, o.Prompt))
+		}
 	}
 	gatePID := engine.Spawn(gateactor.New(gateCfg), "gate", actor.WithID(runID),
 		actor.WithMiddleware(supervisor.Recover(place, nil)))

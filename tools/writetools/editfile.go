@@ -92,7 +92,7 @@ func proposeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) t
 	defer t.close()
 	old := string(t.content)
 	msg := fmt.Sprintf("About to edit file: %s (%d lines total)%s\n\nEdits to perform:\n%s\n\nPress Ctrl+O to preview changes",
-		abs, unidiff.LineCount(old), resolvedNote(t), strings.Join(sim.items, "\n"))
+		disp(abs), unidiff.LineCount(old), resolvedNote(t), strings.Join(sim.items, "\n"))
 	state := t.fingerprint()
 	twin := editFileArgs{Path: argPath(abs), Edits: a.Edits, ExpectedState: &state}
 	return approval("edit_file", msg, previewHeader(t)+unidiff.Unified(baseName(abs), old, sim.text), twin)

@@ -104,7 +104,7 @@ func proposeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tool
 		return *done
 	}
 	defer t.close()
-	msg := "About to create directory: " + abs
+	msg := "About to create directory: " + disp(abs)
 	if a.Recursive == nil || *a.Recursive {
 		msg += " (with parents)"
 	}
@@ -232,7 +232,7 @@ func proposeRm(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.R
 	if a.Recursive {
 		msg = "About to delete recursively: "
 	}
-	msg += abs + resolvedNote(t) + "\n\nThis removes " + destroyed(t) + ".\n\nThis action may be irreversible."
+	msg += disp(abs) + resolvedNote(t) + "\n\nThis removes " + destroyed(t) + ".\n\nThis action may be irreversible."
 	state := t.fingerprint()
 	return approval("rm", msg, "", rmArgs{Path: argPath(abs), Recursive: a.Recursive, Force: a.Force, ExpectedState: &state})
 }
@@ -399,7 +399,7 @@ func (m move) propose(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 	if r := m.rules(ctx, env, a, s, d); r != nil {
 		return *r
 	}
-	msg := fmt.Sprintf("About to %s: %s\n       to: %s", m.verb, src, dst)
+	msg := fmt.Sprintf("About to %s: %s\n       to: %s", m.verb, disp(src), disp(dst))
 	msg += resolvedNote(s) + resolvedNote(d)
 	if d.kind != "absent" {
 		msg += "\n\nThis replaces " + destroyed(d) + "."

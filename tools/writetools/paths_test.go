@@ -318,3 +318,29 @@ func TestRootIsNoTarget(t *testing.T) {
 		t.Fatalf("%q", r.Approval.Message)
 	}
 }
+
+// TestNamesCannotForgeMessageLines: a model-chosen name with a newline,
+// a control or a bidi-override character is quoted in what the approver
+// reads, so it cannot add a line such as a forged "Through symbolic
+// links" note.
+func TestNamesCannotForgeMessageLines(t *testing.T) {
+	h := newHarness(t)
+	forged := "x\n\nThrough symbolic links, x is harmless." // no slash: one name
+	for _, c := range []struct {
+		tool string
+		args E
+	}{
+		{"write_file", E{"path": forged, "content": "x"}},
+		{"mkdir", E{"path": forged}},
+		{"write_file", E{"path": "evil\u202etxt.exe", "content": "x"}},
+	} {
+		r := h.propose(c.tool, c.args)
+		msg := r.Approval.Message
+		if strings.Contains(msg, "\nThrough symbolic links") || strings.ContainsRune(msg, '\u202e') {
+			t.Fatalf("%s: a name forged a line:\n%s", c.tool, msg)
+		}
+		if !strings.Contains(msg, `"`+h.root) {
+			t.Fatalf("%s: the odd name is not quoted:\n%s", c.tool, msg)
+		}
+	}
+}

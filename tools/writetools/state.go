@@ -5,7 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -102,20 +105,20 @@ func resolvedNote(t *target) string {
 	if t.real == t.lexical {
 		return ""
 	}
-	return "\n\nThrough symbolic links, " + t.lexical + " is " + t.real + "."
+	return "\n\nThrough symbolic links, " + disp(t.lexical) + " is " + disp(t.real) + "."
 }
 
 // shown is the path with its resolution, for one-line results.
 func shown(t *target) string {
 	if t.real == t.lexical {
-		return t.lexical
+		return disp(t.lexical)
 	}
-	return t.lexical + " (through symbolic links: " + t.real + ")"
+	return disp(t.lexical) + " (through symbolic links: " + disp(t.real) + ")"
 }
 
 // destroyed says exactly what removing or replacing the leaf destroys.
 func destroyed(t *target) string {
-	p := t.lexical
+	p := disp(t.lexical)
 	switch t.kind {
 	case "file":
 		return "the file " + p + " (" + formatSize(t.st.Size) + ")"
@@ -132,9 +135,21 @@ func destroyed(t *target) string {
 		}
 		return "the directory " + p + " and everything in it: " + strings.Join(parts, ", ") + ", " + formatSize(t.tree.bytes)
 	case "link":
-		return "the symbolic link " + p + " (pointing to " + t.link + "); what it points to is kept"
+		return "the symbolic link " + p + " (pointing to " + disp(t.link) + "); what it points to is kept"
 	}
 	return "the " + kindName(t.st) + " " + p
+}
+
+// disp is a path (or link target) as a message shows it: as is, unless
+// it holds a character that is not printable (a newline, a control or
+// bidirectional-override character, invalid UTF-8); then quoted with
+// escapes, so no name can break a message's lines or forge one of them
+// ("Through symbolic links, … is …" included).
+func disp(p string) string {
+	if !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool { return r != ' ' && !unicode.IsPrint(r) }) {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 func plural(n int, one, many string) string {

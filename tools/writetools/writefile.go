@@ -65,7 +65,7 @@ func proposeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 		return *fail
 	}
 	defer t.close()
-	msg := fmt.Sprintf("About to write %d characters to file: %s", utf16Len(a.Content), abs)
+	msg := fmt.Sprintf("About to write %d characters to file: %s", utf16Len(a.Content), disp(abs))
 	if a.CreateDirs {
 		msg += " (will create parent directories)"
 	}
@@ -123,7 +123,7 @@ func previewHeader(t *target) string {
 	if t.real == t.lexical {
 		return ""
 	}
-	return "Writes " + t.real + " (through symbolic links from " + t.lexical + ")\n"
+	return "Writes " + disp(t.real) + " (through symbolic links from " + disp(t.lexical) + ")\n"
 }
 
 // utf16Len is JavaScript's string length, which the spec's counts use.

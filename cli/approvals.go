@@ -135,7 +135,15 @@ func (c *approverConn) identity(home string, o busclient.Options, sign bool) (pa
 	case sign:
 		return "", "", errors.New("no approver identity: add one with `jazz bus add-approver NAME`, or pass --nkey FILE or --creds FILE")
 	}
-	return busserver.RoleSeedPath(home, busserver.RoleObserver), "", nil
+	if p := busserver.RoleSeedPath(home, busserver.RoleObserver); fileExists(p) {
+		return p, "", nil
+	}
+	return "", "", nil // no identity: the server decides whether that is enough
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func (c *approverConn) listCmd() *cobra.Command {

@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nkeys"
 	"github.com/spf13/cobra"
 
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/messages"
@@ -17,7 +20,42 @@ import (
 // NewBusCmd builds `jazz bus`: the shared NATS server and its identities.
 func NewBusCmd(d Deps) *cobra.Command {
 	cmd := &cobra.Command{Use: "bus", Short: "Run the NATS server runs and approvers share, and manage who may use it"}
-	cmd.AddCommand(newBusServeCmd(d), newBusAddApproverCmd(d))
+	cmd.AddCommand(newBusServeCmd(d), newBusAddApproverCmd(d), newBusInitCmd(d))
+	return cmd
+}
+
+// newBusInitCmd creates the approvals bucket and the audit stream on an
+// external server, with an identity allowed to create streams; runners
+// and approvers are not.
+func newBusInitCmd(d Deps) *cobra.Command {
+	var o busclient.Options
+	cmd := &cobra.Command{
+		Use:   "init --nats-url URL (--creds FILE | --nkey FILE)",
+		Short: "Create the approvals bucket and audit stream on an external NATS deployment",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o = o.WithEnv(d.Getenv)
+			o.Name = "jazz-bus-init"
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			nc, err := busclient.Connect(ctx, o)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			if _, err := approvals.OpenStore(ctx, nc, true); err != nil {
+				return err
+			}
+			fmt.Fprintf(d.IO.ErrOut, "bucket %s and stream %s are ready on %s\n", approvals.Bucket, approvals.AuditStream, busclient.Redact(o.URL))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.URL, "nats-url", "", "the deployment's URL (env JAZZ_NATS_URL)")
+	f.StringVar(&o.Creds, "creds", "", "credentials allowed to create streams (env JAZZ_NATS_CREDS)")
+	f.StringVar(&o.Nkey, "nkey", "", "nkey seed allowed to create streams (env JAZZ_NATS_NKEY)")
+	f.StringVar(&o.CA, "tls-ca", "", "CA certificate of the server (env JAZZ_NATS_CA)")
+	f.StringVar(&o.TLSPin, "tls-pin", "", "sha256:… pin of the server's certificate (env JAZZ_NATS_TLS_PIN)")
 	return cmd
 }
 

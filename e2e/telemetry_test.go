@@ -19,10 +19,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 
-	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/busclient"
+	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/telemetry/otlptest"
 )
 
@@ -453,56 +455,73 @@ func TestTelBadCollector(t *testing.T) {
 // trace context in its NATS headers, so the approver joins the run's
 // trace, and the gate span records who decided.
 func TestTelRemoteApproval(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	script := map[string]any{"turns": []map[string]any{
+		{"toolCalls": []map[string]any{{"name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "x\n"}}}},
+		{"text": "written"},
+	}}
+	w := telNewWorld(t, script, "write_file")
+	// The shared bus, and an approver on it in "another process": it
+	// reads the request's trace header and signs its decision.
+	_, seed, err := approvals.AddApprover(w.home, "alice", "high-risk", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Start()
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	if !srv.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats-server not ready")
+	srv, err := busserver.Start(context.Background(), busserver.Options{Home: w.home, Port: -1})
+	if err != nil {
+		t.Fatal(err)
 	}
-	nc, err := nats.Connect(srv.ClientURL())
+	t.Cleanup(srv.Close)
+	seedFile := filepath.Join(t.TempDir(), "alice.nk")
+	_ = os.WriteFile(seedFile, seed, 0o600)
+	nc, err := busclient.Connect(context.Background(), busclient.Options{URL: srv.ClientURL(), Nkey: seedFile})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
 	headers := make(chan nats.Header, 1)
 	_, err = nc.Subscribe("jazz.run.*.approval.required", func(m *nats.Msg) {
-		req, err := messages.Decode[messages.ApprovalRequired](m.Data)
-		if err != nil {
-			return
-		}
 		select {
 		case headers <- m.Header:
 		default:
 		}
-		// Answer as a foreign process would: the trace only in headers.
-		reply := &nats.Msg{Subject: messages.ApprovalDecidedSubject(req.Place.RunID), Header: nats.Header{}}
-		reply.Header.Set("traceparent", m.Header.Get("traceparent"))
-		reply.Data, _ = messages.Encode(messages.ApprovalDecided{Place: req.Place, RequestID: req.RequestID, ToolCallID: req.ToolCallID,
-			ToolName: req.ToolName, Approved: true, DecidedBy: messages.DecidedByRemote})
-		_ = nc.PublishMsg(reply)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	store, err := approvals.OpenStore(context.Background(), nc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx0, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	updates, err := store.Watch(wctx0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, _ := nkeys.FromSeed(seed)
+	go func() {
+		for r := range updates {
+			if r.Status != approvals.StatusPending {
+				continue
+			}
+			q := r.Request
+			d := approvals.Decision{RunID: q.RunID, RequestID: q.RequestID, ActionHash: q.ActionHash, Approved: true, SignerName: "alice"}
+			env, _ := approvals.SignDecision(kp, d, time.Now(), 0)
+			_ = env.Open(&d)
+			_, _ = store.Decide(wctx0, q.RunID, q.RequestID, env, d, time.Now())
+		}
+	}()
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
 
 	rcv := otlptest.Start(t)
-	script := map[string]any{"turns": []map[string]any{
-		{"toolCalls": []map[string]any{{"name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "x\n"}}}},
-		{"text": "written"},
-	}}
-	w := telNewWorld(t, script, "write_file")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// --remote-approvals: the gate asks over NATS, and only the test's
-	// subscriber (the other process) answers.
+	// --remote-approvals on the local bus: the gate asks over NATS, and
+	// only the approver's signed decision answers.
 	cmd := exec.CommandContext(ctx, w.bin, "run", "--agent", "tel", "--json", "--remote-approvals",
-		"--approval-policy", "read-only", "--nats-url", srv.ClientURL(), "write it")
+		"--approval-policy", "read-only", "write it")
 	cmd.Dir = w.cwd
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "JAZZ_HOME=" + w.home, "OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.HTTPURL}
 	var out, errb bytes.Buffer
@@ -538,9 +557,11 @@ func TestTelRemoteApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gate.Str("jazz.decidedBy") != messages.DecidedByRemote || tool.Str("jazz.decidedBy") != messages.DecidedByRemote ||
+	// The span says who approved: the approver's name, as the run's
+	// registry knows their key.
+	if by := "remote:alice"; gate.Str("jazz.decidedBy") != by || tool.Str("jazz.decidedBy") != by ||
 		tool.Str("jazz.approval") != "approved" {
-		t.Fatalf("gate %v, tool %v: want approved by %s", gate.Attrs, tool.Attrs, messages.DecidedByRemote)
+		t.Fatalf("gate %v, tool %v: want approved by %s", gate.Attrs, tool.Attrs, by)
 	}
 }
 

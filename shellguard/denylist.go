@@ -148,9 +148,14 @@ func (d *Denylist) Check(command string) (blocked bool, reason string) {
 	return ok, r.Reason
 }
 
-// Match is Check returning the blocking rule itself.
+// Match is Check returning the blocking rule itself. It applies the
+// rules to the text as written, then to the normalised forms of each
+// simple command and redirection in it (denyargv.go).
 func (d *Denylist) Match(command string) (Rule, bool) {
-	return d.match(command, staticTempOnly)
+	if r, ok := d.match(command, staticTempOnly); ok {
+		return r, true
+	}
+	return d.matchParsed(command, staticTempOnly)
 }
 
 func (d *Denylist) match(command string, tempOnly func(string) bool) (Rule, bool) {

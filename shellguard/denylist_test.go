@@ -220,3 +220,46 @@ func BenchmarkCheckDenylist(b *testing.B) {
 		CheckDenylist(cmd)
 	}
 }
+
+// The normalised forms catch rewrites of blocked commands, at propose
+// time and at run time, and leave their harmless neighbours alone.
+func TestDenylistNormalisedArgv(t *testing.T) {
+	blocked := map[string]int{
+		"rm -v -r build": 1, "rm -v -f x": 1, "rm --recursive x": 1, "rm --forc x": 1, "/bin/rm -v -R x": 1,
+		"chmod -R 777 d": 30, "chmod --recursive a+rwx d": 30, "chmod -v 4755 f": 32,
+		"chown -R root f": 33, "kill -s KILL 1": 25, "kill -s 9 1": 25, "/bin/kill -n 9 1": 25,
+		"kill --signal=SIGKILL 1": 25, "kill -skill 1": 25, "python3 -Sc x": 22, "node --print x": 22, "node --ev x": 22,
+		"perl -wE x": 22, "bash -xc ls": 23, "sh --command ls": 23, "crontab -ir": 55, "history -wc": 56,
+		"cat k >> ~/.ssh/authorized_keys": 40, "base64 k >> ~/.ssh/authorized_keys": 43, "tee -a x > $HOME/.ssh/authorized_keys": 43,
+		"base64 < ~/.ssh/id_rsa": 40, "wc -l </etc/shadow": 39,
+	}
+	for cmd, rule := range blocked {
+		t.Run(cmd, func(t *testing.T) {
+			r, ok := Builtin().Match(cmd)
+			if !ok || r.Num != rule {
+				t.Fatalf("static: rule %d (%v), want %d", r.Num, ok, rule)
+			}
+			if !strings.Contains(cmd, "<") && !strings.Contains(cmd, ">") {
+				if b, _ := CheckArgv(SplitWords(cmd), "/tmp/t"); !b {
+					t.Fatal("the run-time check does not block it")
+				}
+			}
+		})
+	}
+	for _, cmd := range []string{"rm x", "rm -i x", "chmod -R 755 d", "chmod 644 f", "kill -s TERM 1", "kill 9",
+		"kill -HUP 1", "python3 -m http.server", "cat ~/.ssh/config", "echo k >> authorized_keys.txt", "node --version"} {
+		if r, ok := Builtin().Match(cmd); ok {
+			t.Errorf("%q blocked by rule %d", cmd, r.Num)
+		}
+	}
+	if b, _ := CheckRedirect("/home/u/.ssh/authorized_keys", true); !b {
+		t.Error("CheckRedirect lets a write to authorized_keys through")
+	}
+	if b, _ := CheckRedirect("/home/u/.ssh/config", true); b {
+		t.Error("CheckRedirect blocks writing ~/.ssh/config, which no rule names")
+	}
+	// The temp carve-out still applies to the normalised forms.
+	if b, r := CheckDenylist(`t=$(mktemp -d); rm -v -r "$t"`); b {
+		t.Errorf("mktemp target blocked: %s", r)
+	}
+}

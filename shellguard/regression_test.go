@@ -19,7 +19,8 @@ var errStop = errors.New("blocked")
 // runtimeCatches dry-runs command in mvdan's interpreter with the same
 // run-time check execute_command installs (every call after expansion,
 // builtins included), but with an exec handler that runs nothing and an
-// open handler that touches no file. It reports whether a call was blocked.
+// open handler that touches no file but applies CheckRedirect. It reports
+// whether a call or a redirection was blocked.
 func runtimeCatches(t *testing.T, command string) bool {
 	t.Helper()
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
@@ -43,7 +44,11 @@ func runtimeCatches(t *testing.T, command string) bool {
 		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 			return func(_ context.Context, args []string) error { return check(args) }
 		}),
-		interp.OpenHandler(func(context.Context, string, int, os.FileMode) (io.ReadWriteCloser, error) {
+		interp.OpenHandler(func(_ context.Context, name string, flag int, _ os.FileMode) (io.ReadWriteCloser, error) {
+			if b, _ := CheckRedirect(name, flag&(os.O_WRONLY|os.O_RDWR) != 0); b {
+				blocked = true
+				return nil, errStop
+			}
 			return nopFile{}, nil
 		}),
 	)
@@ -74,9 +79,9 @@ var bypasses = []struct {
 	name, cmd, caught, why string
 }{
 	{"plain", "rm -rf /", static, ""},
-	{"double quotes", `"rm" -rf /`, runtime, ""},
-	{"split quotes", `r''m -r''f /`, runtime, ""},
-	{"ansi-c quoting", `$'\x72\x6d' -rf /`, runtime, ""},
+	{"double quotes", `"rm" -rf /`, static, ""},
+	{"split quotes", `r''m -r''f /`, static, ""},
+	{"ansi-c quoting", `$'\x72\x6d' -rf /`, static, ""},
 	{"variable", "x=rm; $x -rf /", runtime, ""},
 	{"default expansion", "${x:-rm} -rf /", runtime, ""},
 	{"eval", `eval "rm -rf /"`, static, ""},
@@ -89,30 +94,44 @@ var bypasses = []struct {
 	{"backslash", `\rm -rf /`, static, ""},
 	{"absolute path", "/bin/rm -rf /", static, ""},
 	{"newline", "ls\nrm -rf /", static, ""},
-	{"newline obfuscated", "ls\nr''m -rf /", runtime, ""},
+	{"newline obfuscated", "ls\nr''m -rf /", static, ""},
 	{"unicode lookalike", "ｒｍ -rf /", limit, "fullwidth letters are not `rm`: no such program exists, so nothing is deleted"},
 	{"env wrapper", "env rm -rf /", static, ""},
-	{"env wrapper obfuscated", "env r''m -rf /", runtime, ""},
+	{"env wrapper obfuscated", "env r''m -rf /", static, ""},
 	{"alias", "shopt -s expand_aliases\nalias x='rm -rf'\nx /", runtime, ""},
-	{"function", "f() { \"$@\"; }; f r''m -rf /", runtime, ""},
+	{"function", "f() { \"$@\"; }; f r''m -rf /", static, ""},
 	{"sh -c", "sh -c 'rm -rf /'", static, ""},
-	{"bash -lc", "bash -lc 'r''m -rf x'", runtime, ""},
+	{"bash -lc", "bash -lc 'r''m -rf x'", static, ""},
 	{"shell via variable", "s=sh; $s -c ls", runtime, ""},
 	{"here-doc", "sh <<EOF\nrm -rf /\nEOF", static, ""},
 	{"here-doc obfuscated", "sh <<'EOF'\nr''m -rf x\nEOF", runtime, ""},
 	{"find -exec", "find / -exec rm -rf {} +", static, ""},
 	{"find -exec obfuscated", "find . -exec r''m -r''f {} +", runtime, ""},
 	{"find -delete", "find . -delete", limit, "`find -delete` is not on the spec's list"},
-	{"xargs", "echo / | xargs rm -rf", runtime, ""},
+	{"xargs", "echo / | xargs rm -rf", static, ""},
 	{"xargs -I", "ls | xargs -I{} rm -rf {}", static, ""},
 	{"script file", "printf 'r%sm -rf x' '' > x.sh; sh x.sh", limit, "a script run by an external shell is opaque to the interpreter"},
 	{"python file", "echo 'import shutil; shutil.rmtree(\"x\")' > x.py; python3 x.py", limit, "interpreters running files are not inspected"},
-	{"python -Sc", "python3 -Sc 'import os'", limit, "rule 22 matches `-c`/`-e` only as a separate flag"},
-	{"long options", "rm --recursive --force build", limit, "rule 1 matches short flags only"},
+	{"python -Sc", "python3 -Sc 'import os'", static, ""},
+	{"long options", "rm --recursive --force build", static, ""},
+	{"abbreviated long options", "rm --rec --for build", static, ""},
+	{"reordered flags", "rm -v -r build", static, ""},
+	{"chmod -R", "chmod -R 777 dir", static, ""},
+	{"kill by path and -s", "/bin/kill -s KILL 1", static, ""},
+	{"kill --signal", "kill --signal=SIGKILL 1", static, ""},
+	{"chown -R root", "chown -R root dir", static, ""},
+	{"node --eval", "node --eval 'x'", static, ""},
+	{"perl -E", "perl -E 'say 1'", static, ""},
+	{"append to authorized_keys", "cat k >> ~/.ssh/authorized_keys", static, ""},
+	{"authorized_keys via $HOME", `cat k > "$HOME/.ssh/authorized_keys"`, static, ""},
+	{"read a key by redirection", "base64 < ~/.ssh/id_rsa", static, ""},
+	{"reordered flags obfuscated", "r''m -v -r build", static, ""},
+	{"kill via variable", "s=KILL; kill -s $s 1", runtime, ""},
+	{"authorized_keys via variable", "f=~/.ssh/authorized_keys; cat k >> $f", runtime, ""},
 	{"redirect truncation", ": > important.txt", limit, "truncating by redirection is not on the list"},
-	{"sudo obfuscated", "su''do ls", runtime, ""},
-	{"kill obfuscated", "k''ill -9 1", runtime, ""},
-	{"dd obfuscated", "d''d if=/dev/zero of=/dev/sda", runtime, ""},
+	{"sudo obfuscated", "su''do ls", static, ""},
+	{"kill obfuscated", "k''ill -9 1", static, ""},
+	{"dd obfuscated", "d''d if=/dev/zero of=/dev/sda", static, ""},
 }
 
 func TestBypassRegressions(t *testing.T) {

@@ -19,7 +19,8 @@ var appendsInput = map[string]bool{"xargs": true, "parallel": true}
 // CheckArgv is the run-time check of one simple command after expansion,
 // as the interpreter is about to run it (builtins, functions and external
 // programs alike). It rebuilds the command text from argv and applies the
-// denylist, where an rm target counts as temp only if it lies inside
+// denylist to it and to its normalised forms (clustered and reordered
+// flags, base names, long options, kill's signal spellings), where an rm target counts as temp only if it lies inside
 // tempDir (the child's $TMPDIR); it also refuses re-entry into a shell
 // the interpreter cannot see: `eval`, `sh -c`/`bash -lc`, and a shell
 // reading its script from stdin.
@@ -39,8 +40,17 @@ func (d *Denylist) CheckArgv(argv []string, tempDir string) (blocked bool, reaso
 	if appendsInput[path.Base(argv[0])] {
 		text += " {}"
 	}
-	r, ok := d.match(text, runtimeTempOnly(tempDir))
-	return ok, r.Reason
+	tempOnly := runtimeTempOnly(tempDir)
+	if r, ok := d.match(text, tempOnly); ok {
+		return true, r.Reason
+	}
+	exempt := func(string) bool { return tempOnly(text) }
+	for _, form := range argvForms(argv) {
+		if r, ok := d.match(form, exempt); ok {
+			return true, r.Reason
+		}
+	}
+	return false, ""
 }
 
 func reentry(argv []string) string {

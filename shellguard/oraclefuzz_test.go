@@ -89,8 +89,8 @@ func TestOracleGenerated(t *testing.T) {
 	o := startOracle(t)
 	rng := rand.New(rand.NewPCG(9, 9))
 	n := 400
-	if testing.Short() {
-		n = 50
+	if testing.Short() || raceEnabled {
+		n = 40
 	}
 	start := time.Now()
 	approved := 0

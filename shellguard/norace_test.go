@@ -1,0 +1,5 @@
+//go:build !race
+
+package shellguard
+
+const raceEnabled = false

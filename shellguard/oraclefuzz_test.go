@@ -2,6 +2,9 @@ package shellguard
 
 import (
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +17,6 @@ import (
 // nothing beyond what was approved. The corpus is in
 // testdata/fuzz/FuzzOracle; .ci/run fuzzes it for a bounded time.
 func FuzzOracle(f *testing.F) {
-	for _, c := range oracleAttacks {
-		f.Add(append([]byte{1}, c...))
-	}
 	o := startOracle(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cmd := genCommand(data)
@@ -26,21 +26,33 @@ func FuzzOracle(f *testing.F) {
 	})
 }
 
-// oracleAttacks are commands of every class issue 9 names, kept as seeds.
-var oracleAttacks = []string{
-	"git -C status tag x", "git -C evilbare status", "git -c core.fsmonitor='touch pwn' status",
-	"git --git-dir=evilbare status", "git --exec-path=./bin status", "git --config-env=core.fsmonitor=EVIL status",
-	"HOME=./evilhome git status", "XDG_CONFIG_HOME=./evilhome/.config git status", "GIT_DIR=evilbare git status",
-	"sort {-o,pwn} f", "sort -{o,}pwn f", "sort * ", "ls; sort --o=pwn f", "sort --outp=pwn f", "sort -uopwn f",
-	"npx ls", "bunx cat f", "node_modules/.bin/ls", "./bin/ls", "PATH=./bin:$PATH ls", "\\ls -la",
-	"rm -v -r dir", "find . -delete", "find . -fprint pwn", "sed -n 'w pwn' f", "sed 's/a/b/w pwn' f",
-	"awk 'BEGIN{system(\"touch pwn\")}'", "tree -o pwn", "tree -Ro pwn", "uniq f pwn", "date 01010000",
-	"git log --output=pwn", "git diff --o=pwn", "git log --format=%G?", "git grep -Otouch x",
-	"echo x > pwn", "cat f >> pwn", "ls &>pwn", "git status && touch pwn", "ls | tee pwn",
-	"LANG=C ls -la", "git status", "git --no-pager log -1 --stat", "sed -n 1p f", "awk '{print $1}' a.txt",
-	"grep -rn a .", "find . -name '*.go' -print", "head -1 f | wc -l", "cat ~/.keep", "ls ~",
-	"for x in -o pwn; do sort $x f; done", "x=-opwn; sort $x f", "sort ${x:--opwn} f", "cat <<EOF\n$(touch pwn)\nEOF",
-	"tail -f f", "rg --pre ./bin/ls a", "file -C -m f", "sed -f script.sed f", "awk -f prog.awk",
+// oracleCorpus reads testdata/fuzz/FuzzOracle: the attacks of every
+// class issue 9 names (attack-*, literal commands) and inputs the fuzzer
+// found interesting (gen-*).
+func oracleCorpus(t testing.TB) [][]byte {
+	t.Helper()
+	dir := filepath.Join("testdata", "fuzz", "FuzzOracle")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		header, lit, ok := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		if !ok || header != "go test fuzz v1" || !strings.HasPrefix(lit, "[]byte(") || !strings.HasSuffix(lit, ")") {
+			t.Fatalf("%s: not a one-value fuzz corpus file", e.Name())
+		}
+		v, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lit, "[]byte("), ")"))
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		out = append(out, []byte(v))
+	}
+	return out
 }
 
 // TestOracleSees proves the oracle can fail: its traps fire when run
@@ -82,7 +94,7 @@ func TestOracleSees(t *testing.T) {
 	}
 }
 
-// TestOracleGenerated runs the oracle over the seeds and a fixed sample
+// TestOracleGenerated runs the oracle over the corpus and a fixed sample
 // of generated commands in the ordinary test run, and reports the
 // throughput.
 func TestOracleGenerated(t *testing.T) {
@@ -103,8 +115,9 @@ func TestOracleGenerated(t *testing.T) {
 			t.Errorf("approved %q, and %s", cmd, problem)
 		}
 	}
-	for _, c := range oracleAttacks {
-		check(c)
+	corpus := oracleCorpus(t)
+	for _, data := range corpus {
+		check(genCommand(data))
 	}
 	for i := 0; i < n; i++ {
 		data := make([]byte, 8+rng.IntN(40))
@@ -115,7 +128,7 @@ func TestOracleGenerated(t *testing.T) {
 		check(genCommand(data))
 	}
 	el := time.Since(start)
-	total := n + len(oracleAttacks)
+	total := n + len(corpus)
 	t.Logf("oracle: %d commands (%d approved and run) in %v: %.0f commands/s, %.0f approved/s",
 		total, approved, el.Round(time.Millisecond), float64(total)/el.Seconds(), float64(approved)/el.Seconds())
 }

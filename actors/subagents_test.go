@@ -23,6 +23,7 @@ import (
 	"github.com/jazz-run/jazz/personas"
 	"github.com/jazz-run/jazz/provider"
 	"github.com/jazz-run/jazz/provider/replay"
+	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/supervisor"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/shelltool"
@@ -150,6 +151,8 @@ func saNewRig(t testing.TB, o saOptions) *saRig {
 	place := messages.Place{RunID: "run-test", AgentID: "top", AgentName: "tester"}
 	gate := engine.Spawn(gateactor.New(gateactor.Config{
 		RunID: "run-test", Policy: messages.PolicyHighRisk, Events: em, Deadline: deadline.New(0), Ctx: context.Background(),
+		// The judgement lets an approved command run in its runner.
+		Checks: gateactor.CommandChecks{Judge: shellguard.JudgeJSON},
 	}), "gate", actor.WithMiddleware(supervisor.Recover(place, nil)))
 	t.Cleanup(func() { <-engine.Poison(gate).Done() })
 

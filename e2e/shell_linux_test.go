@@ -189,3 +189,44 @@ func TestShellCdInBatchDoesNotMoveApproval(t *testing.T) {
 		t.Fatalf("after cd: %s", res["c3"])
 	}
 }
+
+// TestShellAutoApprovalsReachTheRunner: a command the allowlist or the
+// static read-only pass approved runs, which it does only if the gate's
+// judgement travelled with the approval into the runner (without one the
+// runner refuses every command).
+func TestShellAutoApprovalsReachTheRunner(t *testing.T) {
+	for _, tc := range []struct {
+		name, config, policy, command, stdout string
+	}{
+		{"allowlist", `{"maxRetries": 0, "autoApprovedCommands": ["echo"]}`, "", "echo judged", "judged"},
+		{"static read-only", `{"maxRetries": 0}`, "read-only", "ls -d .", "."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := chatserver.New(calls(shellCall("a1", tc.command)), answer("done"))
+			defer srv.Close()
+			w := newWorld(t, srv.URL())
+			w.writeConfig(tc.config)
+			w.agent("sh", "execute_command")
+			args := []string{"run", "--agent", "sh", "--json", "--timeout", "60000"}
+			if tc.policy != "" {
+				args = append(args, "--approval-policy", tc.policy)
+			}
+			wantSuccess(t, w.exec("", append(args, "go")...))
+			var got string
+			for _, q := range srv.Requests() {
+				for _, m := range q.ToolMessages() {
+					if m.ToolCallID == "a1" && m.Content != nil {
+						got = *m.Content
+					}
+				}
+			}
+			var res struct {
+				Stdout  string `json:"stdout"`
+				Success bool   `json:"success"`
+			}
+			if err := json.Unmarshal([]byte(got), &res); err != nil || !res.Success || res.Stdout != tc.stdout {
+				t.Fatalf("tool result %s", got)
+			}
+		})
+	}
+}

@@ -57,7 +57,7 @@ func TestEveryBusMessageRoundTrips(t *testing.T) {
 	})
 	t.Run("ApprovalDecided", func(t *testing.T) {
 		roundTrip(t, ApprovalDecided{Place: place(), Trace: trace, ToolCallID: "call_1", ToolName: "rm", Approved: true, Auto: false,
-			DecidedBy: DecidedByRemote, Note: "ok", Remember: RememberTool})
+			DecidedBy: DecidedByRemote, Note: "ok", Remember: RememberTool, Judgement: json.RawMessage(`{"command":"ls","by":"human"}`)})
 	})
 	t.Run("PolicyChanged", func(t *testing.T) { roundTrip(t, PolicyChanged{Place: place(), Policy: PolicyLowRisk}) })
 	t.Run("UserInputRequired", func(t *testing.T) {

@@ -17,16 +17,22 @@ import (
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/proctree"
 	"github.com/jazz-run/jazz/shellguard"
 )
 
-// errBlocked halts the interpreter when the run-time check refuses a call.
-var errBlocked = errors.New("blocked by the safety denylist")
+// errBlocked and errNotJudged halt the interpreter when a run-time check
+// refuses a call.
+var (
+	errBlocked   = errors.New("blocked by the safety denylist")
+	errNotJudged = errors.New("not what the gate approved")
+)
 
 // interpret runs req.Command with mvdan.cc/sh (bash dialect) in this
 // process, the runner, so that every simple command is checked after
-// expansion. Stdin is empty. Every external program starts in its own
+// expansion, against the denylist and against the gate's judgement of
+// what it approved. Stdin is empty. Every external program starts in its own
 // process group; the group is SIGKILLed when the program exits (taking
 // stragglers with it), on timeout and on cancellation, and interpret
 // returns only after every program it started has been reaped.
@@ -43,12 +49,13 @@ func interpret(ctx context.Context, req Request, stdout, stderr io.Writer) respo
 		defer cancelT()
 	}
 	tempDir, _ := shellguard.LookupEnv(req.Env, "TMPDIR")
-	r := &run{deny: shellguard.Builtin(), tempDir: tempDir, stdout: stdout, stderr: stderr}
+	r := &run{deny: shellguard.Builtin(), judge: req.Judgement, tempDir: tempDir, stdout: stdout, stderr: stderr, stop: cancel}
 	runner, err := interp.New(
 		interp.Dir(req.Dir),
 		interp.Env(expand.ListEnviron(req.Env...)),
 		interp.StdIO(nil, stdout, stderr),
 		interp.CallHandler(r.checkCall),
+		interp.OpenHandler(r.open),
 		interp.ExecHandlers(r.checkExec, func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return r.exec }),
 	)
 	if err != nil {
@@ -61,9 +68,10 @@ func interpret(ctx context.Context, req Request, stdout, stderr io.Writer) respo
 	cancel()
 	r.procs.closeAndWait()
 
-	out := response{Blocked: r.blockedReason(), Killed: r.killedCount()}
+	out := response{Killed: r.killedCount()}
+	out.Blocked, out.NotJudged = r.refusal()
 	switch {
-	case out.Blocked != "":
+	case out.Blocked != "", out.NotJudged != "":
 		return out
 	case timedOut:
 		out.TimedOut = true
@@ -90,35 +98,56 @@ func interpret(ctx context.Context, req Request, stdout, stderr io.Writer) respo
 // concurrently).
 type run struct {
 	deny    *shellguard.Denylist
+	judge   shellguard.Judgement
 	tempDir string
 	procs   tracker
 	// stdout and stderr are the runner's own streams: a program writing
 	// straight to one of them gets the file itself.
 	stdout, stderr io.Writer
+	// stop ends the run at the first refusal: a refused redirection is
+	// not fatal to the interpreter by itself.
+	stop context.CancelFunc
 	// ending is set once the script is done: programs still running are
 	// then leftovers, killed and counted.
 	ending atomic.Bool
 
-	mu      sync.Mutex
-	blocked string
-	killed  int
+	mu sync.Mutex
+	// blocked is the denylist's reason, notJudged the judgement's: the
+	// first refusal of either stops the run.
+	blocked, notJudged string
+	killed             int
 	// lastSig is the signal that ended the most recent program, if one
 	// did; it names the signal when the command's status is 128+sig.
 	lastSig syscall.Signal
 }
 
-func (r *run) block(reason string) {
+func (r *run) refuse(blocked, notJudged string) {
 	r.mu.Lock()
-	if r.blocked == "" {
-		r.blocked = reason
+	if r.blocked == "" && r.notJudged == "" {
+		r.blocked, r.notJudged = blocked, notJudged
 	}
 	r.mu.Unlock()
+	r.stop()
 }
 
-func (r *run) blockedReason() string {
+func (r *run) refusal() (blocked, notJudged string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.blocked
+	return r.blocked, r.notJudged
+}
+
+// check is the run-time check of one simple command after expansion:
+// the denylist, then the gate's judgement.
+func (r *run) check(args []string) error {
+	if blocked, reason := r.deny.CheckArgv(args, r.tempDir); blocked {
+		r.refuse(reason, "")
+		return errBlocked
+	}
+	if err := r.judge.CheckExec(args); err != nil {
+		r.refuse("", err.Error())
+		return errNotJudged
+	}
+	return nil
 }
 
 func (r *run) addKilled(n int) {
@@ -154,20 +183,55 @@ func (r *run) signalFor(status int) string {
 // checkCall sees every simple command after expansion (builtins such as
 // eval, source and exec, function calls, and programs).
 func (r *run) checkCall(_ context.Context, args []string) ([]string, error) {
-	if blocked, reason := r.deny.CheckArgv(args, r.tempDir); blocked {
-		r.block(reason)
-		return nil, errBlocked
+	if err := r.check(args); err != nil {
+		return nil, err
 	}
 	return args, nil
+}
+
+// writeFlags are the open flags of a redirection that writes.
+const writeFlags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREATE | os.O_TRUNC
+
+// open is every file the interpreter itself opens (redirections, source).
+// A command approved automatically as inspect-only (static, allowlist,
+// a classifier's read-only rating, or no judgement at all) writes nothing
+// through a redirection but /dev/null: CheckExec sees argv, not the files
+// `>` opens, and expansion can name any of them.
+func (r *run) open(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+	if flag&writeFlags != 0 && path != os.DevNull && !mayRedirectWrite(r.judge) {
+		err := fmt.Errorf("%w: the command writes to %s through a redirection, which its automatic approval (%s) does not allow",
+			shellguard.ErrNotJudged, path, approvalName(r.judge))
+		r.refuse("", err.Error())
+		return nil, err
+	}
+	return interp.DefaultOpenHandler()(ctx, path, flag, perm)
+}
+
+// mayRedirectWrite: a person, the high-risk policy, the tool allowlist, or
+// a classifier that rated the command (redirections and all) low-risk.
+func mayRedirectWrite(j shellguard.Judgement) bool {
+	switch j.By {
+	case shellguard.ByHuman, shellguard.ByPolicy, shellguard.ByTool:
+		return true
+	case shellguard.ByClassifier:
+		return j.Level == messages.LevelLowRisk
+	}
+	return false
+}
+
+func approvalName(j shellguard.Judgement) string {
+	if j.By == "" {
+		return "none reached the command"
+	}
+	return string(j.By)
 }
 
 // checkExec checks the argv of every program about to be executed; it
 // repeats checkCall for programs reached through builtins like `command`.
 func (r *run) checkExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 	return func(ctx context.Context, args []string) error {
-		if blocked, reason := r.deny.CheckArgv(args, r.tempDir); blocked {
-			r.block(reason)
-			return errBlocked
+		if err := r.check(args); err != nil {
+			return err
 		}
 		return next(ctx, args)
 	}

@@ -36,6 +36,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jazz-run/jazz/proctree"
+	"github.com/jazz-run/jazz/shellguard"
 )
 
 // OutputCap is the per-stream byte cap of stdout and stderr.
@@ -80,6 +81,10 @@ type Request struct {
 	// ShellMemoryLimit bounds the interpreter's resident size in bytes;
 	// 0 means DefaultShellMemoryLimit.
 	ShellMemoryLimit int64 `json:"shellMemoryLimit"`
+	// Judgement is the gate's verdict on Command: every simple command,
+	// after expansion, must pass its CheckExec before it runs. A zero
+	// Judgement refuses everything.
+	Judgement shellguard.Judgement `json:"judgement"`
 	// NoCgroup makes the parent skip the cgroup and rely on the runner's
 	// sweep alone, as on a system without a writable cgroup v2 hierarchy
 	// (tests of that fallback). It stays in the parent.
@@ -90,7 +95,9 @@ type Request struct {
 type response struct {
 	ExitCode int    `json:"exitCode"`
 	Blocked  string `json:"blocked,omitempty"`
-	TimedOut bool   `json:"timedOut,omitempty"`
+	// NotJudged is the judgement's refusal ("not auto-approved: …").
+	NotJudged string `json:"notJudged,omitempty"`
+	TimedOut  bool   `json:"timedOut,omitempty"`
 	// Cancelled: the parent asked the runner to stop.
 	Cancelled bool `json:"cancelled,omitempty"`
 	// MemoryExceeded: the interpreter outgrew ShellMemoryLimit.
@@ -116,8 +123,10 @@ type Output struct {
 	// TimedOut: Timeout elapsed and every process was killed.
 	TimedOut bool
 	// Blocked is the denylist reason when a command was refused at run
-	// time (after expansion); the run stopped there.
-	Blocked string
+	// time (after expansion); the run stopped there. NotJudged is the
+	// refusal when a command was not what the gate approved.
+	Blocked   string
+	NotJudged string
 	// Signal names the signal (SIGTERM, SIGKILL, ...) that ended the
 	// command: the shell's own death when ShellKilled, else the death of
 	// the program whose status ExitCode (128+n) is.
@@ -342,7 +351,7 @@ func (r *runner) finish(ctx context.Context, req Request, frame []byte) (Output,
 		if resp.Error != "" {
 			return out, errors.New(resp.Error)
 		}
-		out.ExitCode, out.Blocked, out.TimedOut = resp.ExitCode, resp.Blocked, resp.TimedOut
+		out.ExitCode, out.Blocked, out.NotJudged, out.TimedOut = resp.ExitCode, resp.Blocked, resp.NotJudged, resp.TimedOut
 		out.MemoryExceeded, out.Signal = resp.MemoryExceeded, resp.Signal
 		if resp.Cancelled {
 			return out, fmt.Errorf("%w: it stopped as if cancelled, but nothing cancelled it", ErrRunner)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jazz-run/jazz/shellguard"
 )
 
 // request is a Request for cmd in a fresh pinned directory.
@@ -30,6 +32,8 @@ func request(t testing.TB, cmd string) Request {
 		DirState: state,
 		Env:      []string{"PATH=" + os.Getenv("PATH"), "HOME=" + real, "TMPDIR=" + os.TempDir()},
 		Timeout:  time.Minute,
+		// A person approved it: the denylist alone narrows what runs.
+		Judgement: shellguard.Judgement{By: shellguard.ByHuman},
 	}
 }
 
@@ -363,6 +367,49 @@ func TestTimeoutAndCancel(t *testing.T) {
 	})
 }
 
+// TestRunnerChecksTheJudgement: every simple command, after expansion,
+// passes the judgement's CheckExec in the runner before it runs; the first
+// refusal stops the run.
+func TestRunnerChecksTheJudgement(t *testing.T) {
+	cases := []struct {
+		name, cmd string
+		j         shellguard.Judgement
+		ran       bool
+	}{
+		{"zero judgement refuses builtins", "echo x > ran", shellguard.Judgement{}, false},
+		{"a refusal stops the run", "cat /dev/null > /dev/null; t=touch; $t ran; echo after", shellguard.Judge("cat /dev/null > /dev/null; t=touch; $t ran; echo after", shellguard.ByStatic, nil, "read-only"), false},
+		{"zero judgement refuses programs", "touch ran", shellguard.Judgement{}, false},
+		{"static: the judged argv", "touch ran", shellguard.Judge("touch ran", shellguard.ByStatic, nil, "read-only"), true},
+		{"static: expansion differs", "t=touch; $t ran", shellguard.Judge("t=touch; $t ran", shellguard.ByStatic, nil, "read-only"), false},
+		{"allowlist: a covered key", "touch ran", shellguard.Judge("touch ran", shellguard.ByAllowlist, []string{"touch"}, ""), true},
+		{"allowlist: expansion leaves the entries", "c=$(printf 'touch'); $c ran", shellguard.Judge("c=$(printf 'touch'); $c ran", shellguard.ByAllowlist, []string{"printf"}, ""), false},
+		{"policy approves what the denylist allows", "t=touch; $t ran", shellguard.Judgement{By: shellguard.ByPolicy}, true},
+		// Redirections: CheckExec sees no argv for the file `>` opens.
+		{"static: a redirection writes", "echo x > ran", shellguard.Judge("echo x > ran", shellguard.ByStatic, nil, "read-only"), false},
+		{"allowlist: an expanded redirection", "f=ran; echo x >> $f", shellguard.Judge("f=ran; echo x >> $f", shellguard.ByAllowlist, []string{"echo"}, ""), false},
+		{"classifier read-only: a redirection", "echo x > ran", shellguard.Judge("echo x > ran", shellguard.ByClassifier, nil, "read-only"), false},
+		{"classifier low-risk: a redirection", "echo x > ran", shellguard.Judge("echo x > ran", shellguard.ByClassifier, nil, "low-risk"), true},
+		{"human: a redirection", "echo x > ran", shellguard.Judgement{By: shellguard.ByHuman}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request(t, tc.cmd)
+			req.Judgement = tc.j
+			out := mustRun(t, req)
+			_, err := os.Stat(filepath.Join(req.Dir, "ran"))
+			if (err == nil) != tc.ran {
+				t.Fatalf("ran = %v, want %v: %+v", err == nil, tc.ran, out)
+			}
+			if !tc.ran && !strings.HasPrefix(out.NotJudged, "not auto-approved: ") {
+				t.Fatalf("refusal %q", out.NotJudged)
+			}
+			if !tc.ran && out.Stdout != "" {
+				t.Fatalf("the run went on after the refusal: %q", out.Stdout)
+			}
+		})
+	}
+}
+
 // TestPinnedDirectory: the runner refuses a directory that was swapped
 // after it was pinned, or a missing fingerprint.
 func TestPinnedDirectory(t *testing.T) {
@@ -375,7 +422,8 @@ func TestPinnedDirectory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return root, dir, Request{Command: "touch ran", Dir: real, DirState: state, Env: []string{"PATH=" + os.Getenv("PATH")}, Timeout: time.Minute}
+		return root, dir, Request{Command: "touch ran", Dir: real, DirState: state, Env: []string{"PATH=" + os.Getenv("PATH")}, Timeout: time.Minute,
+			Judgement: shellguard.Judgement{By: shellguard.ByHuman}}
 	}
 	t.Run("missing fingerprint", func(t *testing.T) {
 		_, _, req := pin(t)

@@ -64,8 +64,10 @@ type Call struct {
 	exec    string
 	// execArgs are what the gate is asked to approve and the twin runs.
 	execArgs json.RawMessage
-	parent   *actor.PID
-	cancel   context.CancelFunc
+	// judgement is the gate's, from its approval (execute_command).
+	judgement json.RawMessage
+	parent    *actor.PID
+	cancel    context.CancelFunc
 
 	// spanCtx holds the call's span; the gate decision and the handler
 	// (a subagent, for spawn_subagent) nest under it.
@@ -183,6 +185,10 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 		hctx, cancel = context.WithCancel(base)
 	}
 	c.cancel = cancel
+	if approved {
+		// The gate's judgement reaches the twin beside its arguments.
+		hctx = tools.WithJudgement(hctx, c.judgement)
+	}
 	self, engine, env, handler := ctx.PID(), ctx.Engine(), c.deps.Env, t.Handler
 	name := t.Name
 	grace := c.deps.SettleGrace
@@ -330,6 +336,7 @@ func (c *Call) decided(ctx *actor.Context, d messages.ApprovalDecided) {
 		target = t
 	}
 	c.exec = target.Name
+	c.judgement = d.Judgement
 	c.emitStart(c.tool.Name, c.execArgs)
 	c.run(ctx, target, c.execArgs, true)
 }

@@ -224,6 +224,25 @@ func (s *shell) propose(_ context.Context, env *tools.Env, raw json.RawMessage) 
 	}
 }
 
+// judgementFor is the gate's judgement of the approval that runs this
+// twin, from ctx (the tool actor puts it there, never the model). The twin
+// runs command only if the judgement names exactly this text; without one
+// nothing runs.
+func judgementFor(ctx context.Context, command string) (shellguard.Judgement, string) {
+	raw := tools.JudgementFrom(ctx)
+	var j shellguard.Judgement
+	if len(raw) == 0 {
+		return j, shellguard.ErrNotJudged.Error() + ": no approval judgement reached this command, so it was not run; propose it again"
+	}
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return j, shellguard.ErrNotJudged.Error() + ": the approval judgement is unreadable (" + err.Error() + "), so the command was not run; propose it again"
+	}
+	if j.Command != command {
+		return j, shellguard.ErrNotJudged.Error() + ": the command differs from the one the gate judged, so it was not run; propose it again"
+	}
+	return j, ""
+}
+
 // notPinned refuses a twin call without the propose half's pin: only the
 // gate runs the twin, with the arguments the propose half produced.
 const notPinned = "This execute_command approval carries no pinned working directory; propose the command again."
@@ -240,6 +259,10 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 		return tools.Fail(notPinned)
 	}
 	dir := *a.WorkingDirectory
+	judgement, bad := judgementFor(ctx, a.Command)
+	if bad != "" {
+		return tools.Fail(bad)
+	}
 	// Checked here for a clear answer, and again by the runner just
 	// before it starts.
 	if err := shellrun.CheckDir(dir, a.WorkingDirectoryState); err != nil {
@@ -256,6 +279,7 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 		Timeout:          time.Duration(a.Timeout) * time.Millisecond,
 		MemoryLimit:      s.memory,
 		ShellMemoryLimit: s.shellMemory,
+		Judgement:        judgement,
 	})
 	res := Result{
 		Command:          a.Command,
@@ -273,6 +297,8 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 	switch {
 	case out.Blocked != "":
 		return tools.Fail(shellguard.BlockMessage(out.Blocked))
+	case out.NotJudged != "":
+		return tools.Fail(out.NotJudged + ". The command stopped there.")
 	case out.TimedOut:
 		return tools.Fail(fmt.Sprintf("Command timed out after %dms", a.Timeout))
 	case err != nil:

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/tools"
 )
 
@@ -61,14 +62,34 @@ func (f *fixture) approve(t testing.TB, raw json.RawMessage) (json.RawMessage, *
 	return res.Approval.ExecuteArgs, nil
 }
 
-// exec proposes the call and runs the twin on the approved arguments.
+// judged is ctx carrying the gate's judgement that by approved the
+// command of execArgs, as the tool actor passes it to the twin.
+func judged(t testing.TB, ctx context.Context, execArgs json.RawMessage, by shellguard.Approver, entries ...string) context.Context {
+	t.Helper()
+	var a Args
+	if err := json.Unmarshal(execArgs, &a); err != nil {
+		t.Fatal(err)
+	}
+	level := ""
+	if by == shellguard.ByStatic || by == shellguard.ByClassifier {
+		level = messages.LevelReadOnly
+	}
+	b, err := json.Marshal(shellguard.Judge(a.Command, by, entries, level))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools.WithJudgement(ctx, b)
+}
+
+// exec proposes the call and runs the twin on the approved arguments, as
+// a person approved them.
 func (f *fixture) exec(t testing.TB, raw json.RawMessage) (tools.Result, Result) {
 	t.Helper()
 	execArgs, failed := f.approve(t, raw)
 	if failed != nil {
 		return *failed, Result{}
 	}
-	res := f.twin.Handler(context.Background(), f.env, execArgs)
+	res := f.twin.Handler(judged(t, context.Background(), execArgs, shellguard.ByHuman), f.env, execArgs)
 	v, _ := res.Value.(Result)
 	return res, v
 }
@@ -320,7 +341,7 @@ func TestExecuteCancelKillsEveryChild(t *testing.T) {
 	if failed != nil {
 		t.Fatalf("propose: %+v", failed)
 	}
-	go func() { done <- f.twin.Handler(ctx, f.env, execArgs) }()
+	go func() { done <- f.twin.Handler(judged(t, ctx, execArgs, shellguard.ByHuman), f.env, execArgs) }()
 	// Cancel once the sleepers are up.
 	deadline := time.Now().Add(10 * time.Second)
 	for len(markerProcs(t, marker)) < 4 {
@@ -403,8 +424,9 @@ func BenchmarkExecuteCommandEcho(b *testing.B) {
 	if failed != nil {
 		b.Fatal(failed.Error)
 	}
+	ctx := judged(b, context.Background(), raw, shellguard.ByHuman)
 	for b.Loop() {
-		res := f.twin.Handler(context.Background(), f.env, raw)
+		res := f.twin.Handler(ctx, f.env, raw)
 		if !res.Success {
 			b.Fatal(res.Error)
 		}
@@ -446,7 +468,8 @@ func TestPinnedWorkingDirectory(t *testing.T) {
 	}
 	// A cd after the approval (another call of the batch) moves nothing.
 	f.env.Dir.Set(f.tmp)
-	out := f.twin.Handler(context.Background(), f.env, res.Approval.ExecuteArgs)
+	human := judged(t, context.Background(), res.Approval.ExecuteArgs, shellguard.ByHuman)
+	out := f.twin.Handler(human, f.env, res.Approval.ExecuteArgs)
 	if v, _ := out.Value.(Result); !out.Success || v.Stdout != real || v.WorkingDirectory != real {
 		t.Fatalf("ran as %+v", out)
 	}
@@ -457,12 +480,12 @@ func TestPinnedWorkingDirectory(t *testing.T) {
 	if err := os.Mkdir(real, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out = f.twin.Handler(context.Background(), f.env, res.Approval.ExecuteArgs)
+	out = f.twin.Handler(human, f.env, res.Approval.ExecuteArgs)
 	if out.Success || !strings.Contains(out.Error, real+" changed since the command was approved") {
 		t.Fatalf("swapped directory: %+v", out)
 	}
 	// Arguments without the propose half's pin are refused.
-	out = f.twin.Handler(context.Background(), f.env, args("pwd"))
+	out = f.twin.Handler(judged(t, context.Background(), args("pwd"), shellguard.ByHuman), f.env, args("pwd"))
 	if out.Success || out.Error != notPinned {
 		t.Fatalf("unpinned: %+v", out)
 	}
@@ -486,4 +509,72 @@ func TestExecuteReportsKillsAndSignals(t *testing.T) {
 	if res.Success || v.Success || !strings.Contains(res.Error, "exceeded its memory limit of 32 MiB") || strings.Contains(v.Stdout, "survived") {
 		t.Fatalf("memory: %+v", res)
 	}
+}
+
+// TestExecuteChecksTheJudgement: the twin runs only a command the gate
+// judged, byte for byte, and the runner re-checks every expanded command
+// against the judgement: what expansion turns into another command than
+// the one approved automatically does not run.
+func TestExecuteChecksTheJudgement(t *testing.T) {
+	f := newFixture(t)
+	run := func(t *testing.T, cmd string, ctxFor func(execArgs json.RawMessage) context.Context) tools.Result {
+		t.Helper()
+		execArgs, failed := f.approve(t, args(cmd))
+		if failed != nil {
+			t.Fatalf("propose: %+v", failed)
+		}
+		return f.twin.Handler(ctxFor(execArgs), f.env, execArgs)
+	}
+	static := func(execArgs json.RawMessage) context.Context {
+		return judged(t, context.Background(), execArgs, shellguard.ByStatic)
+	}
+	t.Run("no judgement", func(t *testing.T) {
+		res := run(t, "touch made", func(json.RawMessage) context.Context { return context.Background() })
+		if res.Success || !strings.HasPrefix(res.Error, "not auto-approved: no approval judgement") {
+			t.Fatalf("%+v", res)
+		}
+	})
+	t.Run("judgement of another command", func(t *testing.T) {
+		res := run(t, "touch made", func(json.RawMessage) context.Context {
+			b, _ := json.Marshal(shellguard.Judge("ls", shellguard.ByHuman, nil, ""))
+			return tools.WithJudgement(context.Background(), b)
+		})
+		if res.Success || !strings.Contains(res.Error, "differs from the one the gate judged") {
+			t.Fatalf("%+v", res)
+		}
+	})
+	t.Run("unreadable judgement", func(t *testing.T) {
+		res := run(t, "touch made", func(json.RawMessage) context.Context {
+			return tools.WithJudgement(context.Background(), json.RawMessage(`{"command":`))
+		})
+		if res.Success || !strings.Contains(res.Error, "judgement is unreadable") {
+			t.Fatalf("%+v", res)
+		}
+	})
+	if _, err := os.Stat(filepath.Join(f.dir, "made")); err == nil {
+		t.Fatal("a command without a matching judgement ran")
+	}
+	t.Run("expansion turns a judged argv into another", func(t *testing.T) {
+		res := run(t, "sort {-o,f} /dev/null", static)
+		if res.Success || !strings.HasPrefix(res.Error, "not auto-approved: ") || !strings.Contains(res.Error, "sort -o f") {
+			t.Fatalf("%+v", res)
+		}
+		if _, err := os.Stat(filepath.Join(f.dir, "f")); err == nil {
+			t.Fatal("sort -o f ran")
+		}
+	})
+	t.Run("the judged argv runs", func(t *testing.T) {
+		res := run(t, "echo judged", static)
+		if v, _ := res.Value.(Result); !res.Success || v.Stdout != "judged" {
+			t.Fatalf("%+v", res)
+		}
+	})
+	t.Run("a person's approval is not narrowed", func(t *testing.T) {
+		res := run(t, "x=echo; $x person", func(execArgs json.RawMessage) context.Context {
+			return judged(t, context.Background(), execArgs, shellguard.ByHuman)
+		})
+		if v, _ := res.Value.(Result); !res.Success || v.Stdout != "person" {
+			t.Fatalf("%+v", res)
+		}
+	})
 }

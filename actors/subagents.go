@@ -242,7 +242,7 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona) (Config, str
 	}
 	env := &tools.Env{AgentID: id, AgentName: name, ConversationID: fmt.Sprintf("subagent-conv-%d-%d", n, now)}
 	if pe := s.Parent.Env; pe != nil {
-		env.JazzHome, env.Home, env.EnvAllowlist = pe.JazzHome, pe.Home, pe.EnvAllowlist
+		env.JazzHome, env.Home, env.EnvAllowlist, env.Secrets = pe.JazzHome, pe.Home, pe.EnvAllowlist, pe.Secrets
 		if pe.Dir != nil {
 			env.Dir = tools.NewWorkDir(pe.Cwd()) // a child's cd never moves its parent
 		}

@@ -139,6 +139,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	warn := warner(o.Stderr, sink, runID)
 	// One trace per run. Deferred first so it runs last: the spans of the
 	// whole teardown are flushed, within telemetry.ShutdownTimeout.
+	known := runSecrets(runCtx, o)
 	tel := openTelemetry(context.WithoutCancel(runCtx), o.Config, getenv, func(msg string) { warn("", msg) })
 	defer tel.Shutdown(context.Background())
 	parent := runParent(o.Traceparent, getenv, func(msg string) { warn("", msg) })
@@ -248,6 +249,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		JazzHome:       o.Config.Home,
 		Home:           getenv("HOME"),
 		EnvAllowlist:   o.Agent.Config.EnvAllowlist,
+		Secrets:        known,
 		Dir:            tools.NewWorkDir(o.Cwd),
 		Extras:         extras,
 	}

@@ -17,8 +17,8 @@ import (
 )
 
 // TestTenCallCap watches the 10-call cap from outside the process. The
-// model asks for 25 read_file calls on FIFOs; a read_file blocks in open()
-// until a writer comes. The test sees a reader on a FIFO when opening it
+// model asks for 25 allowlisted `cat` commands on FIFOs; each blocks in
+// open() until a writer comes. The test sees a reader on a FIFO when opening it
 // for writing with O_NONBLOCK succeeds (ENXIO means nobody reads it), so it
 // can count the calls in flight, and it releases one at a time by writing
 // the content and closing. At no moment may more than 10 be reading, and
@@ -26,13 +26,16 @@ import (
 func TestTenCallCap(t *testing.T) {
 	const n, limit = 25, 10
 	var cs []chatserver.Call
+	// Not read_file: the read tools refuse FIFOs (regular files only).
 	for i := range n {
-		cs = append(cs, readFile(fmt.Sprintf("call_%02d", i), fmt.Sprintf("pipe_%02d", i)))
+		cs = append(cs, chatserver.Call{ID: fmt.Sprintf("call_%02d", i), Name: "execute_command",
+			Arguments: chatserver.JSONArgs(map[string]string{"command": fmt.Sprintf("cat pipe_%02d", i), "description": "read a pipe"})})
 	}
 	srv := chatserver.New(calls(cs...), answer("all read"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
-	w.agent("x", "read_file")
+	w.writeConfig(`{"maxRetries": 0, "autoApprovedCommands": ["cat"]}`)
+	w.agent("x", "execute_command")
 	paths := make([]string, n)
 	for i := range n {
 		paths[i] = filepath.Join(w.cwd, fmt.Sprintf("pipe_%02d", i))
@@ -88,7 +91,7 @@ func TestTenCallCap(t *testing.T) {
 		}
 		peak = max(peak, len(held))
 		if len(held) > limit {
-			t.Fatalf("%d read_file calls in flight at once, the cap is %d", len(held), limit)
+			t.Fatalf("%d calls in flight at once, the cap is %d", len(held), limit)
 		}
 		if grew {
 			stable = 0

@@ -192,13 +192,17 @@ func TestTimeout(t *testing.T) {
 }
 
 // TestTimeoutDuringTools: the deadline also covers tool execution: a
-// read_file blocked on a FIFO nobody writes is cancelled by --timeout.
+// command blocked on a FIFO nobody writes is cancelled by --timeout. (Not
+// read_file: the read tools refuse FIFOs at once.)
 func TestTimeoutDuringTools(t *testing.T) {
-	srv := chatserver.New(calls(readFile("call_1", "pipe")), answer("never"))
+	cat := chatserver.Call{ID: "call_1", Name: "execute_command",
+		Arguments: chatserver.JSONArgs(map[string]string{"command": "cat pipe", "description": "read the pipe"})}
+	srv := chatserver.New(calls(cat), answer("never"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
+	w.writeConfig(`{"maxRetries": 0, "autoApprovedCommands": ["cat"]}`)
 	mkfifo(t, w.cwd+"/pipe")
-	w.agent("x", "read_file")
+	w.agent("x", "execute_command")
 	r := w.exec("", "run", "--agent", "x", "--json", "--timeout", "500", "hi")
 	wantFailure(t, r, "Run exceeded the 500ms timeout.")
 	if n := len(srv.Requests()); n != 1 {

@@ -156,6 +156,11 @@ func Read(ctx context.Context, path string, o Options) ([]byte, []string, error)
 const chunk = 1 << 20
 
 func read(ctx context.Context, path string, o Options) ([]byte, []string, error) {
+	// Stat first: opening some devices has side effects (a tape rewinds,
+	// a watchdog arms), so what is plainly no regular file is not opened.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, nil, &NotRegularError{What: o.what(), Path: path, Mode: fi.Mode()}
+	}
 	// O_NONBLOCK: opening a FIFO with no writer returns at once instead of
 	// waiting for one; the fstat below then refuses it.
 	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/supervisor"
 	"github.com/jazz-run/jazz/telemetry"
 	"github.com/jazz-run/jazz/tools"
@@ -282,6 +283,12 @@ func (c *Call) askGate(ctx *actor.Context, a *messages.ApprovalRequest) {
 	}
 	c.execArgs = a.ExecuteArgs
 	c.approval = "" // asked: decided() says how it went
+	// What people and event streams are shown; ExecuteArgs, what runs,
+	// stays exactly as proposed.
+	message, preview := a.Message, a.PreviewDiff
+	if sec := c.secrets(); sec != nil {
+		message, preview = sec.Redact(message), sec.Redact(preview)
+	}
 	req := messages.ApprovalRequired{
 		Place: c.req.Place,
 		// The call's own span: the gate decision, and an approver in
@@ -290,8 +297,8 @@ func (c *Call) askGate(ctx *actor.Context, a *messages.ApprovalRequest) {
 		ToolCallID:      c.req.Call.ID,
 		ToolName:        c.tool.Name,
 		RiskLevel:       c.tool.Level,
-		Message:         a.Message,
-		PreviewDiff:     a.PreviewDiff,
+		Message:         message,
+		PreviewDiff:     preview,
 		ExecuteToolName: a.ExecuteToolName,
 		ExecuteArgs:     a.ExecuteArgs,
 		Arguments:       c.args,
@@ -363,6 +370,7 @@ func (c *Call) finish(ctx *actor.Context, r messages.ToolResult, declined bool) 
 		return
 	}
 	c.done = true
+	r = c.redact(r)
 	dur := time.Since(c.started).Milliseconds()
 	resText := string(r.Result)
 	ev := messages.Event{
@@ -389,6 +397,27 @@ func (c *Call) finish(ctx *actor.Context, r messages.ToolResult, declined bool) 
 		})
 	}
 	ctx.Engine().Poison(ctx.PID())
+}
+
+// secrets are the run's own secrets, nil when the Env knows none.
+func (c *Call) secrets() *secrets.Set {
+	if c.deps.Env == nil {
+		return nil
+	}
+	return c.deps.Env.Secrets
+}
+
+// redact replaces the run's own secret values in a result before it
+// reaches the model, the events or the call's span: whatever a tool read
+// (a key copied into some file), it never carries one out.
+func (c *Call) redact(r messages.ToolResult) messages.ToolResult {
+	sec := c.secrets()
+	if sec == nil {
+		return r
+	}
+	r.Result = sec.RedactJSON(r.Result)
+	r.Error = sec.Redact(r.Error)
+	return r
 }
 
 // traceCarrier is the call span's trace context, or the request's when

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // Level is a risk tier: messages.LevelReadOnly … messages.LevelUnknown.
@@ -107,6 +108,10 @@ type Env struct {
 	Home           string
 	// EnvAllowlist un-hides secret-looking variables for child processes.
 	EnvAllowlist []string
+	// Secrets are the run's own secrets: every tool result is redacted
+	// with them, and the read tools refuse the files holding them. nil
+	// knows no values; JAZZ_HOME and /proc are refused all the same.
+	Secrets *secrets.Set
 	// Dir is the working directory, shared by the calls of one agent.
 	Dir *WorkDir
 	// Extras carries run-scoped services (subagent spawner, asker); the

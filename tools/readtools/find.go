@@ -63,6 +63,7 @@ func findHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools
 	if fail != nil {
 		return *fail
 	}
+	g := guard(env)
 	limit := maxResults(a.MaxResults)
 	maxDepth := max(intOr(a.MaxDepth, 25), 1) // 0 lists the root's children, like the glob backend
 	ctx, cancel := context.WithTimeout(ctx, ChildTimeout)
@@ -80,7 +81,7 @@ func findHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools
 		if i > 0 && float64(len(hits)) >= enough {
 			break
 		}
-		w := walker{root: root, maxDepth: maxDepth, hidden: a.IncludeHidden, prune: excluder(a.ExcludePaths)}
+		w := walker{root: root, maxDepth: maxDepth, hidden: a.IncludeHidden, prune: excluder(a.ExcludePaths), guard: &g}
 		w.visit = func(e entry) bool {
 			if seen[e.abs] || !keep(e) {
 				return true
@@ -125,6 +126,10 @@ func findHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools
 func findRoots(env *tools.Env, a findArgs) ([]string, *tools.Result) {
 	if a.Path != nil && *a.Path != "" {
 		abs := resolve(env, *a.Path)
+		if err := guard(env).Check(abs); err != nil {
+			r := tools.Fail(err.Error())
+			return nil, &r
+		}
 		fi, err := os.Stat(abs)
 		if err != nil {
 			r := tools.Fail("find command failed: " + err.Error())

@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/jazz-run/jazz/safefile"
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/pathres"
 )
@@ -89,6 +92,13 @@ type grepQuery struct {
 	mode      string
 	regex     bool
 	expr      string
+	// targets are what the child searches: the search path, or, when a
+	// protected place lies inside it, everything around that place
+	// (rgTargets without the dot entries rg would skip).
+	targets, rgTargets []string
+	guard              *secrets.Guard
+	dir                string          // the child's working directory
+	seen               map[string]bool // protected(), by reported name
 }
 
 func grepHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
@@ -100,6 +110,10 @@ func grepHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools
 	if a.Path != nil && *a.Path != "" {
 		q.search = resolve(env, *a.Path)
 	}
+	g := guard(env)
+	if err := g.CheckSearch(q.search); err != nil {
+		return tools.Fail(err.Error())
+	}
 	fi, err := os.Stat(q.search)
 	if err != nil {
 		if isMissing(err) && a.Path != nil {
@@ -107,7 +121,19 @@ func grepHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools
 		}
 		return tools.Fail(err.Error())
 	}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		// A FIFO would block the child, a device never end.
+		return tools.Fail("grep command failed: " + notRegular(q.search, safefile.KindOf(fi.Mode())))
+	}
 	q.isDir = fi.IsDir()
+	q.targets, q.rgTargets = []string{q.search}, []string{q.search}
+	if q.isDir {
+		if q.targets, err = searchTargets(g, q.search, false); err != nil {
+			return tools.Fail("grep command failed: " + err.Error())
+		}
+		q.rgTargets, _ = searchTargets(g, q.search, true)
+	}
+	q.guard = &g
 	q.recursive = a.Recursive == nil || *a.Recursive
 	if q.mode == "" {
 		q.mode = "content"
@@ -123,6 +149,7 @@ func grepHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools
 	if !q.isDir {
 		dir = filepath.Dir(q.search)
 	}
+	q.dir = dir
 	backend := "grep"
 	var out childOutput
 	if _, err := exec.LookPath("rg"); err == nil {
@@ -149,8 +176,15 @@ func grepHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools
 
 func (q *grepQuery) ripgrepArgs() []string {
 	args := []string{"--with-filename", "--null", "--no-heading", "--color=never"}
+	targets := q.rgTargets
 	if q.isDir && !q.recursive {
-		args = append(args, "--max-depth", "1")
+		if q.expanded() {
+			// Named targets would each get a level of their own: search
+			// the directory's own files instead, as grep does.
+			targets = dirFiles(q.search, q.guard)
+		} else {
+			args = append(args, "--max-depth", "1")
+		}
 	}
 	args = append(args, q.commonFlags()...)
 	if q.FilePattern != nil && *q.FilePattern != "" {
@@ -165,19 +199,20 @@ func (q *grepQuery) ripgrepArgs() []string {
 	if !q.regex {
 		args = append(args, "--fixed-strings")
 	}
-	return append(args, "-e", q.expr, "--", q.search)
+	return append(append(args, "-e", q.expr, "--"), targets...)
 }
 
 func (q *grepQuery) systemGrepArgs() []string {
-	args := []string{"-H", "-Z", "--color=never"}
-	targets := []string{q.search}
+	// -D skip: a FIFO, device or socket met in the tree is not read.
+	args := []string{"-H", "-Z", "--color=never", "-D", "skip"}
+	targets := q.targets
 	switch {
 	case q.isDir && q.recursive:
 		args = append(args, "-r")
 	case q.isDir:
 		// grep has no depth limit: search the directory's own files.
 		args = append(args, "-d", "skip")
-		targets = dirFiles(q.search)
+		targets = dirFiles(q.search, q.guard)
 	}
 	args = append(args, q.commonFlags()...)
 	if q.FilePattern != nil && *q.FilePattern != "" {
@@ -196,6 +231,12 @@ func (q *grepQuery) systemGrepArgs() []string {
 	}
 	args = append(args, "-e", q.expr, "--")
 	return append(args, targets...)
+}
+
+// expanded says whether the search path had to be split around a
+// protected place.
+func (q *grepQuery) expanded() bool {
+	return len(q.targets) != 1 || q.targets[0] != q.search
 }
 
 // commonFlags are spelled the same by rg and grep.
@@ -218,17 +259,72 @@ func (q *grepQuery) commonFlags() []string {
 	return append(args, "-m", strconv.Itoa(q.limit))
 }
 
-// dirFiles lists a directory's visible regular files for a flat search;
-// /dev/null keeps grep from reading stdin when there are none.
-func dirFiles(dir string) []string {
+// dirFiles lists a directory's visible regular files for a flat search,
+// less the protected ones; /dev/null keeps grep from reading stdin when
+// there are none.
+func dirFiles(dir string, g *secrets.Guard) []string {
 	out := []string{os.DevNull}
+	canon := dir
+	if g != nil {
+		canon, _ = g.Resolve(dir)
+	}
 	list, _ := os.ReadDir(dir)
 	for _, d := range list {
-		if d.Type().IsRegular() && !strings.HasPrefix(d.Name(), ".") {
+		if d.Type().IsRegular() && !strings.HasPrefix(d.Name(), ".") &&
+			(g == nil || !g.Excluded(filepath.Join(canon, d.Name()))) {
 			out = append(out, filepath.Join(dir, d.Name()))
 		}
 	}
 	return out
+}
+
+// searchTargets is what a recursive search of root may be handed so that
+// it never enters a protected place (/proc, JAZZ_HOME, a secret file):
+// root itself when none lies inside it; else, level by level down to each
+// such place, the entries beside it. Entries passed this way are named
+// on the command line, where grep and rg follow symlinks and read FIFOs,
+// so symlinks and special files among them are left out (a recursive
+// walk would not follow or read them either); so are dot entries when
+// skipDot (rg skips them in a walk, but searches them when named).
+func searchTargets(g secrets.Guard, root string, skipDot bool) ([]string, error) {
+	canon, err := g.Resolve(root)
+	if err != nil {
+		return nil, err
+	}
+	var inside []string
+	for _, z := range g.Zones() {
+		if z != canon && secrets.Within(z, canon) {
+			inside = append(inside, z)
+		}
+	}
+	leadsIn := func(p string) bool {
+		return slices.ContainsFunc(inside, func(z string) bool { return secrets.Within(z, p) })
+	}
+	if len(inside) == 0 {
+		return []string{root}, nil
+	}
+	var out []string
+	var expand func(dir string)
+	expand = func(dir string) {
+		list, _ := os.ReadDir(dir)
+		for _, d := range list {
+			p := filepath.Join(dir, d.Name())
+			switch {
+			case slices.Contains(inside, p), g.Excluded(p):
+				// the protected place itself
+			case d.IsDir() && leadsIn(p):
+				expand(p)
+			case skipDot && strings.HasPrefix(d.Name(), "."):
+			case d.IsDir() || d.Type().IsRegular():
+				out = append(out, p)
+			}
+		}
+	}
+	expand(canon)
+	if len(out) == 0 {
+		out = []string{os.DevNull} // nothing left to search, and never stdin
+	}
+	return out, nil
 }
 
 func (q *grepQuery) result(backend string, out childOutput) tools.Result {
@@ -237,7 +333,7 @@ func (q *grepQuery) result(backend string, out childOutput) tools.Result {
 	case "files":
 		var files []string
 		for _, f := range strings.FieldsFunc(out.stdout, func(r rune) bool { return r == 0 || r == '\n' }) {
-			if f = strings.TrimSpace(f); f != "" && len(files) < q.limit {
+			if f = strings.TrimSpace(f); f != "" && len(files) < q.limit && !q.protected(f) {
 				files = append(files, f)
 			}
 		}
@@ -254,7 +350,7 @@ func (q *grepQuery) result(backend string, out childOutput) tools.Result {
 		for _, line := range strings.Split(out.stdout, "\n") {
 			file, rest, ok := strings.Cut(line, "\x00")
 			n, err := strconv.Atoi(strings.TrimSpace(rest))
-			if ok && err == nil && n > 0 && len(counts) < q.limit {
+			if ok && err == nil && n > 0 && len(counts) < q.limit && !q.protected(file) {
 				counts = append(counts, fileCount{File: file, Count: n})
 			}
 		}
@@ -270,7 +366,7 @@ func (q *grepQuery) result(backend string, out childOutput) tools.Result {
 		return tools.Result{Success: true, Value: countView(r), Truncated: r.Truncated}
 	}
 	ctxLines := intOr(q.ContextLines, 0)
-	matches := parseContent(out.stdout, ctxLines > 0)
+	matches := slices.DeleteFunc(parseContent(out.stdout, ctxLines > 0), func(m grepMatch) bool { return q.protected(m.File) })
 	if len(matches) > q.limit {
 		matches = matches[:q.limit]
 	}
@@ -289,6 +385,30 @@ func (q *grepQuery) result(backend string, out childOutput) tools.Result {
 		ContextLines: q.ContextLines, OutputMode: q.mode, Backend: backend, Matches: matches,
 		TotalFound: len(matches), Truncated: out.stdoutTruncated, Message: withCapNote(msg, out.stdoutTruncated)}
 	return tools.Result{Success: true, Value: r, Truncated: r.Truncated}
+}
+
+// protected says whether a file the child reported is one the Guard
+// refuses: what it says about such a file is dropped, so not even a count
+// tells whether a secret there starts with the pattern. The child is kept
+// out of protected places to begin with (searchTargets); this catches
+// what a path cannot show, such as a hard link of a protected file.
+func (q *grepQuery) protected(file string) bool {
+	if q.guard == nil {
+		return false
+	}
+	if v, ok := q.seen[file]; ok {
+		return v
+	}
+	abs := file
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(q.dir, file)
+	}
+	refused := q.guard.Check(abs) != nil
+	if q.seen == nil {
+		q.seen = map[string]bool{}
+	}
+	q.seen[file] = refused
+	return refused
 }
 
 // countView makes count mode always carry `counts`, even when empty.

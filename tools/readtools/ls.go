@@ -34,6 +34,10 @@ func lsHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.R
 	if a.Path != nil && *a.Path != "" {
 		abs = resolve(env, *a.Path)
 	}
+	g := guard(env)
+	if err := g.Check(abs); err != nil {
+		return tools.Fail(err.Error())
+	}
 	fi, err := os.Stat(abs)
 	if err != nil {
 		return tools.Fail("Path not found: " + abs + ". " + err.Error())
@@ -51,7 +55,7 @@ func lsHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.R
 		depth = intOr(a.MaxDepth, 10)
 	}
 	out := []lsEntry{}
-	w := walker{root: abs, maxDepth: depth, hidden: a.ShowHidden, visit: func(e entry) bool {
+	w := walker{root: abs, maxDepth: depth, hidden: a.ShowHidden, guard: &g, visit: func(e entry) bool {
 		if !match(e.name) {
 			return true
 		}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/jazz-run/jazz/safefile"
 	"github.com/jazz-run/jazz/tools"
 )
 
@@ -38,35 +39,43 @@ type readResult struct {
 	Range         *lineRange `json:"range,omitempty"`
 }
 
-func readFileHandler(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+func readFileHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
 	var a readArgs
 	if err := decode(raw, &a); err != nil {
 		return badArgs(err)
 	}
-	abs, content, fail := loadText(env, a.Path)
+	abs, f, fail := openText(env, a.Path)
 	if fail != nil {
 		return *fail
+	}
+	defer f.Close()
+	maxUnits := min(intOr(a.MaxBytes, DefaultMaxBytes), MaxReadBytes)
+	spec := scanSpec{raw: true, budget: keepBudget(maxUnits)}
+	ranged := a.StartLine != nil || a.EndLine != nil
+	if ranged {
+		spec = scanSpec{from: max(1, intOr(a.StartLine, 1)), to: intOr(a.EndLine, 0), budget: keepBudget(maxUnits)}
+	}
+	text, err := scanText(ctx, f, spec)
+	if err != nil {
+		return tools.Fail(err.Error())
 	}
 	res := readResult{Path: abs, Encoding: "utf-8"}
 	if a.Encoding != nil {
 		res.Encoding = strings.ToLower(*a.Encoding)
 	}
-	if a.StartLine != nil || a.EndLine != nil {
-		lines := splitLines(content)
-		total := len(lines)
-		start := max(1, intOr(a.StartLine, 1))
+	if ranged {
+		total := text.lines
 		// The spec keeps end ≥ start even past the file's end, so a start
 		// beyond the last line returns no text but reports one line.
+		start := spec.from
 		end := max(start, min(intOr(a.EndLine, total), total))
-		lo, hi := min(start-1, total), min(end, total)
-		content = strings.Join(lines[lo:hi], "\n")
 		res.TotalLines, res.ReturnedLines = total, end-start+1
 		res.Range = &lineRange{StartLine: start, EndLine: end}
-	} else if content != "" {
-		res.TotalLines = len(splitLines(content))
-		res.ReturnedLines = res.TotalLines
+	} else {
+		res.TotalLines, res.ReturnedLines = text.lines, text.lines
 	}
-	res.Content, res.Truncated = cutUTF16(content, min(intOr(a.MaxBytes, DefaultMaxBytes), MaxReadBytes))
+	res.Content, res.Truncated = cutUTF16(text.str(), maxUnits)
+	res.Truncated = res.Truncated || text.cut
 	return tools.Result{Success: true, Value: res, Truncated: res.Truncated}
 }
 
@@ -92,74 +101,102 @@ type tailResult struct {
 }
 
 // headTail is what head and tail share: the validated arguments, the
-// file's lines, and how many of them the call returns.
-func headTail(env *tools.Env, raw json.RawMessage) (a headTailArgs, res headResult, lines []string, fail *tools.Result) {
+// kept lines (the first or the last `lines` of the file), the counts,
+// and the content cap (clamped like read_file's, so memory stays bounded).
+func headTail(ctx context.Context, env *tools.Env, raw json.RawMessage, tail bool) (res headResult, text scanned, maxUnits int, fail *tools.Result) {
+	var a headTailArgs
 	if err := decode(raw, &a); err != nil {
 		r := badArgs(err)
-		return a, res, nil, &r
+		return res, text, 0, &r
 	}
-	abs, content, fail := loadText(env, a.Path)
+	abs, f, fail := openText(env, a.Path)
 	if fail != nil {
-		return a, res, nil, fail
+		return res, text, 0, fail
 	}
-	lines = splitLines(content)
+	defer f.Close()
 	want := intOr(a.Lines, 10)
-	n := min(want, len(lines))
-	return a, headResult{Path: abs, TotalLines: len(lines), ReturnedLines: n, RequestedLines: want}, lines, nil
+	maxUnits = min(intOr(a.MaxBytes, DefaultMaxBytes), MaxReadBytes)
+	spec := scanSpec{from: 1, to: want, budget: keepBudget(maxUnits)}
+	if tail {
+		spec = scanSpec{tail: want, budget: keepBudget(maxUnits)}
+	}
+	text, err := scanText(ctx, f, spec)
+	if err != nil {
+		r := tools.Fail(err.Error())
+		return res, text, 0, &r
+	}
+	return headResult{Path: abs, TotalLines: text.lines, ReturnedLines: min(want, text.lines), RequestedLines: want}, text, maxUnits, nil
 }
 
-func headHandler(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
-	a, res, lines, fail := headTail(env, raw)
+func headHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+	res, text, maxUnits, fail := headTail(ctx, env, raw, false)
 	if fail != nil {
 		return *fail
 	}
-	res.Content, res.Truncated = cutUTF16(strings.Join(lines[:res.ReturnedLines], "\n"), intOr(a.MaxBytes, DefaultMaxBytes))
+	res.Content, res.Truncated = cutUTF16(text.str(), maxUnits)
+	res.Truncated = res.Truncated || text.cut
 	return tools.Result{Success: true, Value: res, Truncated: res.Truncated}
 }
 
-func tailHandler(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
-	a, head, lines, fail := headTail(env, raw)
+func tailHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+	head, text, maxUnits, fail := headTail(ctx, env, raw, true)
 	if fail != nil {
 		return *fail
 	}
-	first := len(lines) - head.ReturnedLines
-	res := tailResult{headResult: head, StartLine: first + 1, EndLine: len(lines)}
-	res.Content, res.Truncated = keepLastUTF16(strings.Join(lines[first:], "\n"), intOr(a.MaxBytes, DefaultMaxBytes))
+	res := tailResult{headResult: head, StartLine: head.TotalLines - head.ReturnedLines + 1, EndLine: head.TotalLines}
+	res.Content, res.Truncated = keepLastUTF16(text.str(), maxUnits)
+	res.Truncated = res.Truncated || text.cut
 	return tools.Result{Success: true, Value: res, Truncated: res.Truncated}
 }
 
-// loadText resolves input and reads it as UTF-8 text with any BOM removed.
-// A failure comes back as the result to return.
-func loadText(env *tools.Env, input string) (abs, content string, fail *tools.Result) {
+// openText resolves input and opens it for reading as text: it must not
+// be one of jazz's own secret places, must be a regular file (a FIFO or a
+// device is refused before it can block or never end) and not a media
+// file. A failure comes back as the result to return.
+func openText(env *tools.Env, input string) (abs string, f *safefile.File, fail *tools.Result) {
 	abs = resolve(env, input)
+	g := guard(env)
+	if err := g.Check(abs); err != nil {
+		r := tools.Fail(err.Error())
+		return abs, nil, &r
+	}
 	fi, err := os.Stat(abs)
 	switch {
 	case isMissing(err):
 		r := tools.Fail("Path not found: " + input)
-		return abs, "", &r
+		return abs, nil, &r
 	case err != nil:
 		r := tools.Fail(err.Error())
-		return abs, "", &r
+		return abs, nil, &r
 	case fi.IsDir():
 		r := tools.Fail("Not a file: " + abs)
-		return abs, "", &r
+		return abs, nil, &r
+	case !fi.Mode().IsRegular():
+		r := tools.Fail(notRegular(abs, safefile.KindOf(fi.Mode())))
+		return abs, nil, &r
 	}
 	if kind := mediaKind(abs); kind != "" {
 		// Attaching media needs a provider path this runtime does not have
 		// yet; the spec's fallback says so instead of dumping bytes.
 		r := tools.Fail(abs + " is a " + kind + " file, which cannot be read as text. This run has no way to attach media to the conversation.")
-		return abs, "", &r
+		return abs, nil, &r
 	}
-	b, err := os.ReadFile(abs)
-	if err != nil {
+	f, err = g.Open(abs)
+	var nr *safefile.NotRegularError
+	switch {
+	case errors.As(err, &nr):
+		r := tools.Fail(notRegular(abs, safefile.KindOf(nr.Mode)))
+		return abs, nil, &r
+	case err != nil:
 		r := tools.Fail(err.Error())
-		return abs, "", &r
+		return abs, nil, &r
 	}
-	s := string(b)
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return abs, strings.TrimPrefix(s, "\uFEFF"), nil
+	return abs, f, nil
+}
+
+// notRegular is the refusal for a FIFO, device or socket.
+func notRegular(abs, kind string) string {
+	return "Not a file: " + abs + " (it is a " + kind + "; only regular files are read)"
 }
 
 // isMissing says whether a stat error means "nothing there": absent, a

@@ -10,9 +10,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/pathres"
 )
@@ -142,6 +144,17 @@ func decode(args json.RawMessage, v any) error {
 
 func badArgs(err error) tools.Result { return tools.Fail("invalid arguments: " + err.Error()) }
 
+// guard is the run's secrets guard: JAZZ_HOME (else the default
+// ~/.jazz, so a bare Env still protects it), /proc and the run's other
+// secret files.
+func guard(env *tools.Env) secrets.Guard {
+	home := env.JazzHome
+	if home == "" && env.Home != "" {
+		home = filepath.Join(env.Home, ".jazz")
+	}
+	return env.Secrets.Guard(home)
+}
+
 // resolve resolves a tool's path argument against the agent's cwd.
 func resolve(env *tools.Env, input string) string {
 	return pathres.Resolve(env.Cwd(), env.Home, input)
@@ -159,6 +172,9 @@ func cdHandler(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Res
 		return badArgs(err)
 	}
 	abs := resolve(env, a.Path)
+	if err := guard(env).Check(abs); err != nil {
+		return tools.Fail(err.Error())
+	}
 	fi, err := os.Stat(abs)
 	if err != nil {
 		if os.IsNotExist(err) {

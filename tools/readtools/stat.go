@@ -46,6 +46,9 @@ func statHandler(_ context.Context, env *tools.Env, raw json.RawMessage) tools.R
 		return badArgs(err)
 	}
 	abs := resolve(env, a.Path)
+	if err := guard(env).Check(abs); err != nil {
+		return tools.Fail(err.Error())
+	}
 	fi, err := os.Stat(abs) // follows links, as the spec says
 	if isMissing(err) {
 		return tools.OK(statResult{Path: abs})

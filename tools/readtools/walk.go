@@ -7,6 +7,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/jazz-run/jazz/safefile"
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // ignoreRule is one line of a root .gitignore, read the way the original
@@ -19,9 +22,13 @@ type ignoreRule struct {
 	dirOnly  bool
 }
 
-// loadIgnore parses root/.gitignore; a missing file means no rules.
-func loadIgnore(root string) []ignoreRule {
-	b, err := os.ReadFile(filepath.Join(root, ".gitignore"))
+// maxIgnoreBytes bounds the .gitignore a walk reads.
+const maxIgnoreBytes = 1 << 20
+
+// loadIgnore parses root/.gitignore; a missing file (or a FIFO, a device,
+// one too big) means no rules.
+func loadIgnore(ctx context.Context, root string) []ignoreRule {
+	b, _, err := safefile.Read(ctx, filepath.Join(root, ".gitignore"), safefile.Options{MaxBytes: maxIgnoreBytes})
 	if err != nil {
 		return nil
 	}
@@ -97,16 +104,30 @@ type walker struct {
 	maxDepth int
 	hidden   bool
 	rules    []ignoreRule
+	canon    string // the root with symlinks resolved, when guarded
 	// prune, if set, drops an entry and its subtree.
 	prune func(e entry) bool
 	// visit sees each kept entry; returning false stops the walk.
 	visit func(e entry) bool
+	// guard, if set, keeps the walk out of jazz's own secret places
+	// (/proc's process entries, JAZZ_HOME), whatever hidden says.
+	guard *secrets.Guard
 }
 
 // run walks w.root. It stops early on ctx cancellation and reports it.
 func (w *walker) run(ctx context.Context) error {
+	if w.guard != nil {
+		canon, err := w.guard.Resolve(w.root)
+		if err != nil {
+			return err
+		}
+		if w.guard.Excluded(canon) {
+			return nil
+		}
+		w.canon = canon
+	}
 	if !w.hidden {
-		w.rules = loadIgnore(w.root)
+		w.rules = loadIgnore(ctx, w.root)
 	}
 	_, err := w.dir(ctx, w.root, nil, 1)
 	return err
@@ -128,6 +149,11 @@ func (w *walker) dir(ctx context.Context, abs string, rel []string, depth int) (
 		}
 		segs := append(rel[:len(rel):len(rel)], name)
 		if w.ignored(segs, d.IsDir()) {
+			continue
+		}
+		// Walks follow no symlinks, so the canonical root plus the
+		// relative path is the entry's canonical path.
+		if w.guard != nil && w.guard.Excluded(filepath.Join(w.canon, filepath.Join(segs...))) {
 			continue
 		}
 		e := entry{abs: filepath.Join(abs, name), rel: strings.Join(segs, "/"), name: name, depth: depth, d: d}

@@ -1,0 +1,333 @@
+package secrets
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/jazz-run/jazz/safefile"
+)
+
+// maxLinks bounds a symlink chain, as the kernel does.
+const maxLinks = 40
+
+// homeScanMax bounds the JAZZ_HOME walk that looks for a hard link of an
+// opened file.
+const homeScanMax = 10000
+
+// ErrRefused is wrapped by every RefusedError.
+var ErrRefused = errors.New("refused: jazz's own secrets")
+
+// RefusedError is a path the Guard will not let a tool read.
+type RefusedError struct {
+	// Path is the path as the tool resolved it.
+	Path   string
+	Reason string
+}
+
+func (e *RefusedError) Error() string { return "Refused: " + e.Path + " " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrRefused) hold.
+func (e *RefusedError) Unwrap() error { return ErrRefused }
+
+const (
+	reasonProc = "is process information under /proc (environments, memory, command lines, open files " +
+		"of jazz and every other process); jazz's tools do not read it, since it holds jazz's own secrets."
+	reasonFile = "holds jazz's own configuration and credentials; jazz's tools do not read it."
+)
+
+func reasonHome(home string) string {
+	return "is inside JAZZ_HOME (" + home + "), which holds jazz's own configuration and credentials; jazz's tools do not read it."
+}
+
+// procAllowed are the entries directly under /proc that describe the
+// machine, not a process: everything else there is refused (fail closed:
+// process directories, self and thread-self, kcore, kmsg, whatever a
+// kernel adds).
+var procAllowed = []string{
+	"buddyinfo", "cmdline", "cpuinfo", "crypto", "devices", "diskstats", "filesystems",
+	"interrupts", "loadavg", "meminfo", "partitions", "pressure", "softirqs", "stat",
+	"swaps", "sys", "uptime", "version", "vmstat", "zoneinfo",
+}
+
+// procRefused says whether a canonical path is under /proc and not one
+// of the machine-wide entries; /proc itself may be listed.
+func procRefused(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	return !slices.Contains(procAllowed, first)
+}
+
+// Guard decides which paths jazz's tools refuse: process information
+// under /proc (jazz's and every other process's), everything inside
+// JAZZ_HOME (a rule over the directory, so files added later are covered
+// too), and any other file the run knows holds its secrets (a --config
+// file elsewhere). Paths are judged after every symlink is resolved, and
+// an opened file by what it is (the kernel's name for the descriptor, its
+// file system, its inode), so no spelling of a path reaches them.
+type Guard struct {
+	home string
+	// dirs is JAZZ_HOME as configured and as resolved; files the extra
+	// files likewise. Both are fixed when the Guard is made.
+	dirs, files []string
+}
+
+// NewGuard protects home (JAZZ_HOME; "" protects no directory) and files.
+func NewGuard(home string, files ...string) Guard {
+	g := Guard{}
+	if home != "" {
+		g.home = filepath.Clean(home)
+		g.dirs = withResolved(g.dirs, g.home)
+	}
+	for _, f := range files {
+		if f != "" {
+			g.files = withResolved(g.files, filepath.Clean(f))
+		}
+	}
+	return g
+}
+
+// withResolved appends p and, when it differs, p with symlinks resolved.
+func withResolved(list []string, p string) []string {
+	list = append(list, p)
+	if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+		list = append(list, real)
+	}
+	return list
+}
+
+func (g Guard) protectedDirs() []string  { return g.dirs }
+func (g Guard) protectedFiles() []string { return g.files }
+
+// Zones are the canonical roots a recursive search must not enter: /proc,
+// JAZZ_HOME and the extra files.
+func (g Guard) Zones() []string {
+	return append(append([]string{"/proc"}, g.dirs...), g.files...)
+}
+
+// CheckSearch refuses a recursive search rooted at abs when the root is,
+// or lies inside, one of the Zones: unlike a listing, a search reads
+// every file, so not even /proc itself may be its root.
+func (g Guard) CheckSearch(abs string) error {
+	canon, err := g.Resolve(abs)
+	if err != nil {
+		return err
+	}
+	switch {
+	case Within(canon, "/proc") && (procRefused(canon) || !isRegular(canon)):
+		// A machine-wide file such as /proc/cpuinfo may be searched; a
+		// tree under /proc may not.
+		return &RefusedError{Path: abs, Reason: reasonProc}
+	case slices.ContainsFunc(g.dirs, func(d string) bool { return Within(canon, d) }):
+		return &RefusedError{Path: abs, Reason: reasonHome(g.home)}
+	case slices.Contains(g.files, canon):
+		return &RefusedError{Path: abs, Reason: reasonFile}
+	}
+	return g.Check(abs)
+}
+
+// Excluded is the cheap test for an entry met while walking a tree whose
+// root was already resolved (walks do not follow symlinks, so the entry's
+// path is canonical): under /proc's refused part, JAZZ_HOME, or an extra
+// file.
+func (g Guard) Excluded(canon string) bool {
+	if procRefused(canon) {
+		return true
+	}
+	for _, d := range g.protectedDirs() {
+		if Within(canon, d) {
+			return true
+		}
+	}
+	return slices.Contains(g.protectedFiles(), canon)
+}
+
+// Within says whether p is dir or below it (both clean and absolute).
+func Within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// Resolve follows every symlink in abs (an absolute path) and returns the
+// canonical path; a missing part and what follows it are kept as written.
+// It stops with a RefusedError as soon as the path enters /proc's refused
+// part, before reading a link there (/proc/self/fd/N names whatever jazz
+// has open, not a path).
+func (g Guard) Resolve(abs string) (string, error) {
+	if !filepath.IsAbs(abs) {
+		return "", fmt.Errorf("resolve %q: not an absolute path", abs)
+	}
+	todo := strings.Split(filepath.Clean(abs), "/")
+	cur := "/"
+	links := 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		if procRefused(next) {
+			return next, &RefusedError{Path: abs, Reason: reasonProc}
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, todo...)...), nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", &fs.PathError{Op: "resolve", Path: abs, Err: syscall.ELOOP}
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	return cur, nil
+}
+
+// Check refuses abs (as a tool resolved it) when it leads, through any
+// symlinks, into a protected place. Other errors (a loop) are returned as
+// they are; a missing path passes, since there is nothing to read.
+func (g Guard) Check(abs string) error {
+	canon, err := g.Resolve(abs)
+	if err != nil {
+		return err
+	}
+	info, _ := os.Stat(canon)
+	return g.judge(abs, canon, info, onProcFS(deepestExisting(canon)))
+}
+
+// CheckOpened refuses an opened file by what it is rather than how it was
+// named: the kernel's own path for the descriptor, its file system (any
+// procfs, wherever mounted), and its identity (a hard link of a protected
+// file, a bind mount of JAZZ_HOME).
+func (g Guard) CheckOpened(f *safefile.File, display string) error {
+	canon := openedPath(f)
+	return g.judge(display, canon, f.Info, fdOnProcFS(f))
+}
+
+// Open opens abs for reading with safefile.Open, refusing protected
+// places before the open and again on the opened descriptor.
+func (g Guard) Open(abs string) (*safefile.File, error) {
+	if err := g.Check(abs); err != nil {
+		return nil, err
+	}
+	f, err := safefile.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.CheckOpened(f, abs); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// judge applies every rule to a canonical path and, when it exists, its
+// stat.
+func (g Guard) judge(display, canon string, info fs.FileInfo, procFS bool) error {
+	if procRefused(canon) || (procFS && !strings.HasPrefix(canon, "/proc/") && canon != "/proc") {
+		// A procfs mounted anywhere but /proc is refused whole.
+		return &RefusedError{Path: display, Reason: reasonProc}
+	}
+	for _, d := range g.protectedDirs() {
+		if Within(canon, d) {
+			return &RefusedError{Path: display, Reason: reasonHome(g.home)}
+		}
+	}
+	if g.home != "" && inHomeByIdentity(canon, g.home) {
+		return &RefusedError{Path: display, Reason: reasonHome(g.home)}
+	}
+	for _, f := range g.protectedFiles() {
+		if canon == f {
+			return &RefusedError{Path: display, Reason: reasonFile}
+		}
+		if info != nil {
+			if fi, err := os.Stat(f); err == nil && os.SameFile(fi, info) {
+				return &RefusedError{Path: display, Reason: reasonFile}
+			}
+		}
+	}
+	if info != nil && info.Mode().IsRegular() && hardLinked(info) && g.home != "" && linkedFromHome(g.home, info) {
+		return &RefusedError{Path: display, Reason: reasonHome(g.home)}
+	}
+	return nil
+}
+
+// inHomeByIdentity says whether some existing ancestor of canon is the
+// JAZZ_HOME directory itself (same device and inode): a bind mount of it,
+// or a spelling a case-insensitive file system accepts.
+func inHomeByIdentity(canon, home string) bool {
+	hi, err := os.Stat(home)
+	if err != nil {
+		return false
+	}
+	for p := canon; ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() && os.SameFile(fi, hi) {
+			return true
+		}
+		if p == "/" || p == "." {
+			return false
+		}
+	}
+}
+
+// linkedFromHome looks for another name of info inside home.
+func linkedFromHome(home string, info fs.FileInfo) bool {
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real // WalkDir does not follow a symlinked root
+	}
+	seen, found := 0, false
+	_ = filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if seen++; seen > homeScanMax {
+			// Too big to scan: fail closed.
+			found = true
+			return filepath.SkipAll
+		}
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil && os.SameFile(fi, info) {
+				found = true
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+func isRegular(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// deepestExisting is p or its nearest ancestor that exists.
+func deepestExisting(p string) string {
+	for {
+		if _, err := os.Lstat(p); err == nil || p == "/" || p == "." {
+			return p
+		}
+		p = filepath.Dir(p)
+	}
+}

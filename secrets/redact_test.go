@@ -1,0 +1,160 @@
+package secrets_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/jazz-run/jazz/secrets"
+)
+
+func TestRedactorString(t *testing.T) {
+	r := secrets.NewRedactor("sk-abcdef123456", "sk-abcdef123456-longer", "x", "  ", "pa<ss>&wd1")
+	got := r.String("a sk-abcdef123456-longer b sk-abcdef123456 c x pa<ss>&wd1")
+	want := "a [REDACTED] b [REDACTED] c x [REDACTED]"
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	var nilR *secrets.Redactor
+	if nilR.String("sk-abcdef123456") != "sk-abcdef123456" || nilR.JSON(json.RawMessage(`1`)) == nil {
+		t.Fatal("a nil Redactor changes text")
+	}
+}
+
+// Secrets are found however a result encodes them, and the JSON stays
+// valid even when a secret is also a number.
+func TestRedactorJSON(t *testing.T) {
+	secret := `pa"ss<&>\wd/1`
+	r := secrets.NewRedactor(secret, "12345678")
+	doc := map[string]any{"content": "key=" + secret, "n": 12345678, "list": []any{"x" + secret}}
+	raw, _ := json.Marshal(doc)
+	out := r.JSON(raw)
+	if !json.Valid(out) {
+		t.Fatalf("invalid JSON after redaction: %s", out)
+	}
+	var back map[string]any
+	_ = json.Unmarshal(out, &back)
+	flat, _ := json.Marshal(back)
+	if strings.Contains(string(flat), "wd/1") || strings.Contains(string(flat), "12345678") {
+		t.Fatalf("secret survived: %s", out)
+	}
+	if back["content"] != "key=[REDACTED]" {
+		t.Fatalf("content %q", back["content"])
+	}
+	// HTML-unescaped encoders write the secret as is.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(doc)
+	if out := r.JSON(json.RawMessage(b.String())); strings.Contains(string(out), `<&>`) {
+		t.Fatalf("unescaped form survived: %s", out)
+	}
+}
+
+func TestFromEnviron(t *testing.T) {
+	got := secrets.FromEnviron([]string{
+		"OPENAI_API_KEY=sk-envkey0123456789abcd",
+		"OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team=hc0123456789,Authorization=Bearer%20tok0123456789",
+		"DATABASE_URL=postgres://u:dbpassword9@h/db",
+		"MYSQL_PWD=mysqlpw123",
+		"PATH=/usr/bin:/bin",
+		"XAUTHORITY=/run/user/1000/xauth",
+		"TOKENIZERS_PARALLELISM=false",
+	})
+	for _, w := range []string{"sk-envkey0123456789abcd", "hc0123456789", "tok0123456789", "dbpassword9", "mysqlpw123"} {
+		if !contains(got, w) {
+			t.Errorf("FromEnviron missed %q: %q", w, got)
+		}
+	}
+	for _, n := range []string{"/usr/bin:/bin", "/run/user/1000/xauth", "false"} {
+		if contains(got, n) {
+			t.Errorf("FromEnviron took %q, which is no secret", n)
+		}
+	}
+}
+
+func TestFromJSON(t *testing.T) {
+	got := secrets.FromJSON([]byte(`{
+		"llm": {"openai": {"api_key": "sk-cfg0123456789abcdef", "base_url": "https://api.example.com"}},
+		"llmApiKeys": {"anthropic": "ant-key-0123456789"},
+		"telemetry": {"otlp": {"headers": {"x-team": "team0123456"}}},
+		"mcpServers": {"x": {"env": {"GITHUB_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz0123"}}},
+		"apiKeyEnv": "OPENAI_API_KEY",
+		"note": "uses nats://bus:buspassword1@127.0.0.1:4222",
+		"maxTokens": 123456789
+	}`))
+	for _, w := range []string{"sk-cfg0123456789abcdef", "ant-key-0123456789", "team0123456", "ghp_abcdefghijklmnopqrstuvwxyz0123", "buspassword1"} {
+		if !contains(got, w) {
+			t.Errorf("FromJSON missed %q: %q", w, got)
+		}
+	}
+	for _, n := range []string{"https://api.example.com", "OPENAI_API_KEY", "123456789"} {
+		if contains(got, n) {
+			t.Errorf("FromJSON took %q", n)
+		}
+	}
+}
+
+// FromHome reads every small file of JAZZ_HOME, files added later
+// included, and never blocks on a FIFO planted there.
+func TestFromHome(t *testing.T) {
+	home := t.TempDir()
+	write(t, filepath.Join(home, "config.json"), `{"llm":{"openai":{"api_key":"sk-home0123456789abcdef"}}}`)
+	write(t, filepath.Join(home, "agents", "a.json"), `{"config":{"llmApiKeys":{"openai":"agentkey0123456"}}}`)
+	write(t, filepath.Join(home, "remote", "approver.creds"), "-----BEGIN USER NKEY SEED-----\nSUACSSL3UAHUDXKFSNVUZRF5UHPMWZ6BFDTJ7M6USDXIEDNPPQYYYCU3VY\n------END USER NKEY SEED------\n")
+	write(t, filepath.Join(home, "history", "c.json"), `{"password":"not-scanned-history"}`)
+	if err := syscall.Mkfifo(filepath.Join(home, "fifo.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := secrets.FromHome(context.Background(), home)
+	for _, w := range []string{"sk-home0123456789abcdef", "agentkey0123456", "SUACSSL3UAHUDXKFSNVUZRF5UHPMWZ6BFDTJ7M6USDXIEDNPPQYYYCU3VY"} {
+		if !contains(got, w) {
+			t.Errorf("FromHome missed %q: %q", w, got)
+		}
+	}
+	if contains(got, "not-scanned-history") {
+		t.Errorf("FromHome scanned history")
+	}
+}
+
+func TestCollectGuardsOnlyConfigFilesWithSecrets(t *testing.T) {
+	dir := t.TempDir()
+	withKey := filepath.Join(dir, "global.json")
+	plain := filepath.Join(dir, "project.json")
+	write(t, withKey, `{"llm":{"openai":{"api_key":"sk-file0123456789abcdef"}}}`)
+	write(t, plain, `{"maxIterations":5}`)
+	s := secrets.Collect(context.Background(), secrets.Sources{Files: []string{withKey, plain}, Headers: map[string]string{"authorization": "Bearer hdr0123456789"}})
+	if got := s.Files(); len(got) != 1 || got[0] != withKey {
+		t.Fatalf("guarded files %q, want only %s", got, withKey)
+	}
+	if out := s.Redact("a sk-file0123456789abcdef b hdr0123456789 c Bearer hdr0123456789"); strings.Contains(out, "0123456789") {
+		t.Fatalf("redacted %q", out)
+	}
+	var none *secrets.Set
+	if none.Redact("sk-file0123456789abcdef") != "sk-file0123456789abcdef" || none.Files() != nil {
+		t.Fatal("a nil Set is not empty")
+	}
+}
+
+func write(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

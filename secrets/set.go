@@ -1,0 +1,90 @@
+package secrets
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+)
+
+// Set is what one run knows about its own secrets: their values, for the
+// Redactor, and the files outside JAZZ_HOME that hold them, for the
+// Guard. The run wiring builds it once and hands it to every tool call
+// (tools.Env.Secrets); it is immutable. A nil Set knows nothing.
+type Set struct {
+	redactor *Redactor
+	files    []string
+}
+
+// Sources are where a run's secrets come from; every field is optional.
+type Sources struct {
+	// Environ is the process environment (os.Environ()).
+	Environ []string
+	// Home is JAZZ_HOME: every small file in it is searched (FromHome).
+	Home string
+	// Files are the config files read (--config, JAZZ_CONFIG_PATH, a
+	// project config): they are searched, and each that holds a secret is
+	// guarded like JAZZ_HOME.
+	Files []string
+	// Documents are typed configuration marshalled to JSON (the merged
+	// config, the agent): whatever they hold under secret-looking keys.
+	Documents []any
+	// Headers are OTLP (or other) request headers: every value is secret.
+	Headers map[string]string
+	// Values are secrets known by value (a NATS password, a provider key
+	// resolved elsewhere).
+	Values []string
+}
+
+// Collect builds a Set from src. It reads JAZZ_HOME and the files within
+// ctx, boundedly, and never fails: what cannot be read is skipped (the
+// Guard refuses those places whether or not their values are known).
+func Collect(ctx context.Context, src Sources) *Set {
+	vals := slices.Clone(src.Values)
+	vals = append(vals, FromEnviron(src.Environ)...)
+	vals = append(vals, FromHome(ctx, src.Home)...)
+	vals = append(vals, FromHeaders(src.Headers)...)
+	var guarded []string
+	for _, f := range src.Files {
+		if found := fromFile(ctx, f); len(NewRedactor(found...).values) > 0 {
+			vals = append(vals, found...)
+			guarded = append(guarded, f)
+		}
+	}
+	for _, d := range src.Documents {
+		if b, err := json.Marshal(d); err == nil {
+			vals = append(vals, FromJSON(b)...)
+		}
+	}
+	return &Set{redactor: NewRedactor(vals...), files: guarded}
+}
+
+// NewSet is a Set of known values and guarded files, for tests and for
+// callers that collect on their own.
+func NewSet(values []string, files ...string) *Set {
+	return &Set{redactor: NewRedactor(values...), files: slices.Clone(files)}
+}
+
+// Redactor is the Set's redactor (nil for a nil Set: redacts nothing).
+func (s *Set) Redactor() *Redactor {
+	if s == nil {
+		return nil
+	}
+	return s.redactor
+}
+
+// Files are the guarded files outside JAZZ_HOME.
+func (s *Set) Files() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.files)
+}
+
+// Guard is the Guard for a run whose JAZZ_HOME is home.
+func (s *Set) Guard(home string) Guard { return NewGuard(home, s.Files()...) }
+
+// Redact is s.Redactor().String(text).
+func (s *Set) Redact(text string) string { return s.Redactor().String(text) }
+
+// RedactJSON is s.Redactor().JSON(raw).
+func (s *Set) RedactJSON(raw json.RawMessage) json.RawMessage { return s.Redactor().JSON(raw) }

@@ -6,17 +6,23 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // MaxEnvAllowlist is the most names an envAllowlist may hold.
 const MaxEnvAllowlist = 32
 
-var (
-	// secretName marks variables hidden from children unless allowlisted.
-	secretName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)API|KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|AUTH`) })
-	// allowName is the shape of an envAllowlist entry.
-	allowName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`) })
-)
+// allowName is the shape of an envAllowlist entry.
+var allowName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`) })
+
+// secretVar says whether a variable is hidden from children unless
+// allowlisted: by its name (shell-safety.md §4's rule, widened in
+// secrets.SecretName) or by what its value looks like (a URL with
+// userinfo, an Authorization-style header, a key-shaped token, a PEM key).
+func secretVar(name, val string) bool {
+	return secrets.SecretName(name) || secrets.SecretValue(val)
+}
 
 // ErrEnvAllowlist is wrapped by every ValidateEnvAllowlist error.
 var ErrEnvAllowlist = errors.New("invalid envAllowlist")
@@ -44,8 +50,9 @@ type baseVar struct {
 // SanitizedEnv builds a child's environment from the parent's (KEY=VALUE
 // entries) per shell-safety.md §4: the base variables first (parent value
 // or default; GIT_TERMINAL_PROMPT forced to 0; PWD defaults to cwd), then
-// every other parent variable except secret-looking names not in
-// allowlist, and names starting with SSH_ even if allowlisted. The
+// every other parent variable except secret-looking ones (by name or by
+// value) not in allowlist, and names starting with SSH_ even if
+// allowlisted. The
 // allowlist only un-hides variables the parent has; names in it that are
 // not valid variable names are ignored (ValidateEnvAllowlist reports them).
 func SanitizedEnv(parent []string, allowlist []string, cwd string) []string {
@@ -103,10 +110,26 @@ func SanitizedEnv(parent []string, allowlist []string, cwd string) []string {
 		switch {
 		case isBase[name], strings.HasPrefix(name, "SSH_"):
 			continue
-		case secretName().MatchString(name) && !allowed[name]:
+		case secretVar(name, vals[name]) && !allowed[name]:
 			continue
 		}
 		out = append(out, name+"="+vals[name])
+	}
+	return out
+}
+
+// WithoutSecrets is parent minus every secret-looking variable (by name or
+// value) and every SSH_ one, otherwise unchanged: the environment of the
+// grep and find children, which need the user's locale and PATH as they
+// are but none of jazz's credentials.
+func WithoutSecrets(parent []string) []string {
+	out := make([]string, 0, len(parent))
+	for _, kv := range parent {
+		name, val, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "SSH_") || secretVar(name, val) {
+			continue
+		}
+		out = append(out, kv)
 	}
 	return out
 }

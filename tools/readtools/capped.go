@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"time"
+
+	"github.com/jazz-run/jazz/shellguard"
 )
 
 // capBuffer keeps the first limit bytes written and drains the rest, so a
@@ -56,6 +59,9 @@ func runCapped(ctx context.Context, dir, name string, args ...string) childOutpu
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	// None of jazz's credentials: the child could be pointed at its own
+	// /proc/self/environ, and needs only PATH and the locale.
+	cmd.Env = shellguard.WithoutSecrets(os.Environ())
 	// Grandchildren holding the pipes must not hang Wait past the kill.
 	cmd.WaitDelay = time.Second
 	out := &capBuffer{limit: StreamCap}

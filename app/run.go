@@ -140,7 +140,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	// One trace per run. Deferred first so it runs last: the spans of the
 	// whole teardown are flushed, within telemetry.ShutdownTimeout.
 	known := runSecrets(runCtx, o)
-	tel := openTelemetry(context.WithoutCancel(runCtx), o.Config, getenv, func(msg string) { warn("", msg) })
+	tel := openTelemetry(context.WithoutCancel(runCtx), o.Config, getenv, known.Redactor(), func(msg string) { warn("", msg) })
 	defer tel.Shutdown(context.Background())
 	parent := runParent(o.Traceparent, getenv, func(msg string) { warn("", msg) })
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/telemetry"
 )
 
@@ -23,7 +24,7 @@ const (
 // the run's export pipeline. Every problem is a warning and a run without
 // export, never an error; with export off nothing of the SDK is built, so
 // start-up stays cheap.
-func openTelemetry(ctx context.Context, c *config.Config, getenv func(string) string, warn func(string)) *telemetry.Telemetry {
+func openTelemetry(ctx context.Context, c *config.Config, getenv func(string) string, red *secrets.Redactor, warn func(string)) *telemetry.Telemetry {
 	if c == nil || (c.Telemetry.Enabled != nil && !*c.Telemetry.Enabled) {
 		return telemetry.Noop() // telemetry.enabled=false stops export too
 	}
@@ -36,6 +37,7 @@ func openTelemetry(ctx context.Context, c *config.Config, getenv func(string) st
 		ServiceName:    ot.ServiceName,
 		CaptureContent: ot.CaptureContent,
 		TimeoutMs:      ot.TimeoutMs,
+		Secrets:        red,
 	}, getenv)
 	for _, w := range warns {
 		warn(w)

@@ -97,7 +97,7 @@ func TestOpenTelemetryOff(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var warns []string
-			tel := openTelemetry(context.Background(), tt.cfg, func(k string) string { return tt.env[k] }, func(m string) { warns = append(warns, m) })
+			tel := openTelemetry(context.Background(), tt.cfg, func(k string) string { return tt.env[k] }, nil, func(m string) { warns = append(warns, m) })
 			if tel.Enabled() {
 				t.Fatal("export is on")
 			}

@@ -229,18 +229,23 @@ func telCheckTree(t *testing.T, spans otlptest.Spans) {
 	if len(spawns) != 2 {
 		t.Fatalf("iteration 2 children = %v, want two tool spawn_subagent", spans.ChildrenOf(it2).Names())
 	}
+	// A subagent's name is the model's text, so with captureContent off
+	// its span is just "subagent": beta is the one that worked longer.
 	subs := map[string]otlptest.Span{}
 	for _, sp := range spawns {
 		wantAttr(sp, "jazz.approval", "approved")
 		one(spans.ChildrenOf(sp), "gate spawn_subagent")
-		for _, k := range spans.ChildrenOf(sp).Where(func(s otlptest.Span) bool { return strings.HasPrefix(s.Name, "subagent ") }) {
-			subs[k.Name] = k
+		k := one(spans.ChildrenOf(sp), "subagent")
+		name := "alpha"
+		if len(spans.ChildrenOf(k).Named("iteration 2")) > 0 {
+			name = "beta"
 		}
+		subs[name] = k
 	}
 	for _, name := range []string{"alpha", "beta"} {
-		sub, ok := subs["subagent "+name]
+		sub, ok := subs[name]
 		if !ok {
-			t.Fatalf("no span subagent %s under the spawn_subagent calls; found %v", name, subs)
+			t.Fatalf("no subagent span for %s under the spawn_subagent calls; found %v", name, subs)
 		}
 		wantAttr(sub, "jazz.agent.depth", 1)
 		wantAttr(sub, "jazz.outcome", "completed")
@@ -594,7 +599,9 @@ func TestTelRetry(t *testing.T) {
 	if len(parent) != 1 || !strings.HasPrefix(parent[0].Name, "chat ") {
 		t.Fatalf("llm retry's parent is %v, want the chat span", parent.Names())
 	}
-	if retry.StatusCode != "error" || !strings.Contains(retry.StatusMessage, "overloaded") ||
+	// With captureContent off a failure goes out as its kind, not the
+	// provider's text (which may quote the request).
+	if retry.StatusCode != "error" || retry.StatusMessage != "llm_retry" ||
 		retry.Str("gen_ai.system") != "replay" || retry.Str("jazz.event.type") != "llm_retry" {
 		t.Fatalf("llm retry span: status %s %q, attrs %v", retry.StatusCode, retry.StatusMessage, retry.Attrs)
 	}

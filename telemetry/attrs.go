@@ -1,9 +1,12 @@
 package telemetry
 
 import (
+	"regexp"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // String limits per captureContent (telemetry.md §5).
@@ -31,10 +34,31 @@ func IsContentKey(key string) bool {
 	return false
 }
 
+// trustedKeys are the string attributes whose values jazz itself chooses
+// (ids it mints, names from code and config, fixed vocabularies): with
+// captureContent off they are the only strings exported. Every other
+// string is dropped, so text a model wrote (a path, a command, an
+// argument, a tool name it made up) cannot reach a collector through a
+// field added later, whatever its key. The values themselves are made
+// safe where they are set: a model-chosen tool name becomes "unknown", a
+// tool-call id a keyed fingerprint, an error text its category.
+var trustedKeys = map[string]bool{
+	"jazz.event.type": true, "jazz.outcome": true, "jazz.error": true,
+	"jazz.run.id": true, "jazz.agent.id": true, "jazz.conversation.id": true, "jazz.parentAgent.id": true,
+	"jazz.agent.name": true, "jazz.model": true,
+	"jazz.toolName": true, "jazz.toolCallId": true, "jazz.riskTier": true, "jazz.executed": true,
+	"jazz.approval": true, "jazz.decidedBy": true, "jazz.remember": true, "jazz.finishReason": true,
+	"gen_ai.system": true, "gen_ai.request.model": true, "gen_ai.response.model": true, "gen_ai.operation.name": true,
+	// metric dimensions
+	"outcome": true, "decided_by": true, "tool": true, "model": true, "system": true, "type": true,
+}
+
 // filter is the one gate every attribute passes through on its way to a
-// span or a metric: content keys are dropped unless capture is on, strings
-// (and string slices) are cut. kv itself is left untouched.
-func filter(capture bool, kv []attribute.KeyValue) []attribute.KeyValue {
+// span or a metric. With captureContent off: content keys are dropped,
+// and so is every string not under a trusted key; with it on, strings
+// lose the run's own secret values. Strings (and string slices) are cut
+// either way. kv itself is left untouched.
+func filter(capture bool, red *secrets.Redactor, kv []attribute.KeyValue) []attribute.KeyValue {
 	limit := MaxAttrLen
 	if capture {
 		limit = MaxContentLen
@@ -44,30 +68,44 @@ func filter(capture bool, kv []attribute.KeyValue) []attribute.KeyValue {
 		if !a.Valid() {
 			continue
 		}
-		if !capture && IsContentKey(string(a.Key)) {
+		key := string(a.Key)
+		if !capture && IsContentKey(key) {
 			continue
 		}
 		switch a.Value.Type() {
 		case attribute.STRING:
-			if s := a.Value.AsString(); len(s) > limit {
+			if !capture && !trustedKeys[key] {
+				continue
+			}
+			if s := red.String(a.Value.AsString()); len(s) > limit || s != a.Value.AsString() {
 				a = a.Key.String(cut(s, limit))
 			}
 		case attribute.STRINGSLICE:
+			if !capture && !trustedKeys[key] {
+				continue
+			}
 			ss := a.Value.AsStringSlice()
-			changed := false
 			for i, s := range ss {
-				if len(s) > limit {
-					ss[i] = cut(s, limit)
-					changed = true
-				}
+				ss[i] = cut(red.String(s), limit)
 			}
-			if changed {
-				a = a.Key.StringSlice(ss)
-			}
+			a = a.Key.StringSlice(ss)
 		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// wordRe is a value from a fixed vocabulary or an identifier a provider
+// or config sets (an outcome, a finish reason, a model name).
+var wordRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+\-]{0,127}$`)
+
+// word returns s when it is such a value, else fallback: a free text in a
+// field meant for one word is not exported as it is.
+func word(s, fallback string) string {
+	if wordRe.MatchString(s) {
+		return s
+	}
+	return fallback
 }
 
 // cut returns s limited to n characters (runes), never splitting one.

@@ -106,16 +106,16 @@ func runTree(tel *telemetry.Telemetry, parent messages.Trace) {
 	)
 	chat.End(telemetry.ChatResult{ResponseModel: "claude-x-2", Usage: messages.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15, CacheReadTokens: 3}, CostUSD: 0.25})
 
-	tctx, tool := tel.StartTool(ictx, telemetry.ToolInfo{Name: "edit_file", CallID: "call-1", RiskTier: messages.LevelHighRisk, Iteration: 1})
+	tctx, tool := tel.StartTool(ictx, telemetry.ToolInfo{Name: "edit_file", Registered: true, CallID: "call-1", RiskTier: messages.LevelHighRisk, Iteration: 1})
 	tel.RecordGateDecision(tctx, telemetry.GateDecision{ToolName: "edit_file", CallID: "call-1", RiskTier: messages.LevelHighRisk,
 		Approved: true, DecidedBy: messages.DecidedByHuman, Asked: time.Now().Add(-time.Second)})
 	tool.SetAttributes(attribute.String("jazz.arguments", `{"path":"secret.txt"}`), attribute.String("jazz.Result", "secret result"))
 	tool.End(telemetry.ToolOutcome{Success: true, Truncated: true, Approval: telemetry.ApprovalApproved, DecidedBy: messages.DecidedByHuman, Executed: "execute_edit_file"})
 
-	_, bad := tel.StartTool(ictx, telemetry.ToolInfo{Name: "read_file", CallID: "call-2"})
+	_, bad := tel.StartTool(ictx, telemetry.ToolInfo{Name: "read_file", Registered: true, CallID: "call-2"})
 	bad.End(telemetry.ToolOutcome{Err: "no such file: " + longText, DurationMs: 7})
 
-	sctx, spawn := tel.StartTool(ictx, telemetry.ToolInfo{Name: "spawn_subagent", CallID: "call-3"})
+	sctx, spawn := tel.StartTool(ictx, telemetry.ToolInfo{Name: "spawn_subagent", Registered: true, CallID: "call-3"})
 	subctx, sub := tel.StartSubagent(sctx, telemetry.SubagentInfo{AgentID: "agent-2", AgentName: "researcher", Depth: 1})
 	sictx, sit := tel.StartIteration(subctx, 1)
 	_, schat := tel.StartChat(sictx, telemetry.ChatInfo{System: "openai", Model: "gpt-x"})
@@ -175,7 +175,8 @@ func checkTree(t *testing.T, spans otlptest.Spans) {
 	}
 	gate := one("gate edit_file")
 	parentOf(gate, edit)
-	sub := one("subagent researcher")
+	// A subagent's name is the model's: not exported with capture off.
+	sub := one("subagent")
 	parentOf(sub, spawn)
 	subIt := spans.ChildrenOf(sub)
 	if len(subIt) != 1 || subIt[0].Name != "iteration 1" {
@@ -234,9 +235,9 @@ func checkTree(t *testing.T, spans otlptest.Spans) {
 		{chat, "jazz.usage.cacheReadTokens", int64(3)},
 		{chat, "jazz.costUsd", 0.25},
 		{chat, "jazz.event.type", "llm_usage"},
-		{chat, "jazz.note", strings.Repeat("é", 256)},
+
 		{edit, "jazz.toolName", "edit_file"},
-		{edit, "jazz.toolCallId", "call-1"},
+
 		{edit, "jazz.riskTier", "high-risk"},
 		{edit, "jazz.approval", "approved"},
 		{edit, "jazz.decidedBy", "human"},
@@ -262,8 +263,22 @@ func checkTree(t *testing.T, spans otlptest.Spans) {
 			t.Errorf("%s %s = %v (set %v), want %v", w.span.Name, w.key, got, ok, w.want)
 		}
 	}
-	if read.StatusCode != "error" || !strings.HasPrefix(read.StatusMessage, "no such file: ") || len([]rune(read.StatusMessage)) > 256 {
-		t.Errorf("failed tool status %s %q (%d characters)", read.StatusCode, read.StatusMessage, len([]rune(read.StatusMessage)))
+	// Error texts carry model-chosen paths: with capture off only the
+	// kind goes out.
+	if read.StatusCode != "error" || read.StatusMessage != "tool_error" || read.Str("jazz.error") != "tool_error" {
+		t.Errorf("failed tool status %s %q, jazz.error %q", read.StatusCode, read.StatusMessage, read.Str("jazz.error"))
+	}
+	// Only string attributes jazz chooses go out: not the free-form note.
+	if _, ok := chat.Attr("jazz.note"); ok {
+		t.Errorf("untrusted string attribute jazz.note exported: %v", chat.Attrs)
+	}
+	// The model's call id goes out as a fingerprint that still matches
+	// between the tool span and its gate decision.
+	if id := edit.Str("jazz.toolCallId"); !strings.HasPrefix(id, "h:") || id != gate.Str("jazz.toolCallId") {
+		t.Errorf("call id exported as %q (gate %q), want a shared fingerprint", id, gate.Str("jazz.toolCallId"))
+	}
+	if _, ok := sub.Attr("jazz.agent.name"); ok {
+		t.Errorf("subagent name exported with capture off")
 	}
 	if edit.StatusCode != "unset" || root.StatusCode != "unset" {
 		t.Errorf("status of successful spans: tool %s, run %s", edit.StatusCode, root.StatusCode)
@@ -578,7 +593,7 @@ func TestFailedRunAndRetry(t *testing.T) {
 	if retry.ParentSpanID != c.SpanID || c.ParentSpanID != root.SpanID {
 		t.Errorf("parentage: retry %v, chat %v, root %v", retry, c, root)
 	}
-	if root.StatusCode != "error" || root.StatusMessage != "provider down" || root.Str("jazz.event.type") != "agent_run_failed" || root.Str("jazz.outcome") != "failed" {
+	if root.StatusCode != "error" || root.StatusMessage != "failed" || root.Str("jazz.event.type") != "agent_run_failed" || root.Str("jazz.outcome") != "failed" {
 		t.Errorf("failed run: status %s %q, attrs %v", root.StatusCode, root.StatusMessage, root.Attrs)
 	}
 	if retry.StatusCode != "error" || retry.Str("gen_ai.system") != "openai" || retry.Str("jazz.event.type") != "llm_retry" {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // Protocols accepted in Settings.Protocol and OTEL_EXPORTER_OTLP_PROTOCOL.
@@ -66,6 +68,9 @@ type Settings struct {
 	CaptureContent bool
 	// TimeoutMs bounds one export request.
 	TimeoutMs int
+	// Secrets are the run's own secret values, replaced in whatever text
+	// is exported (with CaptureContent on, error texts go out whole).
+	Secrets *secrets.Redactor
 }
 
 // On reports whether export is enabled in resolved settings.
@@ -90,6 +95,7 @@ func Resolve(cfg Settings, getenv func(string) string) (Settings, []string) {
 		ServiceVersion:  cfg.ServiceVersion,
 		CaptureContent:  cfg.CaptureContent,
 		TimeoutMs:       cfg.TimeoutMs,
+		Secrets:         cfg.Secrets,
 	}
 	ok := true
 

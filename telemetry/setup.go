@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/url"
@@ -22,6 +23,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // Bounds of the export pipeline.
@@ -62,11 +65,15 @@ type Telemetry struct {
 
 	enabled bool
 	capture bool
-	inst    instruments
-	rep     *reporter
-	tp      *sdktrace.TracerProvider
-	mp      *sdkmetric.MeterProvider
-	once    sync.Once
+	// redact takes the run's own secrets out of exported text.
+	redact *secrets.Redactor
+	// idKey keys the fingerprints of model-chosen ids.
+	idKey []byte
+	inst  instruments
+	rep   *reporter
+	tp    *sdktrace.TracerProvider
+	mp    *sdkmetric.MeterProvider
+	once  sync.Once
 }
 
 // Noop returns a Telemetry that exports nothing and costs next to nothing.
@@ -158,6 +165,8 @@ func Setup(ctx context.Context, s Settings, warn func(string)) *Telemetry {
 		TracerProvider: tp,
 		enabled:        true,
 		capture:        s.CaptureContent,
+		redact:         s.Secrets,
+		idKey:          newIDKey(),
 		rep:            rep,
 		tp:             tp,
 	}
@@ -185,6 +194,13 @@ func Setup(ctx context.Context, s Settings, warn func(string)) *Telemetry {
 	t.Meter = t.MeterProvider.Meter(ScopeName, metric.WithInstrumentationVersion(version))
 	t.inst = newInstruments(t.Meter)
 	return t
+}
+
+// newIDKey is a random per-process key for id fingerprints.
+func newIDKey() []byte {
+	k := make([]byte, 32)
+	_, _ = rand.Read(k) // crypto/rand never fails on supported systems
+	return k
 }
 
 // Shutdown flushes what is queued and stops export. It returns within

@@ -2,6 +2,9 @@ package telemetry
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"time"
 
@@ -29,6 +32,18 @@ const (
 	OutcomeCompleted = "completed"
 	OutcomeFailed    = "failed"
 	OutcomeCancelled = "cancelled"
+)
+
+// Error kinds: what a failed span says with captureContent off, in
+// place of its error text.
+const (
+	errTool      = "tool_error"
+	errDeclined  = "declined"
+	errLLM       = "llm_error"
+	errRetry     = "llm_retry"
+	errIteration = "iteration_failed"
+	// unknownTool names a tool call whose name is not a registered tool.
+	unknownTool = "unknown"
 )
 
 // Approval outcomes for ToolOutcome.Approval, GateDecision.Outcome and the
@@ -107,19 +122,35 @@ func newInstruments(m metric.Meter) instruments {
 // all passed through the content filter.
 func (t *Telemetry) start(ctx context.Context, name string, at time.Time, kv ...attribute.KeyValue) (context.Context, trace.Span) {
 	all := IDsFrom(ctx).attrs(make([]attribute.KeyValue, 0, len(kv)+3))
-	all = filter(t.capture, append(all, kv...))
+	all = filter(t.capture, t.redact, append(all, kv...))
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(all...)}
 	if !at.IsZero() {
 		opts = append(opts, trace.WithTimestamp(at))
 	}
-	return t.Tracer.Start(ctx, name, opts...)
+	// Names carry model text only with capture on; never a secret.
+	return t.Tracer.Start(ctx, t.redact.String(name), opts...)
 }
 
 // Attrs passes attributes through the content filter: content keys dropped
 // unless captureContent is on, strings cut. Every attribute jazz sets goes
 // through it; use it for attributes set on spans directly.
 func (t *Telemetry) Attrs(kv ...attribute.KeyValue) []attribute.KeyValue {
-	return filter(t != nil && t.capture, kv)
+	if t == nil {
+		return filter(false, nil, kv)
+	}
+	return filter(t.capture, t.redact, kv)
+}
+
+// callID is a tool-call id as exported: the model chooses those, so with
+// captureContent off only a fingerprint keyed per process goes out (equal
+// ids still match across spans, the text never leaves).
+func (t *Telemetry) callID(id string) string {
+	if id == "" || t.capture {
+		return id
+	}
+	m := hmac.New(sha256.New, t.idKey)
+	m.Write([]byte(id))
+	return "h:" + hex.EncodeToString(m.Sum(nil)[:8])
 }
 
 // handle is what every span handle holds. A zero handle is a no-op.
@@ -142,19 +173,24 @@ func (h handle) Span() trace.Span {
 // SetAttributes adds attributes to the span through the content filter.
 func (h handle) SetAttributes(kv ...attribute.KeyValue) {
 	if h.ok() {
-		h.span.SetAttributes(filter(h.t.capture, kv)...)
+		h.span.SetAttributes(filter(h.t.capture, h.t.redact, kv)...)
 	}
 }
 
-// end sets status and ends the span.
-func (h handle) end(errText string, kv ...attribute.KeyValue) {
+// end sets status and ends the span. A failure is exported as its kind
+// (a fixed word such as "tool_error") unless captureContent is on: error
+// texts carry what the model chose (paths, commands, names), so they are
+// content. With capture on the text goes out without the run's secrets.
+func (h handle) end(kind, errText string, kv ...attribute.KeyValue) {
 	if errText != "" {
-		kv = append(kv, attribute.String("jazz.error", errText))
+		msg := kind
+		if h.t.capture {
+			msg = h.t.redact.String(errText)
+		}
+		kv = append(kv, attribute.String("jazz.error", msg))
+		h.span.SetStatus(codes.Error, cut(msg, MaxAttrLen))
 	}
-	h.span.SetAttributes(filter(h.t.capture, kv)...)
-	if errText != "" {
-		h.span.SetStatus(codes.Error, cut(errText, MaxAttrLen))
-	}
+	h.span.SetAttributes(filter(h.t.capture, h.t.redact, kv)...)
 	h.span.End()
 }
 
@@ -207,7 +243,7 @@ func (t *Telemetry) StartRun(ctx context.Context, info RunInfo) (context.Context
 		return ctx, RunSpan{}
 	}
 	ctx = WithIDs(ctx, IDs{RunID: info.RunID, AgentID: info.AgentID, AgentName: info.AgentName, ConversationID: info.ConversationID})
-	ctx, span := t.start(ctx, joinName(spanAgent, info.AgentName, "run"), time.Time{}, runAttrs(info)...)
+	ctx, span := t.start(ctx, joinName(spanAgent, info.AgentName, "run"), time.Time{}, runAttrs(info, true)...)
 	return ctx, RunSpan{handle: handle{t: t, span: span, start: time.Now()}}
 }
 
@@ -233,15 +269,23 @@ func (t *Telemetry) StartSubagent(ctx context.Context, info SubagentInfo) (conte
 		ConversationID: firstNonEmpty(info.ConversationID, parent.ConversationID),
 	}
 	ctx = WithIDs(ctx, ids)
-	kv := runAttrs(info)
+	// A subagent's name is the model's choice (spawn_subagent's name):
+	// content, exported only with captureContent on.
+	kv := runAttrs(info, t.capture)
 	kv = appendNonEmpty(kv, "jazz.parentAgent.id", parent.AgentID)
-	ctx, span := t.start(ctx, joinName(spanSubagent, info.AgentName, ""), time.Time{}, kv...)
+	name := spanSubagent
+	if t.capture {
+		name = joinName(spanSubagent, info.AgentName, "")
+	}
+	ctx, span := t.start(ctx, name, time.Time{}, kv...)
 	return ctx, RunSpan{handle: handle{t: t, span: span, start: time.Now()}, subagent: true}
 }
 
-func runAttrs(info RunInfo) []attribute.KeyValue {
+func runAttrs(info RunInfo, withName bool) []attribute.KeyValue {
 	kv := []attribute.KeyValue{attribute.Int("jazz.agent.depth", info.Depth)}
-	kv = appendNonEmpty(kv, "jazz.agent.name", info.AgentName)
+	if withName {
+		kv = appendNonEmpty(kv, "jazz.agent.name", info.AgentName)
+	}
 	return appendNonEmpty(kv, "jazz.model", info.Model)
 }
 
@@ -251,8 +295,8 @@ func (r RunSpan) End(res RunResult) {
 	if !r.ok() {
 		return
 	}
-	outcome := res.Outcome
-	if outcome == "" {
+	outcome := word(res.Outcome, OutcomeFailed)
+	if res.Outcome == "" {
 		outcome = OutcomeCompleted
 		if res.Err != "" {
 			outcome = OutcomeFailed
@@ -266,7 +310,7 @@ func (r RunSpan) End(res RunResult) {
 	if errText == "" && outcome == OutcomeFailed {
 		errText = "run failed"
 	}
-	r.end(errText,
+	r.end(outcome, errText,
 		attribute.String("jazz.event.type", eventType),
 		attribute.String("jazz.outcome", outcome),
 		attribute.Int("jazz.iterations", res.Iterations),
@@ -297,7 +341,7 @@ func (t *Telemetry) StartIteration(ctx context.Context, n int) (context.Context,
 // End closes the span; errText, when set, marks it failed.
 func (s Span) End(errText string) {
 	if s.ok() {
-		s.end(errText)
+		s.end(errIteration, errText)
 	}
 }
 
@@ -363,8 +407,10 @@ func (c ChatSpan) End(res ChatResult) {
 		attribute.Int64("jazz.durationMs", c.elapsedMs()),
 		attribute.Float64("jazz.costUsd", res.CostUSD),
 	}
-	kv = appendNonEmpty(kv, "gen_ai.response.model", res.ResponseModel)
-	kv = appendNonEmpty(kv, "jazz.finishReason", res.FinishReason)
+	kv = appendNonEmpty(kv, "gen_ai.response.model", word(res.ResponseModel, ""))
+	if res.FinishReason != "" {
+		kv = append(kv, attribute.String("jazz.finishReason", word(res.FinishReason, "other")))
+	}
 	if res.Usage.ReasoningTokens > 0 {
 		kv = append(kv, attribute.Int("jazz.usage.reasoningTokens", res.Usage.ReasoningTokens))
 	}
@@ -374,7 +420,7 @@ func (c ChatSpan) End(res ChatResult) {
 	if res.Usage.CacheWriteTokens > 0 {
 		kv = append(kv, attribute.Int("jazz.usage.cacheWriteTokens", res.Usage.CacheWriteTokens))
 	}
-	c.end(res.Err, kv...)
+	c.end(errLLM, res.Err, kv...)
 
 	ctx := context.Background()
 	model := c.t.Attrs(attribute.String("model", c.info.Model), attribute.String("system", c.info.System))
@@ -411,12 +457,18 @@ func (t *Telemetry) RecordRetry(ctx context.Context, info RetryInfo) {
 		attribute.Int("jazz.attempt", info.Attempt),
 		attribute.Int64("jazz.delayMs", info.DelayMs),
 	)
-	handle{t: t, span: span}.end(info.Err)
+	handle{t: t, span: span}.end(errRetry, info.Err)
 }
 
 // ToolInfo describes one tool call as it starts.
 type ToolInfo struct {
-	Name   string
+	// Name is the tool the model called. Unless Registered, it is the
+	// model's own text and is exported as "unknown" with captureContent off.
+	Name string
+	// Registered says Name is a tool of the agent's registry.
+	Registered bool
+	// CallID is the model's id for the call (exported as a fingerprint
+	// with captureContent off).
 	CallID string
 	// RiskTier is the tool's level (messages.LevelReadOnly, …).
 	RiskTier  string
@@ -450,14 +502,18 @@ func (t *Telemetry) StartTool(ctx context.Context, info ToolInfo) (context.Conte
 	if !t.Enabled() {
 		return ctx, ToolSpan{}
 	}
-	kv := []attribute.KeyValue{attribute.String("jazz.toolName", info.Name)}
-	kv = appendNonEmpty(kv, "jazz.toolCallId", info.CallID)
-	kv = appendNonEmpty(kv, "jazz.riskTier", info.RiskTier)
+	name := info.Name
+	if !info.Registered && !t.capture && name != "" {
+		name = unknownTool
+	}
+	kv := []attribute.KeyValue{attribute.String("jazz.toolName", name)}
+	kv = appendNonEmpty(kv, "jazz.toolCallId", t.callID(info.CallID))
+	kv = appendNonEmpty(kv, "jazz.riskTier", word(info.RiskTier, ""))
 	if info.Iteration > 0 {
 		kv = append(kv, attribute.Int("jazz.iteration", info.Iteration))
 	}
-	ctx, span := t.start(ctx, joinName(spanTool, info.Name, ""), time.Time{}, kv...)
-	return ctx, ToolSpan{handle: handle{t: t, span: span, start: time.Now()}, name: info.Name}
+	ctx, span := t.start(ctx, joinName(spanTool, name, ""), time.Time{}, kv...)
+	return ctx, ToolSpan{handle: handle{t: t, span: span, start: time.Now()}, name: name}
 }
 
 // End closes the tool span and records its duration in jazz.tool.duration.
@@ -471,12 +527,15 @@ func (s ToolSpan) End(out ToolOutcome) {
 		ms = s.elapsedMs()
 	}
 	eventType := "tool_invocation"
-	errText := ""
+	errText, kind := "", errTool
 	if !out.Success {
 		eventType = "tool_error"
 		errText = out.Err
 		if errText == "" {
 			errText = "tool failed"
+		}
+		if out.Approval == ApprovalDenied {
+			kind = errDeclined
 		}
 	}
 	kv := []attribute.KeyValue{
@@ -485,10 +544,10 @@ func (s ToolSpan) End(out ToolOutcome) {
 		attribute.Bool("jazz.truncated", out.Truncated),
 		attribute.Int64("jazz.durationMs", ms),
 	}
-	kv = appendNonEmpty(kv, "jazz.approval", out.Approval)
-	kv = appendNonEmpty(kv, "jazz.decidedBy", out.DecidedBy)
-	kv = appendNonEmpty(kv, "jazz.executed", out.Executed)
-	s.end(errText, kv...)
+	kv = appendNonEmpty(kv, "jazz.approval", word(out.Approval, ""))
+	kv = appendNonEmpty(kv, "jazz.decidedBy", word(out.DecidedBy, ""))
+	kv = appendNonEmpty(kv, "jazz.executed", word(out.Executed, ""))
+	s.end(kind, errText, kv...)
 	s.t.inst.toolMs.Record(context.Background(), float64(ms), metric.WithAttributes(s.t.Attrs(
 		attribute.String("tool", s.name),
 		attribute.Bool("success", out.Success),
@@ -530,15 +589,15 @@ func (t *Telemetry) RecordGateDecision(ctx context.Context, d GateDecision) {
 		attribute.Bool("jazz.approved", d.Approved),
 		attribute.String("jazz.outcome", outcome),
 	}
-	kv = appendNonEmpty(kv, "jazz.toolCallId", d.CallID)
-	kv = appendNonEmpty(kv, "jazz.riskTier", d.RiskTier)
-	kv = appendNonEmpty(kv, "jazz.decidedBy", d.DecidedBy)
-	kv = appendNonEmpty(kv, "jazz.remember", d.Remember)
+	kv = appendNonEmpty(kv, "jazz.toolCallId", t.callID(d.CallID))
+	kv = appendNonEmpty(kv, "jazz.riskTier", word(d.RiskTier, ""))
+	kv = appendNonEmpty(kv, "jazz.decidedBy", word(d.DecidedBy, "other"))
+	kv = appendNonEmpty(kv, "jazz.remember", word(d.Remember, "other"))
 	_, span := t.start(ctx, joinName(spanGate, d.ToolName, ""), d.Asked, kv...)
 	span.End()
 	t.inst.approvals.Add(ctx, 1, metric.WithAttributes(t.Attrs(
-		attribute.String("outcome", outcome),
-		attribute.String("decided_by", d.DecidedBy),
+		attribute.String("outcome", word(outcome, "other")),
+		attribute.String("decided_by", word(d.DecidedBy, "other")),
 	)...))
 }
 

@@ -118,13 +118,13 @@ func (c *Call) startSpan() {
 	p := c.req.Place
 	base := telemetry.WithIDs(telemetry.Extract(context.Background(), c.req.Trace),
 		telemetry.IDs{RunID: p.RunID, AgentID: p.AgentID, AgentName: p.AgentName, ConversationID: c.conversationID()})
-	tier := ""
+	tier, registered := "", false
 	if t, ok := c.deps.Registry.Lookup(c.req.Call.Name); ok && !t.Hidden {
-		tier = t.Level
+		tier, registered = t.Level, true
 	}
 	c.approval = telemetry.ApprovalNotRequired
 	c.spanCtx, c.span = c.deps.Telemetry.StartTool(base, telemetry.ToolInfo{
-		Name: c.req.Call.Name, CallID: c.req.Call.ID, RiskTier: tier, Iteration: c.req.Iteration})
+		Name: c.req.Call.Name, Registered: registered, CallID: c.req.Call.ID, RiskTier: tier, Iteration: c.req.Iteration})
 }
 
 func (c *Call) conversationID() string {

@@ -263,11 +263,21 @@ func decodeRecord(e jetstream.KeyValueEntry) (Record, error) {
 // after it, gets AlreadyDecidedError; an unknown or expired id gets
 // ErrNoSuchPending.
 func (s *Store) Decide(ctx context.Context, runID, requestID string, env Envelope, d Decision, now time.Time) (Record, error) {
-	key := Key(runID, requestID)
-	for range 3 {
-		r, err := s.GetKey(ctx, key)
-		if err != nil {
-			return Record{}, err
+	return s.DecideRecord(ctx, Record{Request: Request{RunID: runID, RequestID: requestID}}, env, d, now)
+}
+
+// DecideRecord is Decide on a record already read (a watcher's): its
+// revision is the compare-and-set's, which saves reading it again. A
+// record without a revision is read first.
+func (s *Store) DecideRecord(ctx context.Context, known Record, env Envelope, d Decision, now time.Time) (Record, error) {
+	key := Key(known.Request.RunID, known.Request.RequestID)
+	for attempt := 0; attempt < 3; attempt++ {
+		r := known
+		if attempt > 0 || r.Revision == 0 {
+			var err error
+			if r, err = s.GetKey(ctx, key); err != nil {
+				return Record{}, err
+			}
 		}
 		if err := r.Closed(now); err != nil {
 			return r, err
@@ -289,11 +299,11 @@ func (s *Store) Decide(ctx context.Context, runID, requestID string, env Envelop
 			return r, nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
-			return Record{}, fmt.Errorf("record decision on %s: %w", requestID, err)
+			return Record{}, fmt.Errorf("record decision on %s: %w", known.Request.RequestID, err)
 		}
 		// Someone wrote first: read again, and report what they did.
 	}
-	return Record{}, fmt.Errorf("record decision on %s: the record kept changing", requestID)
+	return Record{}, fmt.Errorf("record decision on %s: the record kept changing", known.Request.RequestID)
 }
 
 // Closed is nil while r waits for a decision, else the error a decision

@@ -272,7 +272,7 @@ func (c *approverConn) decide(ctx context.Context, r approvals.Record, approve b
 	if err := env.Open(&d); err != nil {
 		return r, err
 	}
-	rec, err := c.store.Decide(ctx, req.RunID, req.RequestID, env, d, now)
+	rec, err := c.store.DecideRecord(ctx, r, env, d, now)
 	if err != nil {
 		return rec, err
 	}

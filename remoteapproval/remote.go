@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +83,12 @@ type (
 		key string
 		err error
 	}
-	hint    struct{ key string }
+	hint struct {
+		key string
+		// after is the revision the write expected to replace: the value
+		// it wrote, if stored, has a higher one.
+		after uint64
+	}
 	fetched struct {
 		key string
 		rec approvals.Record
@@ -117,7 +123,8 @@ func Start(ctx context.Context, cfg Config) (*Remote, error) {
 		if json.Unmarshal(m.Data, &peek) == nil && peek.Status == approvals.StatusPending {
 			return
 		}
-		r.send(hint{key: strings.TrimPrefix(m.Subject, "$KV."+approvals.Bucket+".")})
+		after, _ := strconv.ParseUint(m.Header.Get("Nats-Expected-Last-Subject-Sequence"), 10, 64)
+		r.send(hint{key: strings.TrimPrefix(m.Subject, "$KV."+approvals.Bucket+"."), after: after})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watch approvals: %w", err)
@@ -225,7 +232,7 @@ func (s *state) handle(ctx context.Context, m any) {
 		s.decline(m.key, messages.DecidedByNobody, "The approval request could not be recorded on the bus ("+m.err.Error()+"), so this call was declined.")
 	case hint:
 		if s.pending[m.key] != nil {
-			s.fetch(ctx, m.key)
+			s.fetch(ctx, m.key, m.after)
 		}
 	case fetched:
 		s.fetched(ctx, m)
@@ -247,7 +254,7 @@ func (s *state) handle(ctx context.Context, m any) {
 			if !p.written && !p.writing {
 				s.write(ctx, key, p)
 			} else {
-				s.fetch(ctx, key)
+				s.fetch(ctx, key, 0)
 			}
 		}
 	case connLost:
@@ -309,12 +316,25 @@ func (s *state) write(ctx context.Context, key string, p *pending) {
 	}()
 }
 
-func (s *state) fetch(ctx context.Context, key string) {
+// fetch reads key back. Subscribers see a write as the stream takes it
+// in, so a read right after may still find the value before it: it is
+// read again (for at most about 50 ms) until its revision is past after.
+// A write that lost its compare-and-set never gets there, and the last
+// read, still pending, is then what counts.
+func (s *state) fetch(ctx context.Context, key string, after uint64) {
 	store := s.r.cfg.Store
 	go func() {
 		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		rec, err := store.GetKey(fctx, key)
+		var rec approvals.Record
+		var err error
+		for attempt := 1; attempt <= 20; attempt++ {
+			rec, err = store.GetKey(fctx, key)
+			if err != nil || rec.Revision > after {
+				break
+			}
+			time.Sleep(time.Duration(attempt) * 250 * time.Microsecond)
+		}
 		s.r.send(fetched{key: key, rec: rec, err: err})
 	}()
 }

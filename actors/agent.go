@@ -15,6 +15,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/provider"
 	"github.com/jazz-run/jazz/supervisor"
@@ -49,6 +50,9 @@ type Config struct {
 	ReasoningEffort string
 	Temperature     *float64
 	Price           Pricer
+	// Ledger is this agent's node of the run tree's account (usage, calls,
+	// declines); nil makes the agent the root of its own, priced by Price.
+	Ledger *ledger.Ledger
 	// MaxConcurrentCalls caps the calls of one iteration running at once
 	// (subagents included); 0 means the default, MaxConcurrentCalls.
 	MaxConcurrentCalls int
@@ -73,6 +77,8 @@ type modelDone struct {
 	iteration int
 	resp      provider.Response
 	err       error
+	// refused says why the response's usage was not counted.
+	refused error
 }
 
 // Agent is the agent actor.
@@ -82,15 +88,14 @@ type Agent struct {
 	cancel context.CancelFunc
 	parent *actor.PID
 
-	history    []messages.ChatMessage
-	iteration  int
-	usage      messages.Usage
-	calls      []messages.ToolCall
-	declined   []messages.ToolCall
-	texts      []string
-	childCost  float64
-	childUsage messages.Usage
-	childKnown bool
+	history   []messages.ChatMessage
+	iteration int
+	texts     []string
+	// ledger is where the agent records what it spends and calls, as it
+	// happens (cfg.Ledger, or a root of its own).
+	ledger *ledger.Ledger
+	// warnedUsage: the notice about refused usage is given once.
+	warnedUsage bool
 
 	// tool phase of the current iteration
 	batch    []messages.ToolCall
@@ -123,6 +128,10 @@ func (a *Agent) Receive(c *actor.Context) {
 			base = context.Background()
 		}
 		a.ctx, a.cancel = context.WithCancel(base)
+		a.ledger = a.cfg.Ledger
+		if a.ledger == nil {
+			a.ledger = ledger.New(a.cfg.Place, ledger.Pricer(a.cfg.Price))
+		}
 	case messages.RunRequested:
 		a.parent = c.Sender()
 		if a.parent == nil {
@@ -198,12 +207,19 @@ func (a *Agent) startTurn(c *actor.Context) {
 	prov := a.cfg.Provider
 	trace := a.trace
 	tel, price := a.cfg.Telemetry, a.cfg.CallPrice
+	led := a.ledger
 	supervisor.Go(func() {
 		// The chat span's ctx reaches the caller, so retries nest under it.
 		cctx, chat := tel.StartChat(ctx, telemetry.ChatInfo{System: prov, Model: req.Model, Iteration: iter})
 		resp, err := callModel(cctx, call, req, em, place, prov, trace)
 		chat.End(chatResult(resp, err, price))
-		engine.Send(self, modelDone{iteration: iter, resp: resp, err: err})
+		var refused error
+		if err == nil {
+			// Recorded here, not in the actor: spend counts even when the
+			// run is being stopped and this answer is never read.
+			refused = led.RecordUsage(resp.Usage, resp.UsageReported)
+		}
+		engine.Send(self, modelDone{iteration: iter, resp: resp, err: err, refused: refused})
 	}, func(reason string) {
 		engine.Send(self, modelDone{iteration: iter, err: fmt.Errorf("model call crashed: %s", reason)})
 	})
@@ -303,7 +319,10 @@ func (a *Agent) modelDone(c *actor.Context, m modelDone) {
 		return
 	}
 	resp := m.resp
-	a.usage = a.usage.Add(resp.Usage)
+	if m.refused != nil && !a.warnedUsage {
+		a.warnedUsage = true
+		a.warn(fmt.Sprintf("%v; the run's cost is unknown", m.refused))
+	}
 	msg := resp.Message
 	msg.Role = messages.RoleAssistant
 	msg.ToolCalls = UniqueCallIDs(msg.ToolCalls) // before anything is matched by id
@@ -326,7 +345,7 @@ func (a *Agent) modelDone(c *actor.Context, m modelDone) {
 }
 
 func (a *Agent) toolPhase(c *actor.Context, calls []messages.ToolCall) {
-	a.calls = append(a.calls, calls...)
+	a.ledger.RecordCalls(calls)
 	for _, tc := range calls {
 		a.window = append(a.window, tc.Name+":"+tc.Arguments)
 	}
@@ -403,13 +422,8 @@ func (a *Agent) toolDone(c *actor.Context, m messages.ToolResultReady) {
 		return
 	}
 	a.results[m.Call.ID] = m
-	if sp := m.Result.Spend; sp != nil {
-		a.childUsage = a.childUsage.Add(sp.Usage)
-		a.childCost += sp.CostUSD
-		a.childKnown = a.childKnown || (sp.CostKnown && sp.CostUSD > 0)
-	}
 	if m.Declined {
-		a.declined = append(a.declined, m.Call)
+		a.ledger.RecordDeclined(m.Call)
 	}
 	if s := c.Sender(); s != nil {
 		delete(a.running, s.ID)
@@ -484,18 +498,14 @@ func (a *Agent) finish(c *actor.Context, f messages.RunFinished) {
 	}
 	f.Place = a.cfg.Place
 	f.Trace = a.trace
-	f.Usage = a.usage.Add(a.childUsage)
-	f.ToolCalls = nonNilCalls(a.calls)
-	f.Declined = a.declined
 	f.Transcript = a.history
 	f.Texts = a.texts
 	f.Iterations = a.iteration
-	own, known := 0.0, false
-	if a.cfg.Price != nil {
-		own, known = a.cfg.Price(a.usage)
-	}
-	f.CostUSD = own + a.childCost
-	f.CostKnown = known || a.childKnown
+	// The subtree's account: own usage and calls, and every child's, as
+	// recorded when they happened.
+	t := a.ledger.Totals()
+	f.Usage, f.CostUSD, f.CostKnown = t.Usage, t.CostUSD, t.CostKnown
+	f.ToolCalls, f.Declined = t.ToolCalls, t.Declined
 	if a.parent != nil {
 		c.Send(a.parent, f)
 	}
@@ -510,13 +520,6 @@ func (a *Agent) warn(msg string) {
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
-	}
-	return s
-}
-
-func nonNilCalls(s []messages.ToolCall) []messages.ToolCall {
-	if s == nil {
-		return []messages.ToolCall{}
 	}
 	return s
 }

@@ -225,6 +225,10 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona) (Config, str
 	cfg := s.Parent
 	cfg.Place = messages.Place{RunID: s.Parent.Place.RunID, AgentID: id, AgentName: name, Depth: s.Parent.Place.Depth + 1,
 		ParentAgentID: s.Parent.Place.AgentID}
+	// The child's spend and calls go into the tree's account at once, so
+	// the parent's totals (and the run's envelope) hold them whatever
+	// becomes of this call.
+	cfg.Ledger = s.Parent.Ledger.Child(cfg.Place)
 	if p.SystemPrompt != "" {
 		cfg.SystemPrompt = strings.TrimRight(cfg.SystemPrompt, "\n") + "\n\n" + p.SystemPrompt
 	}
@@ -365,10 +369,9 @@ func (s *Subagents) attempt(ctx context.Context, cfg Config, spec supervisor.Spe
 // subagentResult is what the parent's model reads, plus the child's spend.
 func subagentResult(name string, o childOutcome) tools.Result {
 	f := o.fin
-	spend := &messages.Spend{CostUSD: f.CostUSD, CostKnown: f.CostKnown, Usage: f.Usage}
 	text := answerText(f)
 	if o.kind == "" && f.OK {
-		return tools.Result{Success: true, Value: text, Spend: spend}
+		return tools.Result{Success: true, Value: text}
 	}
 	var msg string
 	switch o.kind {
@@ -381,7 +384,7 @@ func subagentResult(name string, o childOutcome) tools.Result {
 	default:
 		msg = fmt.Sprintf("Sub-agent %s failed: %s", name, f.Error)
 	}
-	r := tools.Result{Error: msg, Spend: spend}
+	r := tools.Result{Error: msg}
 	// What the child wrote before it failed; the iteration-limit header
 	// would be wrong here.
 	if parts := nonEmpty(f.Texts); len(parts) > 0 {

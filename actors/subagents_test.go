@@ -19,6 +19,7 @@ import (
 	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/gateactor"
+	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/personas"
 	"github.com/jazz-run/jazz/provider"
@@ -189,6 +190,9 @@ func (r *saRig) run(t testing.TB, ctx context.Context, prompt string) messages.R
 	out := make(chan messages.RunFinished, 1)
 	cfg := r.cfg
 	cfg.Ctx = ctx
+	// A fresh account per run, shared with the spawner, as app.Run does.
+	cfg.Ledger = ledger.New(cfg.Place, ledger.Pricer(cfg.Price))
+	r.subs.Parent.Ledger = cfg.Ledger
 	var agent *actor.PID
 	owner := r.engine.SpawnFunc(func(c *actor.Context) {
 		switch m := c.Message().(type) {
@@ -449,7 +453,8 @@ func TestSubagentFailuresAreResults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			script := saScript(t, map[string]any{"conversations": []saConv{
 				{"match": "risky", "turns": tt.child},
-				{"turns": []saTurn{{"toolCalls": []any{saSpawn("risky")}}, {"text": "parent went on: {{lastToolResult}}"}}},
+				// The parent's own usage keeps its subtree's total off 666.
+				{"turns": []saTurn{{"toolCalls": []any{saSpawn("risky")}, "usage": map[string]any{"promptTokens": 1}}, {"text": "parent went on: {{lastToolResult}}"}}},
 			}})
 			price := func(u messages.Usage) (float64, bool) {
 				if u.PromptTokens == 666 {
@@ -490,8 +495,13 @@ func TestSubagentRestartSpec(t *testing.T) {
 	r := saNewRig(t, saOptions{script: script, maxDepth: 3, price: price})
 	r.subs.Spec = supervisor.Spec{OnPanic: supervisor.Restart, OnTimeout: supervisor.ReportFailure, OnRun: supervisor.ReportFailure, OnCancel: supervisor.Stop, MaxRestarts: 1}
 	f := r.run(t, context.Background(), "go")
-	if f.Answer != "made it" || crashes.Load() != 2 {
-		t.Fatalf("answer %q after %d attempts, want the restarted child's answer after 2", f.Answer, crashes.Load())
+	// The crashed attempt's spend stays in the child's account: the second
+	// attempt prices 2×666 prompt tokens and does not crash.
+	if attempts := len(r.model.callsFor("flaky")); f.Answer != "made it" || crashes.Load() != 1 || attempts != 2 {
+		t.Fatalf("answer %q after %d attempts (%d crashes), want the restarted child's answer after 2", f.Answer, attempts, crashes.Load())
+	}
+	if f.Usage.PromptTokens != 2*666 {
+		t.Fatalf("prompt tokens %d, want both attempts' %d", f.Usage.PromptTokens, 2*666)
 	}
 }
 
@@ -574,7 +584,7 @@ func TestSubagentResultText(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := subagentResult("kid", childOutcome{fin: tt.fin})
-			if !r.Success || r.Value != tt.want || r.Spend == nil {
+			if !r.Success || r.Value != tt.want {
 				t.Fatalf("result = %+v, want %q", r, tt.want)
 			}
 		})

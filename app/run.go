@@ -23,6 +23,7 @@ import (
 	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/gateactor"
+	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/pricing"
 	"github.com/jazz-run/jazz/provider"
@@ -278,6 +279,10 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 		Telemetry: tel,
 	}
 	agentCfg.CallPrice = agentCfg.Price // each chat span carries its own cost
+	// The run tree's account: every agent records its usage and calls in
+	// it as they happen, so the envelope is whole however the run ends.
+	account := ledger.New(place, ledger.Pricer(agentCfg.Price))
+	agentCfg.Ledger = account
 	var handlers sync.WaitGroup
 	agentCfg.Handlers = &handlers
 	if err := installSubagents(engine, &agentCfg, o.Config); err != nil {
@@ -342,6 +347,10 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	// they still report (a cancelled subagent's subagent_complete, its
 	// span) is not lost, but never longer than the 2 s a cancel may take.
 	waitAtMost(&handlers, 2*time.Second)
+	// Whatever ended the run, the envelope reports the whole tree's spend
+	// and calls as recorded, children still running at a timeout included.
+	t := account.Totals()
+	out.Usage, out.CostUSD, out.CostKnown, out.ToolCalls, out.Declined = t.Usage, t.CostUSD, t.CostKnown, t.ToolCalls, t.Declined
 	// Bounded: whatever happens inside the engine, the process exits.
 	stopCtx, stopped := context.WithTimeout(context.Background(), 2*time.Second)
 	<-engine.PoisonCtx(stopCtx, ownerPID).Done()

@@ -187,16 +187,21 @@ type usageView struct {
 	CacheReadTokens  int `json:"cacheReadTokens,omitempty"`
 }
 
+// toolCallView is one call of the run tree in the envelope, with the
+// agent that made it (depth 0 is the top-level agent).
 type toolCallView struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	AgentID   string `json:"agentId,omitempty"`
+	AgentName string `json:"agentName,omitempty"`
+	Depth     int    `json:"depth"`
 }
 
-func callViews(calls []messages.ToolCall) []toolCallView {
+func callViews(calls []messages.AgentCall) []toolCallView {
 	out := make([]toolCallView, 0, len(calls))
 	for _, c := range calls {
-		out = append(out, toolCallView{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		out = append(out, toolCallView{ID: c.ID, Name: c.Name, Arguments: c.Arguments, AgentID: c.AgentID, AgentName: c.AgentName, Depth: c.Depth})
 	}
 	return out
 }

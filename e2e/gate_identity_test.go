@@ -292,3 +292,67 @@ func assertNoRawControls(t *testing.T, out string, jsonLines bool) {
 		}
 	}
 }
+
+// TestCostIsHonest (issue 10, class 5): usage is validated, a response
+// without usage makes the cost unknown, and a timeout while a child runs
+// keeps the child's spend. Prices are 1 $ per 1M input tokens.
+func TestCostIsHonest(t *testing.T) {
+	millions := func(n int) map[string]any {
+		return map[string]any{"prompt_tokens": n * 1_000_000, "completion_tokens": 0, "total_tokens": n * 1_000_000}
+	}
+	read := chatserver.Call{Name: "read_file", Arguments: chatserver.JSONArgs(map[string]string{"path": "f.txt"})}
+	for _, tc := range []struct {
+		name      string
+		second    chatserver.Turn
+		wantCost  float64
+		wantKnown bool
+	}{
+		{"valid", chatserver.Turn{Text: "ok", Usage: millions(1)}, 7, true},
+		{"negative cancels nothing", chatserver.Turn{Text: "ok", Usage: millions(-6)}, 6, false},
+		{"missing is unknown", chatserver.Turn{Text: "ok", NoUsage: true}, 6, false},
+		{"absurd is refused", chatserver.Turn{Text: "ok", Usage: map[string]any{"prompt_tokens": 1e30, "completion_tokens": 9.5e18}}, 6, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := chatserver.New(chatserver.Turn{Calls: []chatserver.Call{read}, Usage: millions(6)}, tc.second)
+			defer srv.Close()
+			e := hlNewEnv(t)
+			e.writeFile("f.txt", "hello")
+			e.chatAgent(srv, "c", nil, "read_file")
+			r := e.run(hlRunOpts{args: []string{"run", "--json", "--agent", "c", "go"}})
+			env := r.envelope(t)
+			if r.code != 0 || !*env.OK {
+				t.Fatalf("exit %d: %s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if *env.CostUSD != tc.wantCost || env.CostKnown == nil || *env.CostKnown != tc.wantKnown {
+				t.Fatalf("costUSD %v costKnown %v, want %v %v\n%s", *env.CostUSD, *env.CostKnown, tc.wantCost, tc.wantKnown, r.stdout)
+			}
+			if !tc.wantKnown && !strings.Contains(r.stderr, "cost is unknown") {
+				t.Errorf("no notice that the cost is unknown:\n%s", r.stderr)
+			}
+		})
+	}
+	t.Run("timeout while a child runs keeps its spend", func(t *testing.T) {
+		srv := chatserver.NewFunc(func(n int, req chatserver.Request) chatserver.Turn {
+			if strings.HasPrefix(req.LastUser(), "[SUB-AGENT TASK]") {
+				if len(req.ToolMessages()) == 0 {
+					return chatserver.Turn{Calls: []chatserver.Call{read}, Usage: millions(2)}
+				}
+				return chatserver.Turn{Stall: true}
+			}
+			return chatserver.Turn{Usage: millions(1), Calls: []chatserver.Call{{Name: "spawn_subagent",
+				Arguments: chatserver.JSONArgs(map[string]string{"task": "read f.txt", "name": "reader"})}}}
+		})
+		defer srv.Close()
+		e := hlNewEnv(t)
+		e.writeFile("f.txt", "hello")
+		e.chatAgent(srv, "p", nil, "read_file", "spawn_subagent")
+		r := e.run(hlRunOpts{args: []string{"run", "--json", "--agent", "p", "--approval-policy", "low-risk", "--timeout", "1500", "go"}})
+		env := r.envelope(t)
+		if r.code != 1 || *env.OK || !strings.Contains(env.Error, "timeout") {
+			t.Fatalf("exit %d: %s", r.code, r.stdout)
+		}
+		if *env.CostUSD != 3 {
+			t.Fatalf("costUSD %v, want 3 (the parent's 1 $ and the running child's 2 $)", *env.CostUSD)
+		}
+	})
+}

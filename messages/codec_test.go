@@ -48,15 +48,14 @@ func TestEveryBusMessageRoundTrips(t *testing.T) {
 	t.Run("ToolResultReady", func(t *testing.T) {
 		roundTrip(t, ToolResultReady{Place: place(), Trace: trace, Call: call, DurationMs: 4, Executed: "execute_write_file", Declined: true,
 			Result: ToolResult{Success: false, Result: json.RawMessage(`{"rejected":true}`), Error: "User rejected the operation",
-				Approval: &ApprovalRequest{Message: "m", PreviewDiff: "--- a/x\n+++ b/x\n", ExecuteToolName: "execute_write_file", ExecuteArgs: args},
-				Spend:    &Spend{CostUSD: 0.5, CostKnown: true, Usage: usage}}})
+				Approval: &ApprovalRequest{Message: "m", PreviewDiff: "--- a/x\n+++ b/x\n", ExecuteToolName: "execute_write_file", ExecuteArgs: args}}})
 	})
 	t.Run("ApprovalRequired", func(t *testing.T) {
-		roundTrip(t, ApprovalRequired{Place: place(), Trace: trace, ToolCallID: "call_1", ToolName: "execute_command", RiskLevel: LevelUnknown,
+		roundTrip(t, ApprovalRequired{Place: place(), Trace: trace, RequestID: "apr-1", ToolCallID: "call_1", ToolName: "execute_command", RiskLevel: LevelUnknown,
 			Message: "Command: ls", ExecuteToolName: "execute_execute_command", ExecuteArgs: args, Arguments: args, Command: "ls"})
 	})
 	t.Run("ApprovalDecided", func(t *testing.T) {
-		roundTrip(t, ApprovalDecided{Place: place(), Trace: trace, ToolCallID: "call_1", ToolName: "rm", Approved: true, Auto: false,
+		roundTrip(t, ApprovalDecided{Place: place(), Trace: trace, RequestID: "apr-1", ToolCallID: "call_1", ToolName: "rm", Approved: true, Auto: false,
 			DecidedBy: DecidedByRemote, Note: "ok", Remember: RememberTool, Judgement: json.RawMessage(`{"command":"ls","by":"human"}`)})
 	})
 	t.Run("PolicyChanged", func(t *testing.T) { roundTrip(t, PolicyChanged{Place: place(), Policy: PolicyLowRisk}) })
@@ -69,7 +68,7 @@ func TestEveryBusMessageRoundTrips(t *testing.T) {
 	})
 	t.Run("RunFinished", func(t *testing.T) {
 		roundTrip(t, RunFinished{Place: place(), Trace: trace, OK: true, Answer: "4", CostUSD: 0.1, CostKnown: true, Usage: usage,
-			ToolCalls: []ToolCall{call}, Declined: []ToolCall{call}, Texts: []string{"t"}, Iterations: 3,
+			ToolCalls: []AgentCall{{ToolCall: call, AgentID: "a", AgentName: "n", Depth: 1}}, Declined: []AgentCall{{ToolCall: call}}, Texts: []string{"t"}, Iterations: 3,
 			Transcript: []ChatMessage{{Role: RoleSystem, Content: "s"}}})
 	})
 	t.Run("ActorFailed", func(t *testing.T) { roundTrip(t, ActorFailed{Place: place(), Actor: "pid", Reason: "boom"}) })

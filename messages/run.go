@@ -62,16 +62,15 @@ type ToolResult struct {
 	Approval *ApprovalRequest `json:"approval,omitempty"`
 	// Truncated is set when the tool cut its output.
 	Truncated bool `json:"truncated,omitempty"`
-	// Spend is what the call cost in model usage (a subagent's run), rolled
-	// up into the caller's envelope.
-	Spend *Spend `json:"spend,omitempty"`
 }
 
-// Spend is model usage and its price, carried up from a child run.
-type Spend struct {
-	CostUSD   float64 `json:"costUSD"`
-	CostKnown bool    `json:"costKnown"`
-	Usage     Usage   `json:"usage"`
+// AgentCall is a tool call with the agent of the run tree that made it,
+// as a run's envelope lists the calls of the whole tree.
+type AgentCall struct {
+	ToolCall
+	AgentID   string `json:"agentId,omitempty"`
+	AgentName string `json:"agentName,omitempty"`
+	Depth     int    `json:"depth"`
 }
 
 // ToolResultReady reports the final result of one call: exactly one per
@@ -184,17 +183,18 @@ type UserInputAnswered struct {
 
 // RunFinished is the terminal fact of a run (or a subagent's run).
 type RunFinished struct {
-	Place     Place      `json:"place"`
-	Trace     Trace      `json:"trace,omitempty"`
-	OK        bool       `json:"ok"`
-	Answer    string     `json:"answer,omitempty"`
-	Error     string     `json:"error,omitempty"`
-	CostUSD   float64    `json:"costUSD"`
-	CostKnown bool       `json:"costKnown"`
-	Usage     Usage      `json:"tokenUsage"`
-	ToolCalls []ToolCall `json:"toolCalls"`
-	// Declined lists the calls the gate refused.
-	Declined []ToolCall `json:"declined,omitempty"`
+	Place     Place   `json:"place"`
+	Trace     Trace   `json:"trace,omitempty"`
+	OK        bool    `json:"ok"`
+	Answer    string  `json:"answer,omitempty"`
+	Error     string  `json:"error,omitempty"`
+	CostUSD   float64 `json:"costUSD"`
+	CostKnown bool    `json:"costKnown"`
+	Usage     Usage   `json:"tokenUsage"`
+	// ToolCalls lists every call of the agent's subtree, children's too.
+	ToolCalls []AgentCall `json:"toolCalls"`
+	// Declined lists the subtree's calls the gate refused.
+	Declined []AgentCall `json:"declined,omitempty"`
 	// Transcript is the final conversation (system message included).
 	Transcript []ChatMessage `json:"transcript,omitempty"`
 	// Texts are the assistant texts written along the way (for partial results).

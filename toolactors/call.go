@@ -468,5 +468,5 @@ func toMessage(r tools.Result) messages.ToolResult {
 		}
 		body = b
 	}
-	return messages.ToolResult{Success: r.Success, Result: body, Error: r.Error, Truncated: r.Truncated, Spend: r.Spend}
+	return messages.ToolResult{Success: r.Success, Result: body, Error: r.Error, Truncated: r.Truncated}
 }

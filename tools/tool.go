@@ -33,8 +33,6 @@ type Result struct {
 	Error     string
 	Approval  *messages.ApprovalRequest
 	Truncated bool
-	// Spend is model usage the call caused (a subagent), rolled up.
-	Spend *messages.Spend
 }
 
 // OK is a successful result.

@@ -44,6 +44,10 @@ type Turn struct {
 	// Stall sends the response headers (and, streaming, one chunk) then
 	// blocks until the client goes away.
 	Stall bool
+	// Usage, when set, is sent verbatim as the response's usage object
+	// (any figures, negative or absurd ones included); NoUsage sends none.
+	Usage   map[string]any
+	NoUsage bool
 }
 
 // Message is a recorded request message, in the wire shape.
@@ -196,9 +200,12 @@ func callID(n, i int, c Call) string {
 	return fmt.Sprintf("call_%d_%d", n, i)
 }
 
-func usage(t Turn) map[string]int {
+func usage(t Turn) map[string]any {
+	if t.Usage != nil {
+		return t.Usage
+	}
 	prompt, completion := 20, 5+len(t.Text)/4+3*len(t.Calls)
-	return map[string]int{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+	return map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 }
 
 func finishReason(t Turn) string {
@@ -224,7 +231,9 @@ func writeBatch(w http.ResponseWriter, r *http.Request, model string, n int, t T
 	body := map[string]any{
 		"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "created": time.Now().Unix(), "model": model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finishReason(t)}},
-		"usage":   usage(t),
+	}
+	if !t.NoUsage {
+		body["usage"] = usage(t)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if t.Stall {
@@ -276,7 +285,9 @@ func writeStream(w http.ResponseWriter, r *http.Request, model string, n int, t 
 		}
 	}
 	send(choice(map[string]any{}, finishReason(t)))
-	send(map[string]any{"choices": []any{}, "usage": usage(t)})
+	if !t.NoUsage {
+		send(map[string]any{"choices": []any{}, "usage": usage(t)})
+	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if flusher != nil {
 		flusher.Flush()

@@ -3,6 +3,8 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/jazz-run/jazz/messages"
@@ -94,27 +96,50 @@ type wireToolDelta struct {
 }
 
 type wireUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
+	PromptTokens        wireCount `json:"prompt_tokens"`
+	CompletionTokens    wireCount `json:"completion_tokens"`
+	TotalTokens         wireCount `json:"total_tokens"`
 	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
+		CachedTokens wireCount `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails *struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
+		ReasoningTokens wireCount `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
 }
 
+// wireCount is a token count as a server sent it. Any JSON number is
+// accepted so a wild figure never fails the whole response; one that is
+// not a whole number an int holds decodes as -1, which the run's account
+// refuses (ledger.Validate), making the cost unknown.
+type wireCount int
+
+func (c *wireCount) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*c = 0
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	i, err := strconv.ParseInt(string(n), 10, 0)
+	if err != nil {
+		i = -1
+	}
+	*c = wireCount(i)
+	return nil
+}
+
 func (u *wireUsage) toUsage() messages.Usage {
-	out := messages.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
-	if out.TotalTokens == 0 {
+	out := messages.Usage{PromptTokens: int(u.PromptTokens), CompletionTokens: int(u.CompletionTokens), TotalTokens: int(u.TotalTokens)}
+	if out.TotalTokens == 0 && out.PromptTokens >= 0 && out.CompletionTokens >= 0 && out.PromptTokens <= math.MaxInt-out.CompletionTokens {
 		out.TotalTokens = out.PromptTokens + out.CompletionTokens
 	}
 	if u.PromptTokensDetails != nil {
-		out.CacheReadTokens = u.PromptTokensDetails.CachedTokens
+		out.CacheReadTokens = int(u.PromptTokensDetails.CachedTokens)
 	}
 	if u.CompletionTokensDetails != nil {
-		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+		out.ReasoningTokens = int(u.CompletionTokensDetails.ReasoningTokens)
 	}
 	return out
 }

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -85,8 +87,14 @@ func analyze(f *syntax.File) *analysis {
 				a.refuse("operator %s", n.Op)
 			}
 		case *syntax.ForClause:
-			if _, ok := n.Loop.(*syntax.WordIter); !ok {
+			wi, ok := n.Loop.(*syntax.WordIter)
+			switch {
+			case !ok:
 				a.refuse("an arithmetic for loop")
+			case n.Select:
+				a.refuse("a select loop")
+			case !localName().MatchString(wi.Name.Value):
+				a.refuse("the loop variable %s: a loop may only set a short lowercase name, which no program or the shell itself reads (PATH, HOME, IFS, http_proxy …)", wi.Name.Value)
 			}
 		case *syntax.ParamExp:
 			if why := paramProblem(n); why != "" {
@@ -196,9 +204,15 @@ func paramProblem(p *syntax.ParamExp) string {
 		return "an unusual parameter expansion"
 	case p.Exp != nil && p.Exp.Op == syntax.OtherParamOps:
 		return "a ${x@…} transformation"
+	case p.Exp != nil && (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull):
+		return "a ${x:=…} expansion, which assigns a variable"
 	}
 	return ""
 }
+
+// localName is a variable name no environment convention uses: lowercase
+// letters and digits, no underscore (proxy variables have one).
+var localName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`) })
 
 // AllowlistApproves reports whether the command allowlist entries approve
 // command under the compound rule of tools-and-approval.md §6: the command

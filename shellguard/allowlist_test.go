@@ -221,3 +221,26 @@ func BenchmarkAllowlistApproves(b *testing.B) {
 		}
 	}
 }
+
+// A command may not change what a later word or program means: loop
+// variables, builtins that assign variables, ${x:=…}.
+func TestInterpreterStateIsNotApproved(t *testing.T) {
+	entries := []string{"ls", "git status", "read", "mapfile", "cd", "echo", "hash", "getopts"}
+	for _, cmd := range []string{
+		"for PATH in ./bin; do ls; done", "for HOME in evilhome; do git status; done", "for IFS in x; do ls; done",
+		"for http_proxy in x; do ls; done", "read PATH <<< ./bin; ls", "mapfile -t PATH <<< ./bin; ls",
+		"getopts a PATH; ls", "hash -p ./bin/ls ls; ls", "echo ${PATH:=./bin}; ls", "select x in a; do ls; done",
+	} {
+		if ok, _ := Explain(cmd, entries); ok {
+			t.Errorf("allowlist approves %q", cmd)
+		}
+		if ReadOnlyProblem(cmd) == "" {
+			t.Errorf("read-only check approves %q", cmd)
+		}
+	}
+	for _, cmd := range []string{"for f in a b; do ls $f; done", "for i in 1 2; do echo $i; done", "cd src && ls"} {
+		if ok, why := Explain(cmd, entries); !ok {
+			t.Errorf("allowlist refuses %q: %s", cmd, why)
+		}
+	}
+}

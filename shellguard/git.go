@@ -38,7 +38,8 @@ const (
 		" --ignore-matching-lines=? --inter-hunk-context=? --function-context --exit-code --quiet --no-ext-diff --no-textconv" +
 		" --ignore-submodules=? --src-prefix=? --dst-prefix=? --no-prefix --default-prefix --line-prefix=?" +
 		" --ita-invisible-in-index --ita-visible-in-index --stat-width=? --stat-name-width=? --stat-graph-width=? --stat-count=?"
-	gitColorOpts = " --color=? --no-color --column=? --no-column"
+	// No --column: git runs `git column` as a child for it.
+	gitColorOpts = " --color=? --no-color --no-column"
 )
 
 // gitSubcommands are git's inspect-only subcommands, each with its option

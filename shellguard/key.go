@@ -23,10 +23,13 @@ var runsOther = map[string]bool{
 }
 
 // shellState are builtins that change how the interpreter runs the rest of
-// the command (aliases, options, traps, which program a name means).
+// the command: aliases, options, traps, which program a name means, and
+// variables (read PATH <<< ./bin makes the next `ls` a repository's).
 var shellState = map[string]bool{
 	"alias": true, "unalias": true, "trap": true, "enable": true, "hash": true,
-	"shopt": true, "set": true, "unset": true,
+	"shopt": true, "set": true, "unset": true, "read": true, "mapfile": true,
+	"readarray": true, "getopts": true, "let": true, "declare": true, "typeset": true,
+	"export": true, "local": true, "readonly": true,
 }
 
 // gitSafeGlobals are git's global options that change neither which

@@ -380,7 +380,8 @@ func writeShims(dir, log string) error {
 				continue
 			}
 			seen[name] = true
-			script := "#!/bin/sh\nprintf '%s\\n' \"" + name + " $*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
+			// One record per start, ended by RS (036): arguments may hold newlines.
+			script := "#!/bin/sh\nprintf '%s\\036' \"" + name + " $*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
 				return err
 			}
@@ -401,24 +402,28 @@ func buildFixture(dir string) error {
 		"-delete":                     "dash delete\n",
 		"script.sed":                  "w pwn-sedscript\n",
 		"prog.awk":                    "BEGIN { system(\"touch pwn-awkfile\") }\n",
-		"evilhome/.gitconfig":         "[core]\n\tfsmonitor = touch pwn-home-fsmonitor\n\tpager = touch pwn-home-pager\n[alias]\n\tst = !touch pwn-home-alias\n",
-		"evilhome/.config/git/config": "[core]\n\tfsmonitor = touch pwn-xdg-fsmonitor\n",
-		"evilhome/rc":                 "touch pwn-bashenv\n",
-		"bin/ls":                      "#!/bin/sh\ntouch pwn-bin-ls\n",
-		"bin/git":                     "#!/bin/sh\ntouch pwn-bin-git\n",
-		"bin/cat":                     "#!/bin/sh\ntouch pwn-bin-cat\n",
-		"bin/pager":                   "#!/bin/sh\ntouch pwn-bin-pager\n",
-		"bin/git-status":              "#!/bin/sh\ntouch pwn-exec-path\n",
-		"bin/extdiff":                 "#!/bin/sh\ntouch pwn-extdiff\n",
-		"node_modules/.bin/ls":        "#!/bin/sh\ntouch pwn-npx-ls\n",
-		"node_modules/.bin/cat":       "#!/bin/sh\ntouch pwn-npx-cat\n",
+		"evilhome/.gitconfig":         "[core]\n\tfsmonitor = /usr/bin/touch pwn-home-fsmonitor\n\tpager = /usr/bin/touch pwn-home-pager\n[alias]\n\tst = !touch pwn-home-alias\n",
+		"evilhome/.config/git/config": "[core]\n\tfsmonitor = /usr/bin/touch pwn-xdg-fsmonitor\n",
+		"evilhome/rc":                 "/usr/bin/touch pwn-bashenv\n",
+		"bin/ls":                      "#!/bin/sh\n/usr/bin/touch pwn-bin-ls\n",
+		"bin/git":                     "#!/bin/sh\n/usr/bin/touch pwn-bin-git\n",
+		"bin/cat":                     "#!/bin/sh\n/usr/bin/touch pwn-bin-cat\n",
+		"bin/pager":                   "#!/bin/sh\n/usr/bin/touch pwn-bin-pager\n",
+		"bin/git-status":              "#!/bin/sh\n/usr/bin/touch pwn-exec-path\n",
+		"bin/extdiff":                 "#!/bin/sh\n/usr/bin/touch pwn-extdiff\n",
+		"node_modules/.bin/ls":        "#!/bin/sh\n/usr/bin/touch pwn-npx-ls\n",
+		"node_modules/.bin/cat":       "#!/bin/sh\n/usr/bin/touch pwn-npx-cat\n",
 		"evilbare/HEAD":               "ref: refs/heads/main\n",
-		"evilbare/config":             "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = touch pwn-bare-fsmonitor\n\tpager = touch pwn-bare-pager\n",
+		"evilbare/config":             "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = /usr/bin/touch pwn-bare-fsmonitor\n\tpager = /usr/bin/touch pwn-bare-pager\n",
 		"evilbare/description":        "x\n",
 		"home/.keep":                  "",
 		"status/.keep":                "",
 		"tmp/.keep":                   "",
 		".gitattributes":              "*.txt diff=evil\n",
+	}
+	// A fake of every program the grammar names, for PATH hijacks.
+	for _, prog := range genPrograms {
+		files["bin/"+prog] = "#!/bin/sh\n/usr/bin/touch pwn-bin-" + prog + "\n"
 	}
 	for name, body := range files {
 		p := filepath.Join(dir, name)
@@ -519,7 +524,7 @@ func (c *oracleChild) run(command string) (res oracleResult) {
 		res.Changes = append(res.Changes, extra...)
 	}
 	if b, err := os.ReadFile(c.shimLog); err == nil {
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		for _, l := range strings.Split(string(b), "\036") {
 			if l != "" {
 				res.Shims = append(res.Shims, l)
 			}

@@ -71,6 +71,8 @@ func TestOracleSees(t *testing.T) {
 		{"git -C status tag x", func(r oracleResult) bool { return len(r.Changes) > 0 }},
 		{"sort {-o,pwn} f", func(r oracleResult) bool { return len(r.Changes) > 0 }},
 		{"env ls", func(r oracleResult) bool { return programsProblem(ByAllowlist, r) != "" }},
+		{"for PATH in ./bin; do ls; done", func(r oracleResult) bool { return len(r.Changes) > 0 }},
+		{"npx ls", func(r oracleResult) bool { return programsProblem(ByAllowlist, r) != "" }},
 		{"git -c alias.x='!true' x", func(r oracleResult) bool { return programsProblem(ByAllowlist, r) != "" }},
 		{"git log -1", func(r oracleResult) bool { return programsProblem(ByAllowlist, r) != "" }},
 	}

@@ -59,7 +59,7 @@ func (g *gen) list(depth int) string {
 }
 
 func (g *gen) pipeline(depth int) string {
-	if depth < 2 && g.chance(20) {
+	if depth < 2 && g.chance(30) {
 		inner := g.list(depth + 1)
 		switch g.n(9) {
 		case 0:
@@ -69,7 +69,12 @@ func (g *gen) pipeline(depth int) string {
 		case 2:
 			return "if " + g.simple() + "; then " + inner + "; else " + g.simple() + "; fi"
 		case 3:
-			return "for x in " + g.arg("") + " " + g.arg("") + "; do " + g.simple() + " $x; done"
+			v := g.pick("x", "PATH", "HOME", "IFS", "GIT_DIR", "http_proxy", "f1", "PATH")
+			body := g.simple()
+			if g.chance(50) {
+				body += " $" + v
+			}
+			return "for " + v + " in " + g.pick("./bin", "evilhome", "evilbare", g.arg("")) + "; do " + body + "; done"
 		case 4:
 			return "! " + inner
 		case 5:
@@ -85,6 +90,12 @@ func (g *gen) pipeline(depth int) string {
 	s := g.simple()
 	if g.chance(4) {
 		s += " &"
+	}
+	if g.chance(6) {
+		// Interpreter state that changes what the next command means.
+		s = g.pick("read PATH <<< ./bin; ", "mapfile -t PATH <<< ./bin; ", "getopts a PATH; ", "cd evilbare; ",
+			"cd status && ", "hash -p ./bin/ls ls; ", "echo ${PATH:=./bin}; ", "echo ${HOME:=evilhome}; ",
+			"set -- x; ", "unset PATH; ", "umask 0; ", "shift; ", "pushd evilbare; ") + s
 	}
 	return s
 }

@@ -296,21 +296,14 @@ func checkLink(p, file string) error {
 }
 
 func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
+	switch k := KindOf(m); k {
+	case "FIFO":
 		return "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
+	case "special file":
+		return "not a regular file (" + m.String() + ")"
+	default:
+		return "a " + k
 	}
-	return "not a regular file (" + m.String() + ")"
 }
 
 // Bytes writes n for a person: "512 bytes", "64 KiB", "1.5 MiB".

@@ -17,6 +17,7 @@ package secrets
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -88,7 +89,7 @@ func SecretValue(v string) bool { return len(Find(v)) > 0 }
 func Find(v string) []string {
 	var out []string
 	add := func(s string) {
-		if s = strings.TrimSpace(s); s != "" && !contains(out, s) {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
@@ -132,13 +133,4 @@ func rawPassword(u string) string {
 		return pw
 	}
 	return ""
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -104,9 +104,6 @@ func withResolved(list []string, p string) []string {
 	return list
 }
 
-func (g Guard) protectedDirs() []string  { return g.dirs }
-func (g Guard) protectedFiles() []string { return g.files }
-
 // Zones are the canonical roots a recursive search must not enter: /proc,
 // JAZZ_HOME and the extra files.
 func (g Guard) Zones() []string {
@@ -142,12 +139,12 @@ func (g Guard) Excluded(canon string) bool {
 	if procRefused(canon) {
 		return true
 	}
-	for _, d := range g.protectedDirs() {
+	for _, d := range g.dirs {
 		if Within(canon, d) {
 			return true
 		}
 	}
-	return slices.Contains(g.protectedFiles(), canon)
+	return slices.Contains(g.files, canon)
 }
 
 // Within says whether p is dir or below it (both clean and absolute).
@@ -249,7 +246,7 @@ func (g Guard) judge(display, canon string, info fs.FileInfo, procFS bool) error
 		// A procfs mounted anywhere but /proc is refused whole.
 		return &RefusedError{Path: display, Reason: reasonProc}
 	}
-	for _, d := range g.protectedDirs() {
+	for _, d := range g.dirs {
 		if Within(canon, d) {
 			return &RefusedError{Path: display, Reason: reasonHome(g.home)}
 		}
@@ -257,7 +254,7 @@ func (g Guard) judge(display, canon string, info fs.FileInfo, procFS bool) error
 	if g.home != "" && inHomeByIdentity(canon, g.home) {
 		return &RefusedError{Path: display, Reason: reasonHome(g.home)}
 	}
-	for _, f := range g.protectedFiles() {
+	for _, f := range g.files {
 		if canon == f {
 			return &RefusedError{Path: display, Reason: reasonFile}
 		}

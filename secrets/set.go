@@ -45,7 +45,7 @@ func Collect(ctx context.Context, src Sources) *Set {
 	vals = append(vals, FromHeaders(src.Headers)...)
 	var guarded []string
 	for _, f := range src.Files {
-		if found := fromFile(ctx, f); len(NewRedactor(found...).values) > 0 {
+		if found := fromFile(ctx, f); NewRedactor(found...).Len() > 0 {
 			vals = append(vals, found...)
 			guarded = append(guarded, f)
 		}

@@ -249,10 +249,25 @@ func (s *Store) GetKey(ctx context.Context, key string) (Record, error) {
 	return decodeRecord(e)
 }
 
+// MalformedError is a value at an approvals key that is not a record
+// (someone with write access wrote garbage); Revision lets the owner
+// write the real record back over it.
+type MalformedError struct {
+	Key      string
+	Revision uint64
+	Err      error
+}
+
+func (e *MalformedError) Error() string {
+	return fmt.Sprintf("approval %s is not a record: %v", e.Key, e.Err)
+}
+
+func (e *MalformedError) Unwrap() error { return e.Err }
+
 func decodeRecord(e jetstream.KeyValueEntry) (Record, error) {
 	var r Record
 	if err := json.Unmarshal(e.Value(), &r); err != nil {
-		return Record{}, fmt.Errorf("approval %s is not a record: %w", e.Key(), err)
+		return Record{Revision: e.Revision()}, &MalformedError{Key: e.Key(), Revision: e.Revision(), Err: err}
 	}
 	r.Revision = e.Revision()
 	return r, nil
@@ -444,4 +459,10 @@ func (s *Store) Reopen(ctx context.Context, req Request, rev uint64) error {
 		return fmt.Errorf("reopen approval %s: %w", req.RequestID, err)
 	}
 	return nil
+}
+
+// RawUpdate writes value at key over revision rev, unchecked: for tests
+// that play a client writing garbage.
+func (s *Store) RawUpdate(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	return s.kv.Update(ctx, key, value, rev)
 }

@@ -9,6 +9,7 @@ package remoteapproval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -342,7 +343,15 @@ func (s *state) fetch(ctx context.Context, key string, after uint64) {
 func (s *state) fetched(ctx context.Context, f fetched) {
 	cfg := s.r.cfg
 	p := s.pending[f.key]
-	if p == nil || f.err != nil {
+	if p == nil {
+		return
+	}
+	var bad *approvals.MalformedError
+	if errors.As(f.err, &bad) {
+		s.refused(ctx, p, approvals.Record{Revision: bad.Revision}, &approvals.RefusedError{Reason: approvals.ReasonMalformed, Detail: bad.Err.Error()})
+		return
+	}
+	if f.err != nil {
 		return
 	}
 	rec := f.rec

@@ -272,6 +272,18 @@ func TestForgedDecisionsAreRefusedAndNothingIsLost(t *testing.T) {
 		r.noticed(t, approvals.AuditRefused, "("+c.reason+")")
 		r.nothing(t, 50*time.Millisecond)
 	}
+	// Garbage at the key, and a signed record whose payload is not JSON.
+	for junk, reason := range map[string]string{
+		`{"status":"approved","decision":`:                                        approvals.ReasonMalformed,
+		`{"status":"approved","decision":{"payload":"x","signer":"U","sig":"!"}}`: approvals.ReasonBadSignature,
+	} {
+		rec = r.pendingFor("call_1")
+		if _, err := r.apStore.RawUpdate(context.Background(), approvals.Key("run-1", rec.Request.RequestID), []byte(junk), rec.Revision); err != nil {
+			t.Fatal(err)
+		}
+		r.noticed(t, approvals.AuditRefused, "("+reason+")")
+		r.nothing(t, 50*time.Millisecond)
+	}
 	rec = r.pendingFor("call_1")
 	if err := r.decide(rec, r.alice, func(d *approvals.Decision) { d.Approved = false; d.Note = "not today" }); err != nil {
 		t.Fatal(err)

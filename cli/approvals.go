@@ -367,13 +367,10 @@ func (c *approverConn) watch(ctx context.Context, interactive bool) error {
 				}
 			}
 			ask()
-		case line, ok := <-lines:
+		case line, ok := <-whenAsking(lines, asking != ""):
 			if !ok {
 				lines = nil // stdin closed: keep streaming, ask nothing more
 				interactive = false
-				continue
-			}
-			if asking == "" {
 				continue
 			}
 			head := queue[0]
@@ -401,8 +398,17 @@ func (c *approverConn) watch(ctx context.Context, interactive bool) error {
 	}
 }
 
+// whenAsking is lines while a request is being asked, else nil: an answer
+// typed (or piped) early waits for its question.
+func whenAsking(lines <-chan string, asking bool) <-chan string {
+	if !asking {
+		return nil
+	}
+	return lines
+}
+
 func readLines(ctx context.Context, in io.Reader) <-chan string {
-	out := make(chan string)
+	out := make(chan string, 64)
 	go func() {
 		defer close(out)
 		sc := bufio.NewScanner(in)
@@ -487,8 +493,8 @@ func colourDiff(diff string, colour bool) string {
 func summaryLine(r approvals.Record, now time.Time) string {
 	q := r.Request
 	msg, _, _ := strings.Cut(q.Message, "\n")
-	if len(msg) > 60 {
-		msg = msg[:60] + "…"
+	if r := []rune(msg); len(r) > 60 {
+		msg = string(r[:60]) + "…"
 	}
 	age := now.Sub(q.CreatedAt).Round(time.Second)
 	return fmt.Sprintf("%s  %s  %s  %s  %s ago  %s", q.RequestID, q.RunID, visible.Line(q.Tool), q.RiskTier, age, visible.Line(msg))

@@ -3,7 +3,8 @@
 // 127.0.0.1: wall time (median, p90) and the child's peak RSS, for a
 // one-turn answer and a turn of 10 parallel file tools, and the runtime's
 // own cost per tool call from a 100-call turn, minus the same 100
-// read_file handler calls measured in-process.
+// read_file handler calls measured in-process; and what a run loads from
+// an oversized conversation history (peak RSS, bytes sent to the model).
 //
 //	go run ./bench/harness -bin bin/jazz
 package main
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -45,6 +47,9 @@ const (
 )
 
 func main() {
+	if os.Getenv(spawnEnv) != "" {
+		os.Exit(spawn())
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "harness:", err)
 		os.Exit(1)
@@ -52,10 +57,11 @@ func main() {
 }
 
 type options struct {
-	bin    string
-	n      int
-	warmup int
-	strict bool
+	bin         string
+	n           int
+	warmup      int
+	strict      bool
+	historyRuns int
 }
 
 func run() error {
@@ -64,6 +70,7 @@ func run() error {
 	flag.IntVar(&o.n, "n", 30, "measured runs per scenario")
 	flag.IntVar(&o.warmup, "warmup", 3, "unmeasured runs per scenario first (page cache, CPU frequency)")
 	flag.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
+	flag.IntVar(&o.historyRuns, "history-runs", 3, "runs per oversized-history scenario")
 	flag.Parse()
 	bin, err := filepath.Abs(o.bin)
 	if err != nil {
@@ -98,9 +105,11 @@ func run() error {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "JAZZ_HOME=" + home,
 		"OPENAI_BASE_URL=" + srv.URL(), "OPENAI_API_KEY=bench", "NO_COLOR=1"}
 	j := jazz{bin: bin, cwd: cwd, env: env}
-	if _, err := j.exec("agent", "create", "--name", "bench", "--model", "openai/gpt-4o-mini", "--tools", "read_file,ls"); err != nil {
+	created, err := j.exec("agent", "create", "--name", "bench", "--model", "openai/gpt-4o-mini", "--tools", "read_file,ls")
+	if err != nil {
 		return fmt.Errorf("create agent: %w", err)
 	}
+	agentID := strings.TrimSpace(created.stdout)
 
 	one, err := j.measure(o, promptOne)
 	if err != nil {
@@ -119,6 +128,14 @@ func run() error {
 		return err
 	}
 	perCall := (hundred.median - one.median - handlers) / 100
+	var histories []historyRun
+	for _, size := range []int{100 << 20, 12 << 20} {
+		h, err := j.history(srv, home, agentID, size, o.historyRuns)
+		if err != nil {
+			return err
+		}
+		histories = append(histories, h)
+	}
 
 	fmt.Printf("jazz run --json, cold process, %d runs each (after %d warm-up), instant provider on 127.0.0.1\n\n", o.n, o.warmup)
 	fmt.Printf("%-34s %10s %10s %10s   %s\n", "scenario", "median", "p90", "peak RSS", "target")
@@ -143,6 +160,11 @@ func run() error {
 	fmt.Printf("%-34s %10s %10s %10s   ≤ 50 µs %s\n", "(c) runtime overhead per call", us(perCall), "", "", mark)
 	fmt.Println("\n(c) = (median 100-call run − median one-turn run − 100 handler calls in-process) / 100;")
 	fmt.Println("    it includes the second model round trip that carries the 100 results.")
+	fmt.Printf("\n--conversation with one stored conversation, %d runs each (history rewritten before each)\n", o.historyRuns)
+	fmt.Printf("%-34s %10s %10s %14s\n", "history file", "median", "peak RSS", "sent to model")
+	for _, h := range histories {
+		fmt.Printf("%-34s %10s %9.1fM %13.1fM\n", fmt.Sprintf("%d MiB", h.size>>20), ms(h.median), float64(h.rss)/(1<<20), float64(h.sent)/(1<<20))
+	}
 	if missed > 0 && o.strict {
 		return fmt.Errorf("%d target(s) missed", missed)
 	}
@@ -176,21 +198,75 @@ func respond(_ int, req chatserver.Request) chatserver.Turn {
 	return chatserver.Turn{Calls: calls}
 }
 
+// spawnEnv switches the harness binary into a wrapper that runs the
+// command in its arguments and writes the child's peak RSS (KiB) to the
+// file the variable names. Linux counts the memory of the process that
+// starts a child in the child's peak RSS (the exec happens inside the
+// parent's address space), so a child the harness starts after holding a
+// 100 MB history would look 100 MB bigger; this small fresh process
+// starts it instead.
+const spawnEnv = "JAZZ_BENCH_SPAWN_RSS"
+
+func spawn() int {
+	out := os.Getenv(spawnEnv)
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, spawnEnv+"=") })
+	err := cmd.Run()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		_ = os.WriteFile(out, []byte(fmt.Sprint(ru.Maxrss)), 0o600)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
 type jazz struct {
 	bin, cwd string
 	env      []string
 }
 
 type sample struct {
-	wall time.Duration
-	rss  int64 // bytes
+	wall   time.Duration
+	rss    int64 // bytes
+	stdout string
 }
 
-func (j jazz) exec(args ...string) (sample, error) {
+// exec runs the binary; its peak RSS is exact only while the harness
+// itself is small (see spawnEnv, which execWrapped uses).
+func (j jazz) exec(args ...string) (sample, error) { return j.run(false, args) }
+
+// execWrapped runs the binary through a fresh wrapper process, so its
+// peak RSS is its own whatever the harness holds; the wall time includes
+// the wrapper's start.
+func (j jazz) execWrapped(args ...string) (sample, error) { return j.run(true, args) }
+
+func (j jazz) run(wrapped bool, args []string) (sample, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, j.bin, args...)
 	cmd.Dir, cmd.Env = j.cwd, j.env
+	var rssFile string
+	if wrapped {
+		self, err := os.Executable()
+		if err != nil {
+			return sample{}, err
+		}
+		f, err := os.CreateTemp("", "jazz-bench-rss-")
+		if err != nil {
+			return sample{}, err
+		}
+		f.Close()
+		rssFile = f.Name()
+		defer os.Remove(rssFile)
+		cmd = exec.CommandContext(ctx, self, append([]string{j.bin}, args...)...)
+		cmd.Dir, cmd.Env = j.cwd, append(slices.Clone(j.env), spawnEnv+"="+rssFile)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
@@ -199,10 +275,13 @@ func (j jazz) exec(args ...string) (sample, error) {
 	if err != nil {
 		return sample{}, fmt.Errorf("jazz %s: %w\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
 	}
-	var s sample
-	s.wall = wall
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+	s := sample{wall: wall, stdout: out.String()}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && !wrapped {
 		s.rss = int64(ru.Maxrss) * 1024 // Linux reports KiB
+	}
+	if kib, err := os.ReadFile(rssFile); wrapped && err == nil {
+		n, _ := strconv.ParseInt(string(kib), 10, 64)
+		s.rss = n * 1024
 	}
 	if len(args) > 0 && args[0] == "run" {
 		var env struct {
@@ -249,6 +328,64 @@ func summarize(walls []time.Duration, rss int64) stats {
 		return walls[i]
 	}
 	return stats{median: pick(0.5), p90: pick(0.9), rss: rss}
+}
+
+// historyRun is the oversized-history scenario's result.
+type historyRun struct {
+	size   int
+	median time.Duration
+	rss    int64
+	sent   int // bytes of the model request
+}
+
+// history stores one conversation of about size bytes (user and assistant
+// messages of 512 KiB) as the agent's history file and runs one turn of it
+// runs times, writing the file afresh before each (a save may move or
+// rewrite it): what the run holds in memory and sends to the model.
+func (j jazz) history(srv *chatserver.Server, home, agentID string, size, runs int) (historyRun, error) {
+	filler := strings.Repeat("x", 512<<10)
+	var msgs []map[string]string
+	for i := 0; len(msgs)*(len(filler)+64) < size; i++ {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs = append(msgs, map[string]string{"role": role, "content": filler})
+	}
+	doc := map[string]any{"agentId": agentID, "conversations": []map[string]any{{
+		"conversationId": "big", "title": "big", "agentId": agentID, "startedAt": "2025-01-01T00:00:00.000Z",
+		"messageCount": len(msgs), "messages": msgs}}}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return historyRun{}, err
+	}
+	dir := filepath.Join(home, "history")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return historyRun{}, err
+	}
+	h := historyRun{size: len(data)}
+	var walls []time.Duration
+	for range runs {
+		leftovers, _ := filepath.Glob(filepath.Join(dir, agentID+".json*"))
+		for _, f := range leftovers {
+			_ = os.Remove(f)
+		}
+		if err := os.WriteFile(filepath.Join(dir, agentID+".json"), data, 0o600); err != nil {
+			return historyRun{}, err
+		}
+		before := len(srv.Requests())
+		s, err := j.execWrapped("run", "--agent", "bench", "--json", "--no-stream", "--conversation", "big", promptOne)
+		if err != nil {
+			return historyRun{}, err
+		}
+		walls = append(walls, s.wall)
+		h.rss = max(h.rss, s.rss)
+		if reqs := srv.Requests(); len(reqs) > before {
+			h.sent = max(h.sent, len(reqs[len(reqs)-1].Raw))
+		}
+	}
+	h.median = summarize(walls, 0).median
+	return h, nil
 }
 
 // handlerCost is the median time of the same 100 read_file handler calls

@@ -50,6 +50,9 @@ type Config struct {
 	ReasoningEffort string
 	Temperature     *float64
 	Price           Pricer
+	// Task is the brief a sub-agent was spawned with (empty at the top):
+	// every approval it asks for says it, with its name and depth.
+	Task string
 	// Ledger is this agent's node of the run tree's account (usage, calls,
 	// declines); nil makes the agent the root of its own, priced by Price.
 	Ledger *ledger.Ledger
@@ -393,7 +396,8 @@ func (a *Agent) dispatch(c *actor.Context) {
 		a.nextCall++
 		place := a.cfg.Place
 		place.ToolCallID = tc.ID
-		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry, Handlers: a.cfg.Handlers}
+		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry, Handlers: a.cfg.Handlers,
+			Task: a.cfg.Task}
 		// Call actors stop themselves when done, so they are spawned on the
 		// engine, not as children: hollywood v1.0.5 stops a parent by
 		// poisoning each child and waiting, and a child that is poisoning

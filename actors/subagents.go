@@ -233,6 +233,7 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona) (Config, str
 		cfg.SystemPrompt = strings.TrimRight(cfg.SystemPrompt, "\n") + "\n\n" + p.SystemPrompt
 	}
 	cfg.Registry = ChildRegistry(s.Parent.Registry, p)
+	cfg.Task = strings.TrimSpace(a.Task)
 	cfg.MaxIterations = s.MaxIterations
 	if cfg.MaxIterations <= 0 {
 		cfg.MaxIterations = DefaultSubagentIterations
@@ -244,7 +245,8 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona) (Config, str
 	if warn := s.Parent.Warn; warn != nil {
 		cfg.Warn = func(msg string) { warn(name + ": " + msg) }
 	}
-	env := &tools.Env{AgentID: id, AgentName: name, ConversationID: fmt.Sprintf("subagent-conv-%d-%d", n, now)}
+	env := &tools.Env{AgentID: id, AgentName: name, Depth: cfg.Place.Depth, Task: cfg.Task,
+		ConversationID: fmt.Sprintf("subagent-conv-%d-%d", n, now)}
 	if pe := s.Parent.Env; pe != nil {
 		env.JazzHome, env.Home, env.EnvAllowlist, env.Secrets = pe.JazzHome, pe.Home, pe.EnvAllowlist, pe.Secrets
 		if pe.Dir != nil {

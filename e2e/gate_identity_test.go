@@ -356,3 +356,105 @@ func TestCostIsHonest(t *testing.T) {
 		}
 	})
 }
+
+// childrenModel: the parent delegates "write files" to a sub-agent named
+// Writer, which writes c1.txt and c2.txt; the parent then writes p.txt.
+func childrenModel() *chatserver.Server {
+	write := func(path string) chatserver.Call {
+		return chatserver.Call{Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": path, "content": path + "\n"})}
+	}
+	return chatserver.NewFunc(func(n int, req chatserver.Request) chatserver.Turn {
+		done := len(req.ToolMessages())
+		if strings.HasPrefix(req.LastUser(), "[SUB-AGENT TASK]") {
+			switch done {
+			case 0:
+				return chatserver.Turn{Calls: []chatserver.Call{write("c1.txt")}}
+			case 1:
+				return chatserver.Turn{Calls: []chatserver.Call{write("c2.txt")}}
+			}
+			return chatserver.Turn{Text: "child done"}
+		}
+		switch done {
+		case 0:
+			return chatserver.Turn{Calls: []chatserver.Call{{Name: "spawn_subagent",
+				Arguments: chatserver.JSONArgs(map[string]string{"task": "write files", "name": "Writer"})}}}
+		case 1:
+			return chatserver.Turn{Calls: []chatserver.Call{write("p.txt")}}
+		}
+		return chatserver.Turn{Text: "done"}
+	})
+}
+
+// TestChildrenAreVisible (issue 10, class 4): the envelope lists every
+// call of the tree with the agent that made it, declines included (so
+// --fail-on-decline sees a child's); a child's request names it, its task
+// and depth; "always" on it reaches that child only.
+func TestChildrenAreVisible(t *testing.T) {
+	t.Run("bridge", func(t *testing.T) {
+		srv := childrenModel()
+		defer srv.Close()
+		e := hlNewEnv(t)
+		e.chatAgent(srv, "boss", nil, "write_file", "spawn_subagent")
+		r, br := driveBridge(t, e, []string{"run", "--json", "--interactive-stdin", "--agent", "boss", "go"}, nil,
+			func(req map[string]any) []string {
+				if req["agentName"] == "Writer" {
+					b, _ := json.Marshal(map[string]any{"type": "approval_decision", "requestId": req["requestId"], "approved": true, "remember": "tool"})
+					return []string{string(b)}
+				}
+				return []string{decision(req, false)}
+			})
+		env := r.envelope(t)
+		if r.code != 0 || !*env.OK {
+			t.Fatalf("exit %d: %s\n%s", r.code, r.stdout, r.stderr)
+		}
+		if len(br.requests) != 2 {
+			t.Fatalf("%d requests, want the child's first write and the parent's (the child's second is its own always):\n%s", len(br.requests), r.stderr)
+		}
+		kid, top := br.requests[0], br.requests[1]
+		if kid["agentName"] != "Writer" || kid["depth"] != 1.0 || kid["task"] != "write files" || kid["rememberScope"] != "agent" {
+			t.Errorf("child's request does not say who asks: %v", kid)
+		}
+		if top["agentName"] != "boss" || top["depth"] != nil || top["rememberScope"] != "run" {
+			t.Errorf("parent's request: %v", top)
+		}
+		for name, want := range map[string]bool{"c1.txt": true, "c2.txt": true, "p.txt": false} {
+			if _, err := os.Stat(filepath.Join(e.cwd, name)); (err == nil) != want {
+				t.Errorf("%s exists = %v, want %v", name, err == nil, want)
+			}
+		}
+		var got []string
+		var raw struct {
+			ToolCalls []struct {
+				Name, AgentName string
+				Depth           int
+			} `json:"toolCalls"`
+			Declined []struct {
+				Name, AgentName string
+			} `json:"declinedToolCalls"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range raw.ToolCalls {
+			got = append(got, fmt.Sprintf("%s:%s:%d", c.AgentName, c.Name, c.Depth))
+		}
+		want := "boss:spawn_subagent:0 Writer:write_file:1 Writer:write_file:1 boss:write_file:0"
+		if strings.Join(got, " ") != want {
+			t.Errorf("toolCalls %v, want %s", got, want)
+		}
+		if len(raw.Declined) != 1 || raw.Declined[0].AgentName != "boss" {
+			t.Errorf("declinedToolCalls %+v", raw.Declined)
+		}
+	})
+	t.Run("fail-on-decline counts a child's decline", func(t *testing.T) {
+		srv := childrenModel()
+		defer srv.Close()
+		e := hlNewEnv(t)
+		e.chatAgent(srv, "boss", nil, "write_file", "spawn_subagent")
+		r := e.run(hlRunOpts{args: []string{"run", "--json", "--agent", "boss", "--auto-approve-tools", "spawn_subagent", "--fail-on-decline", "go"}})
+		env := r.envelope(t)
+		if r.code != 1 || *env.OK || !strings.Contains(env.Error, "declined 3 tool call(s)") {
+			t.Fatalf("exit %d: %s\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
+}

@@ -62,6 +62,8 @@ func ApprovalRequired(req messages.ApprovalRequired, policy string) messages.Eve
 		RiskLevel:         req.RiskLevel,
 		AutoApprovePolicy: policy,
 		Arguments:         req.ExecuteArgs,
+		Task:              req.Task,
+		RememberScope:     req.RememberScope,
 		Asked:             messages.Ptr(req.RequestID != ""),
 	}
 	ev.ToolCallID = req.ToolCallID

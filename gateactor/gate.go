@@ -98,15 +98,22 @@ type classified struct {
 
 // Gate is the approval gate actor.
 type Gate struct {
-	cfg       Config
-	policy    string
+	cfg    Config
+	policy string
+	// toolAllow and cmdAllow hold for the whole run tree: the session's
+	// lists and every "always" answered on the top-level agent's prompt.
 	toolAllow map[string]bool
 	cmdAllow  []string
-	queue     []pending
-	seq       uint64
-	current   *pending
-	asking    bool
-	resume    func()
+	// agentTools and agentCmds hold what "always" on a sub-agent's prompt
+	// added, for that sub-agent only (keyed by its agent id): a person who
+	// trusts one child's writes has not trusted its parent's or siblings'.
+	agentTools map[string]map[string]bool
+	agentCmds  map[string][]string
+	queue      []pending
+	seq        uint64
+	current    *pending
+	asking     bool
+	resume     func()
 	// cancelled: the run is stopping; every call, queued or new, is declined.
 	cancelled bool
 }
@@ -114,7 +121,8 @@ type Gate struct {
 // New is the Producer of a gate actor.
 func New(cfg Config) actor.Producer {
 	return func() actor.Receiver {
-		g := &Gate{cfg: cfg, policy: cfg.Policy, toolAllow: map[string]bool{}}
+		g := &Gate{cfg: cfg, policy: cfg.Policy, toolAllow: map[string]bool{},
+			agentTools: map[string]map[string]bool{}, agentCmds: map[string][]string{}}
 		for _, t := range cfg.AutoApproveTools {
 			g.toolAllow[t] = true
 		}
@@ -165,13 +173,18 @@ func (g *Gate) next(c *actor.Context) {
 // call, with the policy and allowlists as they are now.
 func (g *Gate) evaluate(c *actor.Context) {
 	p := g.current
-	if g.toolAllow[p.req.ToolName] {
+	agent := p.req.Place.AgentID
+	if g.toolAllow[p.req.ToolName] || g.agentTools[agent][p.req.ToolName] {
 		p.judgedBy = judgedByTool
 		g.resolve(c, true, true, messages.DecidedByAllowlist, "")
 		return
 	}
-	if p.req.Command != "" && len(g.cmdAllow) > 0 && g.cfg.Checks.AllowlistApproves != nil &&
-		g.cfg.Checks.AllowlistApproves(p.req.Command, g.cmdAllow) {
+	cmdAllow := g.cmdAllow
+	if own := g.agentCmds[agent]; len(own) > 0 {
+		cmdAllow = append(append([]string(nil), g.cmdAllow...), own...)
+	}
+	if p.req.Command != "" && len(cmdAllow) > 0 && g.cfg.Checks.AllowlistApproves != nil &&
+		g.cfg.Checks.AllowlistApproves(p.req.Command, cmdAllow) {
 		p.judgedBy = judgedByAllowlist
 		g.resolve(c, true, true, messages.DecidedByAllowlist, "")
 		return
@@ -313,6 +326,7 @@ func (g *Gate) ask(c *actor.Context) {
 	g.asking = true
 	g.resume = g.cfg.Deadline.Pause()
 	g.current.req.RequestID = id
+	g.current.req.RememberScope = RememberScope(g.current.req.Place)
 	req := g.current.req
 	g.announce(req)
 	if g.cfg.Bus != nil {
@@ -331,17 +345,8 @@ func (g *Gate) humanDecided(c *actor.Context, d messages.ApprovalDecided) {
 		(d.ToolCallID != "" && d.ToolCallID != g.current.req.ToolCallID) {
 		return // unknown, stale, forged or duplicate: ignored
 	}
-	switch d.Remember {
-	case messages.RememberTool:
-		if d.Approved {
-			g.toolAllow[g.current.req.ToolName] = true
-		}
-	case messages.RememberCommand:
-		if d.Approved && g.cfg.Checks.Keys != nil && g.current.req.Command != "" {
-			if keys, err := g.cfg.Checks.Keys(g.current.req.Command); err == nil {
-				g.cmdAllow = append(g.cmdAllow, keys...)
-			}
-		}
+	if d.Approved {
+		g.remember(d.Remember, g.current.req)
 	}
 	by := d.DecidedBy
 	if by == "" {
@@ -349,6 +354,49 @@ func (g *Gate) humanDecided(c *actor.Context, d messages.ApprovalDecided) {
 	}
 	g.current.remember = d.Remember
 	g.resolve(c, d.Approved, false, by, d.Note)
+}
+
+// RememberScope is how far "always" reaches when answered on a prompt
+// raised at place: the whole run for the top-level agent, that sub-agent
+// alone for a child.
+func RememberScope(place messages.Place) string {
+	if place.Depth > 0 {
+		return messages.ScopeAgent
+	}
+	return messages.ScopeRun
+}
+
+// remember adds an approved call's tool or command keys to the allowlist
+// of its scope (RememberScope).
+func (g *Gate) remember(what string, req messages.ApprovalRequired) {
+	agent := ""
+	if RememberScope(req.Place) == messages.ScopeAgent {
+		agent = req.Place.AgentID
+	}
+	switch what {
+	case messages.RememberTool:
+		if agent == "" {
+			g.toolAllow[req.ToolName] = true
+			return
+		}
+		if g.agentTools[agent] == nil {
+			g.agentTools[agent] = map[string]bool{}
+		}
+		g.agentTools[agent][req.ToolName] = true
+	case messages.RememberCommand:
+		if g.cfg.Checks.Keys == nil || req.Command == "" {
+			return
+		}
+		keys, err := g.cfg.Checks.Keys(req.Command)
+		if err != nil {
+			return
+		}
+		if agent == "" {
+			g.cmdAllow = append(g.cmdAllow, keys...)
+			return
+		}
+		g.agentCmds[agent] = append(g.agentCmds[agent], keys...)
+	}
 }
 
 // resolve answers the current call and moves on to the next.

@@ -413,3 +413,52 @@ func TestEventsForEveryGatedCall(t *testing.T) {
 		t.Fatalf("order: %v", types)
 	}
 }
+
+func (h *harness) requestFrom(id, agent string, depth int, tool string) {
+	h.engine.Send(h.probe, messages.ApprovalRequired{
+		Place: messages.Place{RunID: runID, AgentID: agent, AgentName: "name of " + agent, Depth: depth, ToolCallID: id}, ToolCallID: id,
+		ToolName: tool, RiskLevel: messages.LevelHighRisk, Message: "test " + tool, ExecuteToolName: "execute_" + tool,
+		ExecuteArgs: json.RawMessage(`{}`), Task: "task of " + agent,
+	})
+}
+
+// TestAlwaysOnAChildIsScopedToIt (issue 10, class 4): "always" answered
+// on a sub-agent's prompt approves that tool for that sub-agent only; its
+// parent and its siblings are still asked. The request says its scope.
+// "always" on the top-level agent's prompt holds for the whole tree.
+func TestAlwaysOnAChildIsScopedToIt(t *testing.T) {
+	h := newHarness(t, gateactor.Config{Reachable: true})
+	h.requestFrom("k1", "kid", 1, "write_file")
+	r := h.expectAsked("k1")
+	if r.RememberScope != messages.ScopeAgent || r.Task != "task of kid" || r.Place.Depth != 1 {
+		t.Fatalf("child's request: scope %q task %q depth %d", r.RememberScope, r.Task, r.Place.Depth)
+	}
+	h.answer("k1", true, messages.RememberTool)
+	h.expectDecision("k1")
+
+	h.requestFrom("k2", "kid", 1, "write_file")
+	if d := h.expectDecision("k2"); !d.Approved || d.DecidedBy != messages.DecidedByAllowlist {
+		t.Fatalf("the child's own next write: %+v", d)
+	}
+	for _, who := range []struct {
+		id, agent string
+		depth     int
+	}{{"s1", "sibling", 1}, {"p1", "top", 0}} {
+		h.requestFrom(who.id, who.agent, who.depth, "write_file")
+		r := h.expectAsked(who.id) // not widened to them
+		h.answer(who.id, true, "")
+		h.expectDecision(who.id)
+		if who.depth == 0 && r.RememberScope != messages.ScopeRun {
+			t.Fatalf("top-level request scope %q", r.RememberScope)
+		}
+	}
+	// The top-level agent's "always" reaches the whole tree.
+	h.requestFrom("p2", "top", 0, "edit_file")
+	h.expectAsked("p2")
+	h.answer("p2", true, messages.RememberTool)
+	h.expectDecision("p2")
+	h.requestFrom("s2", "sibling", 1, "edit_file")
+	if d := h.expectDecision("s2"); !d.Approved || d.DecidedBy != messages.DecidedByAllowlist {
+		t.Fatalf("a child after the parent's always: %+v", d)
+	}
+}

@@ -123,7 +123,7 @@ func (b *Bridge) inputRequired(req messages.UserInputRequired) {
 	}
 	b.writeLine(messages.Event{
 		Type: messages.EventUserInputRequired, Place: req.Place, RequestID: req.RequestID, Question: req.Question,
-		Suggestions: suggestions, AllowCustom: messages.Ptr(req.AllowCustom),
+		Suggestions: suggestions, AllowCustom: messages.Ptr(req.AllowCustom), Task: req.Task,
 	})
 }
 

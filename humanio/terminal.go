@@ -166,6 +166,9 @@ func (t *Terminal) publishAnswer(q messages.UserInputRequired, response string) 
 func FormatQuestion(q messages.UserInputRequired) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "❓ %s\n", indent(visible.Block(q.Question)))
+	if q.Place.Depth > 0 {
+		b.WriteString(asker(q.Place, q.Task))
+	}
 	for i, s := range q.Suggestions {
 		label := s.Label
 		if label == "" {
@@ -219,7 +222,7 @@ func (t *Terminal) approve(ctx context.Context, req messages.ApprovalRequired, l
 			t.decide(req, d.Approved, d.Note, d.Remember)
 			return
 		}
-		fmt.Fprint(t.out, approvalChoices(req.Command != ""))
+		fmt.Fprint(t.out, approvalChoices(req))
 	}
 }
 
@@ -237,6 +240,7 @@ func (t *Terminal) decide(req messages.ApprovalRequired, approved bool, note, re
 func FormatApproval(req messages.ApprovalRequired) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "🔐 %s wants to run (%s)\n", visible.Line(req.ToolName), visible.Line(req.RiskLevel))
+	b.WriteString(asker(req.Place, req.Task))
 	if req.Message != "" {
 		fmt.Fprintf(&b, "  %s\n", indent(visible.Block(req.Message)))
 	}
@@ -260,19 +264,58 @@ func FormatApproval(req messages.ApprovalRequired) string {
 			b.WriteByte('\n')
 		}
 	}
-	b.WriteString(approvalChoices(req.Command != ""))
+	b.WriteString(approvalChoices(req))
 	return b.String()
 }
+
+// taskPreview is how much of a sub-agent's brief a prompt shows: enough
+// to know the job; the brief itself is in the request.
+const taskPreview = 160
+
+// asker says which agent raised a request: the top-level agent by name,
+// a sub-agent by name, depth, parent and the start of its task.
+func asker(p messages.Place, task string) string {
+	if p.Depth == 0 {
+		if p.AgentName == "" {
+			return ""
+		}
+		return fmt.Sprintf("  asked by: %s (the top-level agent)\n", visible.Line(p.AgentName))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  asked by: sub-agent %s (depth %d", visible.Line(quoteName(p.AgentName)), p.Depth)
+	if p.ParentAgentID != "" {
+		fmt.Fprintf(&b, ", spawned by %s", visible.Line(p.ParentAgentID))
+	}
+	b.WriteString(")\n")
+	if task != "" {
+		r := []rune(task)
+		cut := ""
+		if len(r) > taskPreview {
+			r, cut = r[:taskPreview], "…"
+		}
+		fmt.Fprintf(&b, "  its task: %s%s\n", visible.Line(string(r)), cut)
+	}
+	return b.String()
+}
+
+func quoteName(name string) string { return "\"" + name + "\"" }
 
 // indent puts the continuation lines of a multi-line value under its
 // first line, so no line of it can pass for a line of the prompt.
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
 
-func approvalChoices(command bool) string {
-	if command {
-		return "Approve? y = yes, n [note] = no, a = always this tool, c = always this command: "
+// approvalChoices is the answer line; "always" says how far it reaches:
+// the whole run on the top-level agent's prompt, only that sub-agent on a
+// child's (the gate scopes it so).
+func approvalChoices(req messages.ApprovalRequired) string {
+	scope := ""
+	if req.Place.Depth > 0 || req.RememberScope == messages.ScopeAgent {
+		scope = fmt.Sprintf(" (for sub-agent %s only)", visible.Line(quoteName(req.Place.AgentName)))
 	}
-	return "Approve? y = yes, n [note] = no, a = always this tool: "
+	if req.Command != "" {
+		return "Approve? y = yes, n [note] = no, a = always this tool" + scope + ", c = always this command" + scope + ": "
+	}
+	return "Approve? y = yes, n [note] = no, a = always this tool" + scope + ": "
 }
 
 // Decision is a parsed answer to an approval prompt.

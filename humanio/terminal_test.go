@@ -190,3 +190,25 @@ func TestPromptsShowHiddenCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptsSayWhoAsks: a sub-agent's request names it, its depth and
+// its task, and its "always" says it reaches that sub-agent only.
+func TestPromptsSayWhoAsks(t *testing.T) {
+	child := messages.Place{AgentID: "subagent-1", AgentName: "Reviewer", Depth: 2, ParentAgentID: "subagent-0"}
+	out := FormatApproval(messages.ApprovalRequired{Place: child, ToolName: "execute_command", RiskLevel: "unknown",
+		Command: "make", Task: strings.Repeat("review the diff ", 20), RememberScope: messages.ScopeAgent})
+	for _, want := range []string{`asked by: sub-agent "Reviewer" (depth 2, spawned by subagent-0)`, "its task: review the diff",
+		`a = always this tool (for sub-agent "Reviewer" only)`, `c = always this command (for sub-agent "Reviewer" only)`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("approval prompt lacks %q:\n%s", want, out)
+		}
+	}
+	top := FormatApproval(messages.ApprovalRequired{Place: messages.Place{AgentName: "dev"}, ToolName: "write_file", RiskLevel: "low-risk"})
+	if !strings.Contains(top, "asked by: dev (the top-level agent)") || strings.Contains(top, "only") {
+		t.Errorf("top-level prompt:\n%s", top)
+	}
+	q := FormatQuestion(messages.UserInputRequired{Place: child, Question: "Which?", Task: "check it"})
+	if !strings.Contains(q, `asked by: sub-agent "Reviewer" (depth 2`) || !strings.Contains(q, "its task: check it") {
+		t.Errorf("question:\n%s", q)
+	}
+}

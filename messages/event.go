@@ -139,18 +139,21 @@ type Event struct {
 	// Asked is set on approval events: true when a person was asked (the
 	// event then carries the RequestID a decision must echo), false when
 	// policy, an allowlist, the unattended rule or a cancel settled it.
-	Asked       *bool        `json:"asked,omitempty"`
-	DecidedBy   string       `json:"decidedBy,omitempty"`
-	Task        string       `json:"task,omitempty"`
-	Persona     string       `json:"persona,omitempty"`
-	Level       string       `json:"level,omitempty"`
-	Err         *EventError  `json:"-"`
-	Recoverable *bool        `json:"recoverable,omitempty"`
-	RequestID   string       `json:"requestId,omitempty"`
-	Question    string       `json:"question,omitempty"`
-	Suggestions []Suggestion `json:"suggestions,omitempty"`
-	AllowCustom *bool        `json:"allowCustom,omitempty"`
-	CostUSD     *float64     `json:"costUSD,omitempty"`
+	Asked     *bool  `json:"asked,omitempty"`
+	DecidedBy string `json:"decidedBy,omitempty"`
+	Task      string `json:"task,omitempty"`
+	// RememberScope, on an asked approval, is how far "always" reaches:
+	// "run" (the whole tree) or "agent" (this sub-agent only).
+	RememberScope string       `json:"rememberScope,omitempty"`
+	Persona       string       `json:"persona,omitempty"`
+	Level         string       `json:"level,omitempty"`
+	Err           *EventError  `json:"-"`
+	Recoverable   *bool        `json:"recoverable,omitempty"`
+	RequestID     string       `json:"requestId,omitempty"`
+	Question      string       `json:"question,omitempty"`
+	Suggestions   []Suggestion `json:"suggestions,omitempty"`
+	AllowCustom   *bool        `json:"allowCustom,omitempty"`
+	CostUSD       *float64     `json:"costUSD,omitempty"`
 }
 
 // MarshalJSON writes `error` as a string for tool_execution_complete and as

@@ -109,7 +109,22 @@ type ApprovalRequired struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Command is the shell command for execute_command, to key allowlists.
 	Command string `json:"command,omitempty"`
+	// Task is the brief of the sub-agent that made the call (empty for the
+	// top-level agent), so the person deciding sees who asks and why;
+	// Place names the agent and its depth.
+	Task string `json:"task,omitempty"`
+	// RememberScope is how far "always" answered on this request reaches
+	// (ScopeRun or ScopeAgent); the gate sets it when it asks.
+	RememberScope string `json:"rememberScope,omitempty"`
 }
+
+// How far an "always" answer reaches.
+const (
+	// ScopeRun: the whole run tree (a prompt of the top-level agent).
+	ScopeRun = "run"
+	// ScopeAgent: only the sub-agent whose prompt it answered.
+	ScopeAgent = "agent"
+)
 
 // Who answered a gate decision.
 const (
@@ -172,6 +187,9 @@ type UserInputRequired struct {
 	Question    string       `json:"question"`
 	Suggestions []Suggestion `json:"suggestions"`
 	AllowCustom bool         `json:"allowCustom"`
+	// Task is the brief of the sub-agent asking (empty for the top-level
+	// agent); Place names the agent and its depth.
+	Task string `json:"task,omitempty"`
 }
 
 // UserInputAnswered carries the answer; an empty Response means no answer.

@@ -45,6 +45,8 @@ type Deps struct {
 	// run can wait for them (and the events they still send, such as a
 	// subagent's subagent_complete) before it exits; nil counts nothing.
 	Handlers *sync.WaitGroup
+	// Task is the calling sub-agent's brief, shown with its approvals.
+	Task string
 }
 
 // handlerDone carries a handler's result back into the actor. approved is
@@ -302,6 +304,7 @@ func (c *Call) askGate(ctx *actor.Context, a *messages.ApprovalRequest) {
 		ExecuteToolName: a.ExecuteToolName,
 		ExecuteArgs:     a.ExecuteArgs,
 		Arguments:       c.args,
+		Task:            c.deps.Task,
 	}
 	req.Place.ToolCallID = c.req.Call.ID
 	if c.tool.Name == "execute_command" {

@@ -99,8 +99,12 @@ func Pair(propose Tool, execute Handler, executeTimeout time.Duration) []Tool {
 
 // Env is what a handler may know about where it runs.
 type Env struct {
-	AgentID        string
-	AgentName      string
+	AgentID   string
+	AgentName string
+	// Depth is the agent's depth in the run tree (0 at the top) and Task
+	// the brief a sub-agent was spawned with: a question it asks says both.
+	Depth          int
+	Task           string
 	ConversationID string
 	JazzHome       string
 	Home           string

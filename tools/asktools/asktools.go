@@ -64,7 +64,9 @@ func NewAsker(conn *nats.Conn, runID string, dl *deadline.Deadline) *Asker {
 // Ask publishes a question and waits for its answer or ctx's end. The
 // deadline is paused for the whole wait. An empty response means no
 // answer.
-func (a *Asker) Ask(ctx context.Context, place messages.Place, question string, suggestions []messages.Suggestion) (string, error) {
+// place and task say which agent asks (a sub-agent's brief in task), so
+// the person answering knows who wants to know.
+func (a *Asker) Ask(ctx context.Context, place messages.Place, task, question string, suggestions []messages.Suggestion) (string, error) {
 	if suggestions == nil {
 		suggestions = []messages.Suggestion{}
 	}
@@ -95,7 +97,7 @@ func (a *Asker) Ask(ctx context.Context, place messages.Place, question string, 
 	}
 	resume := a.deadline.Pause()
 	defer resume()
-	req := messages.UserInputRequired{Place: place, RequestID: id, Question: question, Suggestions: suggestions, AllowCustom: true}
+	req := messages.UserInputRequired{Place: place, RequestID: id, Question: question, Suggestions: suggestions, AllowCustom: true, Task: task}
 	data, err := messages.Encode(req)
 	if err != nil {
 		return "", err
@@ -136,7 +138,7 @@ func askerOf(env *tools.Env) (*Asker, error) {
 }
 
 func placeOf(env *tools.Env) messages.Place {
-	return messages.Place{AgentID: env.AgentID, AgentName: env.AgentName}
+	return messages.Place{AgentID: env.AgentID, AgentName: env.AgentName, Depth: env.Depth}
 }
 
 const questionSchema = `{
@@ -193,7 +195,7 @@ func askQuestion(ctx context.Context, env *tools.Env, raw json.RawMessage) tools
 	if args.Multiple && len(args.Suggestions) > 0 {
 		q += " (you may pick several, separated by commas)"
 	}
-	answer, err := asker.Ask(ctx, placeOf(env), q, args.Suggestions)
+	answer, err := asker.Ask(ctx, placeOf(env), env.Task, q, args.Suggestions)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tools.Fail("The question was cancelled: the run is stopping.")
@@ -262,7 +264,7 @@ func pickFile(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Re
 	if len(entries) == 0 {
 		q += fmt.Sprintf(" (nothing matches in %s; type a path)", base)
 	}
-	answer, err := asker.Ask(ctx, placeOf(env), q, sugg)
+	answer, err := asker.Ask(ctx, placeOf(env), env.Task, q, sugg)
 	if err != nil && ctx.Err() != nil {
 		return tools.Fail("The question was cancelled: the run is stopping.")
 	}

@@ -15,11 +15,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 )
 
 // ErrNotRegular matches (errors.Is) a path that is not a regular file: a
@@ -152,66 +150,48 @@ func Read(ctx context.Context, path string, o Options) ([]byte, []string, error)
 	}
 }
 
-// chunk is how much read takes between two looks at its context.
-const chunk = 1 << 20
-
 func read(ctx context.Context, path string, o Options) ([]byte, []string, error) {
-	// Stat first: opening some devices has side effects (a tape rewinds,
-	// a watchdog arms), so what is plainly no regular file is not opened.
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, nil, &NotRegularError{What: o.what(), Path: path, Mode: fi.Mode()}
-	}
-	// O_NONBLOCK: opening a FIFO with no writer returns at once instead of
-	// waiting for one; the fstat below then refuses it.
-	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+	f, err := Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, relabel(err, o.what())
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %w", o.what(), path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, &NotRegularError{What: o.what(), Path: path, Mode: fi.Mode()}
-	}
-	if fi.Size() > o.MaxBytes {
-		return nil, nil, &TooLargeError{What: o.what(), Path: path, Size: fi.Size(), Limit: o.MaxBytes}
+	if f.Info.Size() > o.MaxBytes {
+		return nil, nil, &TooLargeError{What: o.what(), Path: path, Size: f.Info.Size(), Limit: o.MaxBytes}
 	}
 	var warns []string
 	if o.Private {
-		if err := checkOpened(path, fi); err != nil {
+		if err := checkOpened(path, f.Info); err != nil {
 			return nil, nil, err
 		}
 		if o.Restrict {
-			if w := restrict(f, path, fi, o.what()); w != "" {
+			if w := restrict(f.File, path, f.Info, o.what()); w != "" {
 				warns = append(warns, w)
 			}
 		}
 	}
-	// Size+1 so that a file growing past the limit while read is caught.
-	buf := make([]byte, 0, fi.Size()+1)
-	r := io.LimitReader(f, o.MaxBytes+1)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, &DeadlineError{What: o.what(), Path: path, Cause: err}
-		}
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, chunk)
-		}
-		n, err := r.Read(buf[len(buf):min(cap(buf), len(buf)+chunk)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %s %s: %w", o.what(), path, err)
-		}
+	data, err := f.ReadAll(ctx, o.MaxBytes)
+	if err != nil {
+		return nil, nil, relabel(err, o.what())
 	}
-	if int64(len(buf)) > o.MaxBytes {
-		return nil, nil, &TooLargeError{What: o.what(), Path: path, Size: int64(len(buf)), Limit: o.MaxBytes}
+	return data, warns, nil
+}
+
+// relabel names the file in Open's and ReadAll's errors as the caller
+// calls it ("config file") instead of "file".
+func relabel(err error, what string) error {
+	var nr *NotRegularError
+	var tl *TooLargeError
+	var de *DeadlineError
+	switch {
+	case errors.As(err, &nr):
+		nr.What = what
+	case errors.As(err, &tl):
+		tl.What = what
+	case errors.As(err, &de):
+		de.What = what
 	}
-	return buf, warns, nil
+	return err
 }
 
 // checkOpened applies CheckPrivate's rules to an opened file: fi is its

@@ -134,3 +134,12 @@ func TestValidateEnvAllowlist(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkStaticClassify(b *testing.B) {
+	cmd := "git log --oneline -n 5 | head -3 && grep -rn TODO src | sort -u | wc -l"
+	for b.Loop() {
+		if level, _ := StaticClassify(cmd); level != "read-only" {
+			b.Fatal("not read-only")
+		}
+	}
+}

@@ -62,7 +62,10 @@ func argvForms(words []string) []string {
 	}
 	seen := map[string]bool{}
 	for i, f := range flags {
-		if seen[f] {
+		// Only flags some rule wants first (rm -r/-f, -c/-e of shells and
+		// interpreters, crontab -e/-r, history -c/-w/-d/-a), once each:
+		// the forms stay few whatever the command.
+		if seen[f] || !strings.Contains(leadingFlags, f[1:]) {
 			continue
 		}
 		seen[f] = true
@@ -76,6 +79,9 @@ func argvForms(words []string) []string {
 	add(operands, flags, longs)
 	return forms
 }
+
+// leadingFlags are the flags the rules look for right after the program.
+const leadingFlags = "rRfFceEwda"
 
 // longAsShort spells a GNU long option (or an abbreviation getopt would
 // accept) as the short flag the rules know.

@@ -107,13 +107,19 @@ func FuzzAllowlistApproves(f *testing.F) {
 				t.Fatalf("approved a dynamic command name in %q", words)
 			}
 			bin := words[0]
+			sub := 1
+			for bin == "git" && sub < len(words) && !dyn[i][sub] && (words[sub] == "--no-pager" || words[sub] == "-P" ||
+				words[sub] == "--no-optional-locks" || strings.HasSuffix(words[sub], "-pathspecs") ||
+				words[sub] == "--no-replace-objects" || words[sub] == "--no-advice" || words[sub] == "--no-lazy-fetch") {
+				sub++ // git's harmless global options
+			}
 			covered := false
 			for _, e := range entries {
 				e = strings.TrimSpace(e)
 				if e == bin {
 					covered = true // the binary alone covers any arguments
 				}
-				if len(words) > 1 && !dyn[i][1] && !strings.HasPrefix(words[1], "-") && e == bin+" "+words[1] {
+				if sub < len(words) && !dyn[i][sub] && !strings.HasPrefix(words[sub], "-") && e == bin+" "+words[sub] {
 					covered = true
 				}
 			}
@@ -142,7 +148,14 @@ func FuzzCommandKey(f *testing.F) {
 				t.Fatalf("raw prefix match for %q", key)
 			}
 		}
+		// Nothing a model sends may crash or hang the checks.
 		_, _ = Keys(s)
 		_, _ = StaticClassify(s)
+		_ = RefusalReason(s, []string{"git status", "ls"})
+		_ = MutatingReason(s)
+		_, _ = CheckArgv(strings.Fields(s), "/tmp/x")
+		for _, by := range []Approver{ByAllowlist, ByStatic, ByClassifier} {
+			_ = Judge(s, by, []string{"ls", "git"}, "read-only").CheckExec(strings.Fields(s))
+		}
 	})
 }

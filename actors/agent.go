@@ -429,6 +429,9 @@ func (a *Agent) toolDone(c *actor.Context, m messages.ToolResultReady) {
 	if m.Declined {
 		a.ledger.RecordDeclined(m.Call)
 	}
+	if m.DecidedBy != "" {
+		a.ledger.MarkDecided(m.Call.ID, m.DecidedBy)
+	}
 	if s := c.Sender(); s != nil {
 		delete(a.running, s.ID)
 	} else {

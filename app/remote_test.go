@@ -56,6 +56,12 @@ func writeAgent(script string) agents.Agent {
 // request in the bucket, the approver signs a decision bound to its
 // action hash, and only then does the write happen.
 func TestSignedRemoteApproval(t *testing.T) {
+	// The approver takes longer than the run's --timeout: waiting for a
+	// person does not count against it.
+	signedApproval(t, 1500*time.Millisecond, time.Second)
+}
+
+func signedApproval(t *testing.T, think, runTimeout time.Duration) {
 	home, dir := t.TempDir(), t.TempDir()
 	_, seed, err := approvals.AddApprover(home, "alice", "high-risk", false)
 	if err != nil {
@@ -91,6 +97,7 @@ func TestSignedRemoteApproval(t *testing.T) {
 				continue
 			}
 			q := r.Request
+			time.Sleep(think)
 			d := approvals.Decision{RunID: q.RunID, RequestID: q.RequestID, ActionHash: q.ActionHash, Approved: true, SignerName: "alice"}
 			env, _ := approvals.SignDecision(kp, d, time.Now(), 0)
 			_ = env.Open(&d)
@@ -106,7 +113,7 @@ func TestSignedRemoteApproval(t *testing.T) {
 		Agent: writeAgent(writeScript(t, dir)), Prompt: "write the note", Config: &config.Config{Home: home, MaxIterations: 10},
 		NATSURL: srv.ClientURL(), NATS: opts, Reachable: true,
 		Remote: &app.RemoteApprovals{Timeout: 20 * time.Second, Registry: reg},
-		Stderr: os.Stderr, Cwd: dir, Timeout: 20 * time.Second,
+		Stderr: os.Stderr, Cwd: dir, Timeout: runTimeout,
 	})
 	if err != nil || !out.OK {
 		t.Fatalf("run: %v %+v", err, out)

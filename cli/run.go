@@ -196,12 +196,14 @@ type toolCallView struct {
 	AgentID   string `json:"agentId,omitempty"`
 	AgentName string `json:"agentName,omitempty"`
 	Depth     int    `json:"depth"`
+	// DecidedBy is who approved or declined a gated call.
+	DecidedBy string `json:"decidedBy,omitempty"`
 }
 
 func callViews(calls []messages.AgentCall) []toolCallView {
 	out := make([]toolCallView, 0, len(calls))
 	for _, c := range calls {
-		out = append(out, toolCallView{ID: c.ID, Name: c.Name, Arguments: c.Arguments, AgentID: c.AgentID, AgentName: c.AgentName, Depth: c.Depth})
+		out = append(out, toolCallView{ID: c.ID, Name: c.Name, Arguments: c.Arguments, AgentID: c.AgentID, AgentName: c.AgentName, Depth: c.Depth, DecidedBy: c.DecidedBy})
 	}
 	return out
 }

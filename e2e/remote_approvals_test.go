@@ -179,6 +179,15 @@ func TestRemoteApprovalAcrossProcesses(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("run: %+v", res)
 	}
+	var env struct {
+		ToolCalls []struct {
+			Name      string `json:"name"`
+			DecidedBy string `json:"decidedBy"`
+		} `json:"toolCalls"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &env); err != nil || len(env.ToolCalls) != 1 || env.ToolCalls[0].DecidedBy != "remote:alice" {
+		t.Fatalf("the envelope must say who approved: %v %s", err, res.stdout)
+	}
 	if got, err := os.ReadFile(filepath.Join(e.cwd, "note.txt")); err != nil || string(got) != "approved remotely\n" {
 		t.Fatalf("file %q %v", got, err)
 	}

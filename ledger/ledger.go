@@ -148,6 +148,24 @@ func (l *Ledger) RecordDeclined(call messages.ToolCall) {
 	l.declined = append(l.declined, entry{seq: l.book.seq, call: l.tag(call)})
 }
 
+// MarkDecided records who settled call id of l's agent, on its entry in
+// the calls and, when declined, in the declined calls.
+func (l *Ledger) MarkDecided(id, by string) {
+	if l == nil {
+		return
+	}
+	l.book.mu.Lock()
+	defer l.book.mu.Unlock()
+	for _, list := range [][]entry{l.calls, l.declined} {
+		for i := len(list) - 1; i >= 0; i-- {
+			if list[i].call.ID == id {
+				list[i].call.DecidedBy = by
+				break
+			}
+		}
+	}
+}
+
 func (l *Ledger) tag(c messages.ToolCall) messages.AgentCall {
 	return messages.AgentCall{ToolCall: c, AgentID: l.agent.AgentID, AgentName: l.agent.AgentName, Depth: l.agent.Depth}
 }

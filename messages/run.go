@@ -71,6 +71,8 @@ type AgentCall struct {
 	AgentID   string `json:"agentId,omitempty"`
 	AgentName string `json:"agentName,omitempty"`
 	Depth     int    `json:"depth"`
+	// DecidedBy is who approved or declined the call, when it was gated.
+	DecidedBy string `json:"decidedBy,omitempty"`
 }
 
 // ToolResultReady reports the final result of one call: exactly one per
@@ -85,6 +87,9 @@ type ToolResultReady struct {
 	Executed string `json:"executed,omitempty"`
 	// Declined is set when the gate refused the call.
 	Declined bool `json:"declined,omitempty"`
+	// DecidedBy says who settled a gated call: policy, allowlist, human,
+	// remote:<approver>, …; empty when the call was not gated.
+	DecidedBy string `json:"decidedBy,omitempty"`
 }
 
 // ApprovalRequired asks the gate (and through it, whoever answers it) to

@@ -397,6 +397,7 @@ func (c *Call) finish(ctx *actor.Context, r messages.ToolResult, declined bool) 
 			DurationMs: dur,
 			Executed:   c.exec,
 			Declined:   declined,
+			DecidedBy:  c.decidedBy,
 		})
 	}
 	ctx.Engine().Poison(ctx.PID())

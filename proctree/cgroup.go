@@ -34,9 +34,10 @@ func NewCgroup() (*Cgroup, error) {
 	if err != nil {
 		return nil, err
 	}
+	removeStale(parent)
 	var suffix [6]byte
 	_, _ = rand.Read(suffix[:])
-	dir := filepath.Join(parent, fmt.Sprintf("jazz-cmd-%d-%s", os.Getpid(), hex.EncodeToString(suffix[:])))
+	dir := filepath.Join(parent, fmt.Sprintf("%s%d-%s", namePrefix, os.Getpid(), hex.EncodeToString(suffix[:])))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create cgroup: %w", err)
 	}
@@ -50,6 +51,33 @@ func NewCgroup() (*Cgroup, error) {
 		return nil, fmt.Errorf("open cgroup: %w", err)
 	}
 	return &Cgroup{dir: dir, f: f}, nil
+}
+
+// namePrefix starts the name of every cgroup NewCgroup makes; the jazz
+// process's id follows.
+const namePrefix = "jazz-cmd-"
+
+// removeStale removes the empty cgroups that jazz processes no longer
+// running left below parent: a runner started ahead of its command that
+// exited with its jazz leaves one. rmdir fails on a cgroup that still
+// holds processes, so nothing in use is touched.
+func removeStale(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), namePrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		_ = os.Remove(filepath.Join(parent, e.Name()))
+	}
 }
 
 // Dir is the cgroup's directory in the mounted hierarchy.

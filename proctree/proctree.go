@@ -180,3 +180,16 @@ func pause(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// Running says whether pid is a live process: not gone, and not a zombie
+// whose parent has yet to reap it.
+func Running(pid int) bool {
+	p, err := readStat(pid)
+	if err == nil {
+		return !p.zombie
+	}
+	if _, perr := os.Stat("/proc/self/stat"); perr != nil {
+		return processAlive(pid) // no /proc here: signal 0 is all there is
+	}
+	return false
+}

@@ -19,6 +19,12 @@ func BecomeSubreaper() error {
 
 func kill(pid int) error { return unix.Kill(pid, unix.SIGKILL) }
 
+// processAlive: signal 0 reaches pid (EPERM means it exists too).
+func processAlive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
+
 // reapAll reaps every child that has exited and reports whether the
 // caller has no children left at all.
 func reapAll() bool {

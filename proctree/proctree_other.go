@@ -13,6 +13,11 @@ func BecomeSubreaper() error { return errors.New("child subreapers are Linux-onl
 
 func kill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
 
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
 func reapAll() bool {
 	for {
 		var ws syscall.WaitStatus

@@ -152,7 +152,69 @@ var ErrRunner = errors.New("the shell runner failed")
 // every process of the command are gone (or, for processes that escaped
 // every kill, at most drainBound later). Cancelling ctx stops the command
 // the same way; Run then returns an error wrapping ctx.Err().
-func Run(ctx context.Context, req Request) (Output, error) {
+func Run(ctx context.Context, req Request) (Output, error) { return runOn(ctx, req, nil) }
+
+// Pool runs commands like Run, on runners it starts one command ahead:
+// once a command is done, the next runner starts (the exec and Go start-up
+// of the jazz binary are most of a short command's cost) while the model
+// takes its turn, so the next command finds one waiting. An idle runner
+// only waits on its control pipe: it holds no goroutine of the parent, and
+// it exits when jazz does (the pipe closes). A Pool is safe for concurrent
+// use; its zero value is ready.
+type Pool struct {
+	mu    sync.Mutex
+	spare *runner
+	// starting counts refills in flight, so Close can wait for them.
+	starting sync.WaitGroup
+}
+
+// Run is the package's Run on the pool's runners.
+func (p *Pool) Run(ctx context.Context, req Request) (Output, error) { return runOn(ctx, req, p) }
+
+// Close stops the waiting runner, if any.
+func (p *Pool) Close() {
+	p.starting.Wait()
+	p.mu.Lock()
+	r := p.spare
+	p.spare = nil
+	p.mu.Unlock()
+	if r != nil {
+		r.discard()
+	}
+}
+
+// take hands out the waiting runner, or nil; a runner that died while it
+// waited is reaped and dropped.
+func (p *Pool) take() *runner {
+	p.mu.Lock()
+	r := p.spare
+	p.spare = nil
+	p.mu.Unlock()
+	if r != nil && !proctree.Running(r.cmd.Process.Pid) {
+		r.discard()
+		return nil
+	}
+	return r
+}
+
+// refill starts the next runner, on a goroutine of its own (a start takes
+// milliseconds), unless one waits already.
+func (p *Pool) refill() {
+	p.starting.Add(1)
+	go func() {
+		defer p.starting.Done()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.spare != nil {
+			return
+		}
+		if r, err := startRunner(true); err == nil {
+			p.spare = r
+		}
+	}()
+}
+
+func runOn(ctx context.Context, req Request, pool *Pool) (Output, error) {
 	if req.Timeout <= 0 {
 		return Output{}, errors.New("shellrun: a positive timeout is required")
 	}
@@ -168,11 +230,22 @@ func Run(ctx context.Context, req Request) (Output, error) {
 	if err := writeFrame(&frame, req, MaxRequestBytes); err != nil {
 		return Output{}, fmt.Errorf("the command is too large to run (%w)", err)
 	}
-	p, err := startRunner(!req.NoCgroup)
-	if err != nil {
-		return Output{}, err
+	var r *runner
+	if pool != nil && !req.NoCgroup {
+		r = pool.take()
 	}
-	return p.finish(ctx, req, frame.Bytes())
+	if r == nil {
+		var err error
+		if r, err = startRunner(!req.NoCgroup); err != nil {
+			return Output{}, err
+		}
+	}
+	r.begin()
+	r.send(frame.Bytes())
+	if pool != nil {
+		defer pool.refill()
+	}
+	return r.finish(ctx, req)
 }
 
 // runner is one started runner process, seen from the parent.
@@ -180,17 +253,24 @@ type runner struct {
 	cmd  *exec.Cmd
 	cg   *proctree.Cgroup // nil: the runner's sweep alone
 	ctrl *os.File         // write end of the control pipe
+	// out holds the parent's read ends: stdout, diag, stderr, response.
+	out [4]*os.File
 
 	stdout, stderr *capped
 	diag           *capped
 	resp           []byte
 	readers        sync.WaitGroup
-	readEnds       []*os.File
 }
 
 // pipePair is one pipe: the runner's end and the parent's.
 type pipePair struct{ child, parent *os.File }
 
+// startRunner starts a runner process, which then waits for its request:
+// in a cgroup of its own when useCgroup is set and the hierarchy allows.
+// Without one (no v2 hierarchy, or not ours to write) the runner's sweep
+// alone ends the command's processes; Output.Tracking says which was used.
+// The runner is born in the cgroup (clone3): moving a running process in
+// costs the kernel an RCU grace period, milliseconds each.
 func startRunner(useCgroup bool) (*runner, error) {
 	var pipes [5]pipePair // control, stdout, diag, stderr, response
 	closeAll := func() {
@@ -213,9 +293,6 @@ func startRunner(useCgroup bool) (*runner, error) {
 			pipes[i] = pipePair{child: w, parent: r}
 		}
 	}
-	// Without a cgroup (no v2 hierarchy, or not ours to write) the
-	// runner's sweep alone ends the command's processes; Output.Tracking
-	// says which was used.
 	var cg *proctree.Cgroup
 	if useCgroup {
 		cg, _ = newCgroup()
@@ -238,26 +315,15 @@ func startRunner(useCgroup bool) (*runner, error) {
 		}
 		return nil, fmt.Errorf("%w: start: %v", ErrRunner, err)
 	}
-	r := &runner{
+	return &runner{
 		cmd:    cmd,
 		cg:     cg,
 		ctrl:   pipes[fdControl].parent,
+		out:    [4]*os.File{pipes[fdStdout].parent, pipes[fdDiag].parent, pipes[fdStderr].parent, pipes[fdResponse].parent},
 		stdout: &capped{limit: OutputCap},
 		stderr: &capped{limit: OutputCap},
 		diag:   &capped{limit: 64 << 10},
-	}
-	r.collect(pipes[fdStdout].parent, r.stdout)
-	r.collect(pipes[fdStderr].parent, r.stderr)
-	r.collect(pipes[fdDiag].parent, r.diag)
-	respR := pipes[fdResponse].parent
-	r.readEnds = append(r.readEnds, respR)
-	r.readers.Add(1)
-	go func() {
-		defer r.readers.Done()
-		// One frame at most: anything beyond the limit is malformed.
-		r.resp, _ = io.ReadAll(io.LimitReader(respR, 4+maxResponseBytes+1))
-	}()
-	return r, nil
+	}, nil
 }
 
 func spawn(pipes [5]pipePair, cg *proctree.Cgroup) (*exec.Cmd, error) {
@@ -279,9 +345,47 @@ func spawn(pipes [5]pipePair, cg *proctree.Cgroup) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// begin starts collecting the runner's output and its response.
+func (r *runner) begin() {
+	r.collect(r.out[0], r.stdout)
+	r.collect(r.out[1], r.diag)
+	r.collect(r.out[2], r.stderr)
+	respR := r.out[3]
+	r.readers.Add(1)
+	go func() {
+		defer r.readers.Done()
+		// One frame at most: anything beyond the limit is malformed.
+		r.resp, _ = io.ReadAll(io.LimitReader(respR, 4+maxResponseBytes+1))
+	}()
+}
+
+// discard ends a runner that never got a request: its control pipe
+// closes, so it exits; it is reaped here, and its cgroup removed.
+func (r *runner) discard() {
+	r.ctrl.Close()
+	for _, f := range r.out {
+		f.Close()
+	}
+	done := make(chan struct{})
+	go func() { _ = r.cmd.Wait(); close(done) }()
+	t := time.NewTimer(killGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		r.hardKill()
+		<-done
+	}
+	if r.cg != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), drainBound)
+		_, _ = r.cg.Kill(ctx)
+		_ = r.cg.Remove(ctx)
+		cancel()
+	}
+}
+
 // collect copies one output pipe into c until it closes.
 func (r *runner) collect(f *os.File, c *capped) {
-	r.readEnds = append(r.readEnds, f)
 	r.readers.Add(1)
 	go func() {
 		defer r.readers.Done()
@@ -289,13 +393,16 @@ func (r *runner) collect(f *os.File, c *capped) {
 	}()
 }
 
-// finish sends the request, waits for the runner under ctx and its
-// timeout, ends every process left, and reads the outcome.
-func (r *runner) finish(ctx context.Context, req Request, frame []byte) (Output, error) {
-	// The pipe holds 64 KiB; a larger request is written while the
-	// runner reads it. A runner that died gets EPIPE, told by its status.
+// finish waits for the runner under ctx and its timeout, ends every
+// process left, and reads the outcome.
+// send writes the request frame. The pipe holds 64 KiB; a larger request
+// is written while the runner reads it. A runner that died gets EPIPE,
+// told by its status.
+func (r *runner) send(frame []byte) {
 	go func() { _, _ = r.ctrl.Write(frame) }()
+}
 
+func (r *runner) finish(ctx context.Context, req Request) (Output, error) {
 	waited := make(chan struct{})
 	go func() { _ = r.cmd.Wait(); close(waited) }()
 	backstop := time.NewTimer(req.Timeout + killGrace)
@@ -412,7 +519,7 @@ func (r *runner) drain() {
 	case <-t.C:
 	}
 	t.Stop()
-	for _, f := range r.readEnds {
+	for _, f := range r.out {
 		f.Close()
 	}
 	<-done

@@ -115,9 +115,9 @@ func residentBytes() (int64, bool) {
 }
 
 // runnerAttr starts the runner in a session of its own (its own process
-// group, no controlling terminal: no program of the command can read the
-// user's keystrokes or paint the approver's screen through /dev/tty), and
-// in cg when there is one.
+// group, and no controlling terminal, so no program of the command can
+// read the user's keystrokes or paint the approver's screen through
+// /dev/tty), and in cg when there is one.
 func runnerAttr(cg *proctree.Cgroup) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setsid: true}
 	if cg != nil {

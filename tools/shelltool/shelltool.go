@@ -129,7 +129,8 @@ const twinSchema = `{
 // execute_execute_command (15 minutes). Level is unknown: the gate asks the
 // classifier.
 func Tools(opts Options) []tools.Tool {
-	s := &shell{environ: opts.Environ, deny: shellguard.Builtin, memory: opts.MemoryLimit, shellMemory: opts.ShellMemoryLimit}
+	s := &shell{environ: opts.Environ, deny: shellguard.Builtin, memory: opts.MemoryLimit, shellMemory: opts.ShellMemoryLimit,
+		runners: &shellrun.Pool{}}
 	if s.environ == nil {
 		s.environ = os.Environ
 	}
@@ -150,6 +151,8 @@ type shell struct {
 	environ             func() []string
 	deny                func() *shellguard.Denylist
 	memory, shellMemory int64
+	// runners keeps the next command's runner process started.
+	runners *shellrun.Pool
 }
 
 // parseArgs applies the checks a JSON Schema cannot say (trimming).
@@ -271,7 +274,7 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 	childEnv := shellguard.SanitizedEnv(s.environ(), env.EnvAllowlist, env.Cwd())
 	childEnv = append(childEnv, "PAGER=cat", "GIT_EDITOR=false", "GIT_TERMINAL_PROMPT=0", "PWD="+dir)
 
-	out, err := shellrun.Run(ctx, shellrun.Request{
+	out, err := s.runners.Run(ctx, shellrun.Request{
 		Command:          a.Command,
 		Dir:              dir,
 		DirState:         a.WorkingDirectoryState,

@@ -433,6 +433,27 @@ func BenchmarkExecuteCommandEcho(b *testing.B) {
 	}
 }
 
+// BenchmarkExecuteCommandEchoAfterPause is the same call after the pause
+// an agent has between commands (the model's turn, 100 ms here, not
+// timed): the latency a user sees, with the next runner started during
+// the pause.
+func BenchmarkExecuteCommandEchoAfterPause(b *testing.B) {
+	f := newFixture(b)
+	raw, failed := f.approve(b, args("echo hello"))
+	if failed != nil {
+		b.Fatal(failed.Error)
+	}
+	ctx := judged(b, context.Background(), raw, shellguard.ByHuman)
+	for range b.N {
+		b.StopTimer()
+		time.Sleep(100 * time.Millisecond)
+		b.StartTimer()
+		if res := f.twin.Handler(ctx, f.env, raw); !res.Success {
+			b.Fatal(res.Error)
+		}
+	}
+}
+
 func lookPath(name string) (string, error) {
 	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
 		p := filepath.Join(d, name)

@@ -191,3 +191,41 @@ func TestOwnCgroupParsing(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleCgroupsRemoved: an empty cgroup a finished jazz left is removed
+// when the next one is made; a live process's, or one in use, is kept.
+func TestStaleCgroupsRemoved(t *testing.T) {
+	cg, err := NewCgroup()
+	if err != nil {
+		t.Skipf("no cgroup v2 to write here: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	parent := filepath.Dir(cg.Dir())
+	_ = cg.Remove(ctx)
+	// A pid that is not running: a finished child's.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(parent, fmt.Sprintf("%s%d-abc", namePrefix, gone.Process.Pid))
+	mine := filepath.Join(parent, fmt.Sprintf("%s%d-def", namePrefix, os.Getpid()))
+	for _, d := range []string{stale, mine} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(mine)
+	defer os.Remove(stale)
+	next, err := NewCgroup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Remove(ctx)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("stale cgroup kept: %v", err)
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Fatalf("a live process's cgroup was removed: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -351,8 +352,13 @@ func TestTimeoutAndCancel(t *testing.T) {
 			go func() { _, err := Run(ctx, req); done <- err }()
 			deadline := time.Now().Add(10 * time.Second)
 			for len(markerProcs(t, marker)) < 2 {
+				select {
+				case err := <-done:
+					t.Fatalf("the command ended before the cancel: %v", err)
+				default:
+				}
 				if time.Now().After(deadline) {
-					t.Fatal("the sleepers did not start")
+					t.Fatalf("the sleepers did not start: %q", markerProcs(t, marker))
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
@@ -514,9 +520,10 @@ func TestRunnerRefusesBadRequests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			r.begin()
 			_, _ = r.ctrl.Write(tc.raw)
 			r.ctrl.Close()
-			_, err = r.finish(context.Background(), good, nil)
+			_, err = r.finish(context.Background(), good)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}
@@ -591,5 +598,97 @@ func BenchmarkRunner(b *testing.B) {
 		if err != nil || out.Stdout != "hi" {
 			b.Fatal(err, out)
 		}
+	}
+}
+
+// BenchmarkPool is `echo hi` on a pool's runner, started while the
+// previous command ran.
+func BenchmarkPool(b *testing.B) {
+	req := request(b, "echo hi")
+	var p Pool
+	defer p.Close()
+	for b.Loop() {
+		out, err := p.Run(context.Background(), req)
+		if err != nil || out.Stdout != "hi" {
+			b.Fatal(err, out)
+		}
+	}
+}
+
+// BenchmarkAfterPause times one command after the pause an agent has
+// between commands (the model's turn, 100 ms here), cold (Run) and with a
+// runner waiting (Pool): the latency a user sees.
+func BenchmarkAfterPause(b *testing.B) {
+	req := request(b, "echo hi")
+	var p Pool
+	defer p.Close()
+	for _, mode := range []struct {
+		name string
+		run  func(context.Context, Request) (Output, error)
+	}{{"cold", Run}, {"pool", p.Run}} {
+		b.Run(mode.name, func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				time.Sleep(100 * time.Millisecond)
+				b.StartTimer()
+				out, err := mode.run(context.Background(), req)
+				if err != nil || out.Stdout != "hi" {
+					b.Fatal(err, out)
+				}
+			}
+		})
+	}
+}
+
+// TestPool: the next command runs on the runner started after the
+// previous one; a runner that died while it waited is replaced; Close
+// ends the waiting one.
+func TestPool(t *testing.T) {
+	var p Pool
+	req := request(t, "echo $$")
+	first, err := p.Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spare := func() int {
+		p.starting.Wait()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.spare == nil {
+			t.Fatal("no runner waits after a command")
+		}
+		return p.spare.cmd.Process.Pid
+	}
+	pid := spare()
+	second, err := p.Run(context.Background(), req)
+	if err != nil || second.Stdout != strconv.Itoa(pid) || second.Stdout == first.Stdout {
+		t.Fatalf("second command ran as %q, the waiting runner was %d (first %q): %v", second.Stdout, pid, first.Stdout, err)
+	}
+	// A waiting runner killed from outside is not used.
+	dead := spare()
+	must(t, syscall.Kill(dead, syscall.SIGKILL))
+	waitGone := func(pid int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil || strings.Contains(string(st), ") Z ") {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("runner %d still alive", pid)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitGone(dead)
+	third, err := p.Run(context.Background(), req)
+	if err != nil || third.Stdout == strconv.Itoa(dead) || third.Stdout == "" {
+		t.Fatalf("third command: %+v, %v", third, err)
+	}
+	last := spare()
+	p.Close()
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", last)); err == nil {
+		t.Fatalf("Close left runner %d", last)
 	}
 }

@@ -38,6 +38,21 @@ func soundWorld(t *testing.T, srv *chatserver.Server) *world {
 	return w
 }
 
+// TestDenylistSeesExpandedRedirections: a redirection target computed at
+// run time is checked when the interpreter opens it, even under the
+// high-risk policy (approval cannot override the denylist).
+func TestDenylistSeesExpandedRedirections(t *testing.T) {
+	_, res, w := shellRun(t, nil,
+		calls(shellCall("r1", "mkdir -p ~/.ssh; f=~/.ssh/authorized_keys; echo key >> $f")),
+		answer("done"))
+	if !strings.Contains(res["r1"], "Command blocked by the built-in safety denylist") || !strings.Contains(res["r1"], "authorized_keys") {
+		t.Fatalf("tool result %s", res["r1"])
+	}
+	if _, err := os.Stat(filepath.Join(w.home, ".ssh", "authorized_keys")); err == nil {
+		t.Fatal("authorized_keys was written")
+	}
+}
+
 func TestGateRefusesEveryClassOfHole(t *testing.T) {
 	type probe struct {
 		id, command string

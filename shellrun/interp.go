@@ -198,6 +198,13 @@ const writeFlags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREATE | os.O_TR
 // through a redirection but /dev/null: CheckExec sees argv, not the files
 // `>` opens, and expansion can name any of them.
 func (r *run) open(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+	// The denylist's redirection targets (~/.ssh/authorized_keys and the
+	// like), seen here once expansion has named them; no approval
+	// overrides it.
+	if blocked, reason := shellguard.CheckRedirect(path, flag&writeFlags != 0); blocked {
+		r.refuse(reason, "")
+		return nil, errBlocked
+	}
 	if flag&writeFlags != 0 && path != os.DevNull && !mayRedirectWrite(r.judge) {
 		err := fmt.Errorf("%w: the command writes to %s through a redirection, which its automatic approval (%s) does not allow",
 			shellguard.ErrNotJudged, path, approvalName(r.judge))

@@ -18,10 +18,11 @@ func NewTrustCmd(d Deps) *cobra.Command {
 	var list bool
 	cmd := &cobra.Command{
 		Use:   "trust [DIR]",
-		Short: "Trust DIR's .jazz/config.json as it is now (default: the working directory)",
+		Short: "Trust DIR's .jazz/config.json and .agents/mcp.json as they are now (default: the working directory)",
 		Long: "A project config (DIR/.jazz/config.json) that is not trusted may only narrow your own config:\n" +
 			"keys that would widen what is approved or send keys and data elsewhere are ignored.\n" +
-			"Trusting records the directory and the file's SHA-256 in JAZZ_HOME; any change to the file\n" +
+			"A project's MCP servers (DIR/.agents/mcp.json) start programs, so they apply only when trusted.\n" +
+			"Trusting records the directory and the files' SHA-256 in JAZZ_HOME; any change to a file\n" +
 			"makes it untrusted again until you review it and trust it once more.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,7 +58,14 @@ func NewTrustCmd(d Deps) *cobra.Command {
 			if len(widening) > 0 {
 				what = "including " + strings.Join(widening, ", ")
 			}
-			fmt.Fprintf(d.IO.Out, "Trusted %s: its .jazz/config.json (sha256 %s) now applies in full, %s.\n", shown(rec.Dir), rec.SHA256[:12], what)
+			var files []string
+			if rec.SHA256 != "" {
+				files = append(files, fmt.Sprintf(".jazz/config.json (sha256 %s)", rec.SHA256[:12]))
+			}
+			if rec.MCPSHA256 != "" {
+				files = append(files, fmt.Sprintf("%s (sha256 %s)", config.MCPFile, rec.MCPSHA256[:12]))
+			}
+			fmt.Fprintf(d.IO.Out, "Trusted %s: its %s now applies in full, %s.\n", shown(rec.Dir), strings.Join(files, " and "), what)
 			return nil
 		},
 	}

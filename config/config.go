@@ -48,6 +48,9 @@ type Config struct {
 	Telemetry Telemetry
 	// Pricing overrides the embedded price snapshot, keyed `provider/model`.
 	Pricing map[string]pricing.Price
+	// CustomTools are the config's own customTools (tools-and-approval.md
+	// §8), validated; an agent gets one only by listing its name.
+	CustomTools []CustomTool
 
 	// Raw is the merged document, top-level key by key, for sections this
 	// package does not type (web_search, notifications, mcpServers, …).

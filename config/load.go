@@ -483,6 +483,17 @@ func build(doc map[string]any, origin map[string]string, home string) (*Config, 
 	cfg.Context = ratios(b, b.obj(doc, "context", "context"))
 	cfg.Telemetry = telemetry(b, b.obj(doc, "telemetry", "telemetry"), home)
 	cfg.Pricing = prices(b, b.obj(doc, "pricing", "pricing"))
+	if ct, has := doc["customTools"]; has {
+		where := "config customTools"
+		if f := origin["customTools"]; f != "" {
+			where = "config " + f + ": customTools"
+		}
+		tools, err := ParseCustomTools(ct, where)
+		if err != nil && b.err == nil {
+			b.err = err
+		}
+		cfg.CustomTools = tools
+	}
 
 	return cfg, b.warnings, b.err
 }

@@ -40,8 +40,13 @@ var ErrNoProjectConfig = errors.New("no project config")
 type TrustRecord struct {
 	// Dir is the project directory, absolute with symlinks resolved.
 	Dir string `json:"dir"`
-	// SHA256 is the hex digest of Dir/.jazz/config.json when trusted.
+	// SHA256 is the hex digest of Dir/.jazz/config.json when trusted
+	// ("" when there was none).
 	SHA256 string `json:"sha256"`
+	// MCPSHA256 is the hex digest of Dir/.agents/mcp.json when trusted
+	// ("" when there was none): it starts programs, so it is trusted, and
+	// voided by any change, exactly like the config.
+	MCPSHA256 string `json:"mcpSha256,omitempty"`
 	// TrustedAt is when, ISO-8601 UTC.
 	TrustedAt string `json:"trustedAt"`
 }
@@ -110,15 +115,29 @@ func (s *TrustStore) Trust(ctx context.Context, dir, cwd string) (TrustRecord, [
 	if err != nil {
 		return TrustRecord{}, nil, err
 	}
-	if !p.ok {
-		return TrustRecord{}, nil, fmt.Errorf("%s has no project config (%s is missing or empty): %w", dir, ProjectConfig(dir), ErrNoProjectConfig)
+	mcpData, servers, _, err := readMCPData(ctx, ProjectMCP(dir), false)
+	if err != nil {
+		return TrustRecord{}, nil, err
 	}
-	_, widening := narrow(map[string]any{}, p.doc)
+	if !p.ok && servers == nil {
+		return TrustRecord{}, nil, fmt.Errorf("%s has no project config (%s and %s are missing or empty): %w", dir, ProjectConfig(dir), ProjectMCP(dir), ErrNoProjectConfig)
+	}
 	now := time.Now
 	if s.Now != nil {
 		now = s.Now
 	}
-	rec := TrustRecord{Dir: dir, SHA256: Digest(p.data), TrustedAt: now().UTC().Format("2006-01-02T15:04:05.000Z")}
+	rec := TrustRecord{Dir: dir, TrustedAt: now().UTC().Format("2006-01-02T15:04:05.000Z")}
+	var widening []string
+	if p.ok {
+		_, widening = narrow(map[string]any{}, p.doc)
+		rec.SHA256 = Digest(p.data)
+	}
+	if servers != nil {
+		rec.MCPSHA256 = Digest(mcpData)
+		for _, name := range sortedKeys(servers) {
+			widening = append(widening, shown(MCPFile+" mcpServers."+name))
+		}
+	}
 	err = s.update(ctx, func(recs []TrustRecord) []TrustRecord {
 		return append(without(recs, dir), rec)
 	})
@@ -202,6 +221,15 @@ type TrustState struct {
 // trusts looks up the project directory cwd with its config bytes data.
 // Unusable records trust nothing: the reason is a warning.
 func (s *TrustStore) trusts(ctx context.Context, cwd string, data []byte) (TrustState, []string) {
+	return s.trustsDigest(ctx, cwd, data, func(r TrustRecord) string { return r.SHA256 })
+}
+
+// trustsMCP is trusts for the project's .agents/mcp.json.
+func (s *TrustStore) trustsMCP(ctx context.Context, cwd string, data []byte) (TrustState, []string) {
+	return s.trustsDigest(ctx, cwd, data, func(r TrustRecord) string { return r.MCPSHA256 })
+}
+
+func (s *TrustStore) trustsDigest(ctx context.Context, cwd string, data []byte, digest func(TrustRecord) string) (TrustState, []string) {
 	st := TrustState{Dir: ResolveDir(cwd, cwd), Digest: Digest(data)}
 	recs, err := s.List(ctx)
 	if err != nil {
@@ -210,7 +238,7 @@ func (s *TrustStore) trusts(ctx context.Context, cwd string, data []byte) (Trust
 	for i := range recs {
 		if recs[i].Dir == st.Dir {
 			st.Record = &recs[i]
-			st.ok = recs[i].SHA256 == st.Digest
+			st.ok = digest(recs[i]) != "" && digest(recs[i]) == st.Digest
 		}
 	}
 	return st, nil
@@ -482,12 +510,19 @@ const (
 // read.
 func (s *TrustStore) Status(ctx context.Context, r TrustRecord) string {
 	p, _, err := readFile(ctx, ProjectConfig(r.Dir), false, false)
-	switch {
-	case err != nil:
+	if err != nil {
 		return "unreadable: " + err.Error()
-	case !p.ok:
+	}
+	mcpData, servers, _, err := readMCPData(ctx, ProjectMCP(r.Dir), false)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	switch {
+	case !p.ok && servers == nil:
 		return TrustMissing
-	case Digest(p.data) != r.SHA256:
+	case p.ok && Digest(p.data) != r.SHA256, !p.ok && r.SHA256 != "":
+		return TrustChanged
+	case servers != nil && Digest(mcpData) != r.MCPSHA256, servers == nil && r.MCPSHA256 != "":
 		return TrustChanged
 	}
 	return TrustMatches

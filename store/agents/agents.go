@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/provider"
 	"github.com/jazz-run/jazz/safefile"
 )
@@ -54,6 +55,11 @@ type Config struct {
 	// Temperature nil means "not sent".
 	Temperature  *float64 `json:"temperature,omitempty"`
 	EnvAllowlist []string `json:"envAllowlist,omitempty"`
+	// CustomTools are the agent's declared tools (tools-and-approval.md
+	// §8), kept as written and validated on every load; see
+	// config.ParseCustomToolsJSON. Command tools run with this agent's
+	// EnvAllowlist.
+	CustomTools json.RawMessage `json:"customTools,omitempty"`
 	// SystemPrompt replaces the built-in standing instructions when set.
 	SystemPrompt string `json:"systemPrompt,omitempty"`
 }
@@ -335,6 +341,9 @@ func normalize(a *Agent) error {
 			}
 		}
 		c.Tools = tools
+	}
+	if _, err := config.ParseCustomToolsJSON(c.CustomTools, "config.customTools"); err != nil {
+		return fmt.Errorf("agent %q: %w", a.Name, err)
 	}
 	c.ReasoningEffort = strings.ToLower(strings.TrimSpace(c.ReasoningEffort))
 	if !validEffort(c.ReasoningEffort) {

@@ -1,0 +1,477 @@
+package config
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jazz-run/jazz/safefile"
+)
+
+// MCP transports (mcp.md §1).
+const (
+	MCPStdio = "stdio"
+	MCPHTTP  = "http"
+)
+
+// MCP defaults and bounds.
+const (
+	// DefaultMCPConnectTimeout bounds starting a server, its initialize
+	// handshake and its tool listing.
+	DefaultMCPConnectTimeout = 15 * time.Second
+	// DefaultMCPCallTimeout bounds one tool call (the tool default).
+	DefaultMCPCallTimeout = 3 * time.Minute
+	maxMCPConnectTimeout  = 5 * time.Minute
+	maxMCPCallTimeout     = time.Hour
+	// MaxMCPServerName is the longest server name: the tool names built
+	// from it (mcp_<server>_<tool>) must stay within a provider's 64.
+	MaxMCPServerName = 32
+)
+
+// MCPFile is the MCP definitions file below a home or project directory.
+const MCPFile = ".agents/mcp.json"
+
+// ProjectMCP is the project MCP file of dir.
+func ProjectMCP(dir string) string { return filepath.Join(dir, filepath.FromSlash(MCPFile)) }
+
+// MCPServer is one MCP server definition, validated.
+type MCPServer struct {
+	// Name is the key it is defined under, as written.
+	Name string
+	// Transport is MCPStdio or MCPHTTP.
+	Transport string
+	// Command, Args and Env start a stdio server. Env values are trusted
+	// overrides laid over the scrubbed environment (shell-safety.md §4).
+	Command string
+	Args    []string
+	Env     map[string]string
+	// URL, Headers and SessionID reach a Streamable HTTP server. Header
+	// values are secrets.
+	URL       string
+	Headers   map[string]string
+	SessionID string
+	// Enabled false servers are skipped.
+	Enabled bool
+	// Risk is the tier of every tool of the server: LevelHighRisk unless
+	// the definition says "read-only" or "low-risk".
+	Risk string
+	// ConnectTimeout bounds start, initialize and listing; CallTimeout
+	// bounds each call.
+	ConnectTimeout time.Duration
+	CallTimeout    time.Duration
+	// Source is the file that defined the server.
+	Source string
+	// Err is why the definition cannot be used; the server is then never
+	// started, and a run that needs it fails with this error.
+	Err error
+}
+
+// Risk tiers a server may be given (the values of messages.Level*).
+const (
+	riskReadOnly = "read-only"
+	riskLow      = "low-risk"
+	riskHigh     = "high-risk"
+)
+
+// MCPSources are where MCP definitions come from.
+type MCPSources struct {
+	// UserHome is the OS home directory: UserHome/.agents/mcp.json.
+	UserHome string
+	// Cwd is the project directory: Cwd/.agents/mcp.json, applied only
+	// when the user trusts it (jazz trust), like a project config.
+	Cwd string
+	// JazzHome holds the trust records.
+	JazzHome string
+	// Config is the merged jazz config: its mcpServers entries are
+	// definitions of the lowest precedence, and their `enabled` overrides
+	// every file's.
+	Config *Config
+}
+
+// LoadMCPServers reads the MCP definitions (mcp.md §1): the jazz config's
+// full definitions, then ~/.agents/mcp.json, then a trusted
+// ./.agents/mcp.json, each replacing a server of the same name; then the
+// jazz config's mcpServers.<n>.enabled. It starts nothing. A file that
+// cannot be read or parsed is an error naming it; a bad definition is
+// kept with its Err set, so only a run that needs that server fails. The
+// result is sorted by name.
+func LoadMCPServers(ctx context.Context, src MCPSources) ([]MCPServer, []string, error) {
+	var warnings []string
+	defs := map[string]MCPServer{}
+	var enabled map[string]bool
+	if src.Config != nil {
+		raw := src.Config.Raw["mcpServers"]
+		if len(raw) > 0 && string(raw) != "null" {
+			m, err := mcpObject(raw, "config mcpServers")
+			if err != nil {
+				return nil, nil, err
+			}
+			enabled = map[string]bool{}
+			for name, v := range m {
+				obj, ok := v.(map[string]any)
+				if !ok {
+					continue
+				}
+				if e, has := obj["enabled"].(bool); has {
+					enabled[name] = e
+				}
+				if definesServer(obj) {
+					defs[name] = parseMCPServer(name, obj, "config")
+				}
+			}
+		}
+	}
+	user := ""
+	if src.UserHome != "" {
+		user = ProjectMCP(src.UserHome)
+		m, w, err := readMCPFile(ctx, user, true)
+		warnings = append(warnings, w...)
+		if err != nil {
+			return nil, warnings, err
+		}
+		for name, obj := range m {
+			defs[name] = parseMCPServer(name, obj, user)
+		}
+	}
+	if src.Cwd != "" {
+		project := ProjectMCP(src.Cwd)
+		if user == "" || !sameFile(project, user) {
+			data, m, w, err := readMCPData(ctx, project, false)
+			warnings = append(warnings, w...)
+			if err != nil {
+				return nil, warnings, err
+			}
+			if m != nil {
+				st, w := (&TrustStore{Home: src.JazzHome}).trustsMCP(ctx, src.Cwd, data)
+				warnings = append(warnings, w...)
+				var ignored []string
+				for _, name := range sortedKeys(m) {
+					obj := m[name]
+					if st.ok {
+						defs[name] = parseMCPServer(name, obj, project)
+						continue
+					}
+					// Untrusted, it may only turn off a server defined elsewhere.
+					if e, has := obj["enabled"].(bool); has && !e && len(obj) == 1 {
+						if d, known := defs[name]; known {
+							d.Enabled = false
+							defs[name] = d
+						}
+						continue
+					}
+					ignored = append(ignored, shown("mcpServers."+name))
+				}
+				if len(ignored) > 0 {
+					warnings = append(warnings, untrustedWarning(project, st, ignored))
+				}
+			}
+		}
+	}
+	out := make([]MCPServer, 0, len(defs))
+	for _, name := range sortedKeys(defs) {
+		d := defs[name]
+		if e, has := enabled[name]; has {
+			d.Enabled = e
+		}
+		out = append(out, d)
+	}
+	markCollisions(out)
+	return out, warnings, nil
+}
+
+// definesServer says whether a jazz-config entry is a definition rather
+// than only an `enabled` override.
+func definesServer(obj map[string]any) bool {
+	for k := range obj {
+		if k != "enabled" {
+			return true
+		}
+	}
+	return false
+}
+
+// markCollisions fails every server whose lowercased name another one
+// already has: both would name their tools mcp_<name>_….
+func markCollisions(servers []MCPServer) {
+	seen := map[string]string{}
+	for i := range servers {
+		key := strings.ToLower(servers[i].Name)
+		if first, dup := seen[key]; dup {
+			if servers[i].Err == nil {
+				servers[i].Err = fmt.Errorf("%s: MCP server %q has the same lower-cased name as %q, so their tools would collide; rename one: %w",
+					printable(servers[i].Source), servers[i].Name, first, ErrInvalid)
+			}
+			continue
+		}
+		seen[key] = servers[i].Name
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// readMCPFile reads one MCP definitions file; a missing or blank file is
+// no definitions.
+func readMCPFile(ctx context.Context, path string, private bool) (map[string]map[string]any, []string, error) {
+	_, m, w, err := readMCPData(ctx, path, private)
+	return m, w, err
+}
+
+// readMCPData reads path (bounded; a private one must pass safefile's
+// ownership checks and is tightened to 0600, since it may hold tokens)
+// and returns its bytes and its server objects: those of "mcpServers"
+// when the document has that key, else every top-level object value.
+func readMCPData(ctx context.Context, path string, private bool) ([]byte, map[string]map[string]any, []string, error) {
+	data, warnings, err := safefile.Read(ctx, path, safefile.Options{
+		MaxBytes: MaxFileBytes, What: "MCP definitions file", Private: private, Restrict: private,
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, warnings, nil
+	}
+	if err != nil {
+		return nil, nil, warnings, fmt.Errorf("read %s: %w", printable(path), err)
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return data, nil, warnings, nil
+	}
+	top, err := mcpObject(data, printable(path))
+	if err != nil {
+		return nil, nil, warnings, err
+	}
+	servers := top
+	if inner, has := top["mcpServers"]; has {
+		o, ok := inner.(map[string]any)
+		if !ok {
+			return nil, nil, warnings, fmt.Errorf("%s: mcpServers must be an object of servers, not %s: %w", printable(path), kind(inner), ErrInvalid)
+		}
+		servers = o
+	}
+	out := make(map[string]map[string]any, len(servers))
+	for name, v := range servers {
+		if o, ok := v.(map[string]any); ok {
+			out[name] = o
+		}
+	}
+	return data, out, warnings, nil
+}
+
+// mcpObject decodes a JSON object, numbers kept exact.
+func mcpObject(data []byte, where string) (map[string]any, error) {
+	var v any
+	if err := decodeJSON(data, &v); err != nil {
+		return nil, fmt.Errorf("%s is not valid JSON (%v): %w", where, err, ErrInvalid)
+	}
+	o, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s must hold a JSON object, not %s: %w", where, kind(v), ErrInvalid)
+	}
+	return o, nil
+}
+
+// ParseMCPServer validates one definition object (the value under its
+// name); the result's Err says what is wrong, naming the field.
+func ParseMCPServer(name string, raw json.RawMessage, source string) MCPServer {
+	var v any
+	if err := decodeJSON(raw, &v); err != nil {
+		return MCPServer{Name: name, Source: source, Err: fmt.Errorf("%s: mcpServers.%s is not valid JSON (%v): %w", printable(source), shown(name), err, ErrInvalid)}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return MCPServer{Name: name, Source: source, Err: fmt.Errorf("%s: mcpServers.%s must be an object, not %s: %w", printable(source), shown(name), kind(v), ErrInvalid)}
+	}
+	return parseMCPServer(name, obj, source)
+}
+
+func parseMCPServer(name string, obj map[string]any, source string) MCPServer {
+	s := MCPServer{Name: name, Source: source, Enabled: true, Risk: riskHigh,
+		ConnectTimeout: DefaultMCPConnectTimeout, CallTimeout: DefaultMCPCallTimeout}
+	field := func(k string) string { return "mcpServers." + shown(name) + "." + k }
+	fail := func(format string, args ...any) MCPServer {
+		s.Err = fmt.Errorf("%s: %s: %w", printable(source), fmt.Sprintf(format, args...), ErrInvalid)
+		return s
+	}
+	if !validServerName(name) {
+		return fail("MCP server name %s must be 1-%d letters, digits, _ or -, starting with a letter or digit", shown(name), MaxMCPServerName)
+	}
+	str := func(k string) (string, error) {
+		v, has := obj[k]
+		if !has || v == nil {
+			return "", nil
+		}
+		x, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("%s must be a string, not %s", field(k), kind(v))
+		}
+		return strings.TrimSpace(x), nil
+	}
+	strMap := func(k string) (map[string]string, error) {
+		v, has := obj[k]
+		if !has || v == nil {
+			return nil, nil
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s must be an object of strings, not %s", field(k), kind(v))
+		}
+		out := make(map[string]string, len(m))
+		for kk, vv := range m {
+			x, isStr := vv.(string)
+			if !isStr {
+				// A value may be a token: never echo it.
+				return nil, fmt.Errorf("%s.%s must be a string, not %s", field(k), shown(kk), kind(vv))
+			}
+			if kk == "" || strings.ContainsAny(kk, "=:\x00\r\n") {
+				return nil, fmt.Errorf("%s has an unusable name %s", field(k), shown(kk))
+			}
+			if strings.ContainsAny(x, "\x00\r\n") {
+				return nil, fmt.Errorf("%s.%s must not hold NUL, CR or LF", field(k), shown(kk))
+			}
+			out[kk] = x
+		}
+		return out, nil
+	}
+	var err error
+	if s.Transport, err = str("transport"); err != nil {
+		return fail("%v", err)
+	}
+	if s.Command, err = str("command"); err != nil {
+		return fail("%v", err)
+	}
+	if s.URL, err = str("url"); err != nil {
+		return fail("%v", err)
+	}
+	switch strings.ToLower(s.Transport) {
+	case "":
+		s.Transport = MCPStdio
+		if s.URL != "" && s.Command == "" {
+			s.Transport = MCPHTTP
+		}
+	case MCPStdio:
+		s.Transport = MCPStdio
+	case MCPHTTP, "streamable-http", "streamablehttp":
+		s.Transport = MCPHTTP
+	default:
+		return fail("%s must be \"stdio\" or \"http\", got %s", field("transport"), shown(s.Transport))
+	}
+	if e, has := obj["enabled"]; has && e != nil {
+		b, ok := e.(bool)
+		if !ok {
+			return fail("%s must be true or false, not %s", field("enabled"), kind(e))
+		}
+		s.Enabled = b
+	}
+	risk, err := str("risk")
+	if err != nil {
+		return fail("%v", err)
+	}
+	switch risk {
+	case "":
+	case riskReadOnly, riskLow, riskHigh:
+		s.Risk = risk
+	default:
+		return fail("%s must be \"read-only\", \"low-risk\" or \"high-risk\", got %s", field("risk"), shown(risk))
+	}
+	for _, t := range []struct {
+		key      string
+		dst      *time.Duration
+		max      time.Duration
+		fallback time.Duration
+	}{
+		{"connectTimeoutMs", &s.ConnectTimeout, maxMCPConnectTimeout, DefaultMCPConnectTimeout},
+		{"timeoutMs", &s.CallTimeout, maxMCPCallTimeout, DefaultMCPCallTimeout},
+	} {
+		v, has := obj[t.key]
+		if !has || v == nil {
+			continue
+		}
+		n, ok := v.(json.Number)
+		ms, perr := n.Int64()
+		if !ok || perr != nil || ms < 1 || time.Duration(ms)*time.Millisecond > t.max {
+			return fail("%s must be a whole number of milliseconds between 1 and %d", field(t.key), t.max.Milliseconds())
+		}
+		*t.dst = time.Duration(ms) * time.Millisecond
+	}
+	switch s.Transport {
+	case MCPStdio:
+		if s.Command == "" {
+			return fail("%s is required for a stdio server (or give \"url\" for an HTTP one)", field("command"))
+		}
+		if strings.ContainsRune(s.Command, 0) {
+			return fail("%s holds a NUL byte", field("command"))
+		}
+		if v, has := obj["args"]; has && v != nil {
+			arr, ok := v.([]any)
+			if !ok {
+				return fail("%s must be an array of strings, not %s", field("args"), kind(v))
+			}
+			for i, e := range arr {
+				x, isStr := e.(string)
+				if !isStr || strings.ContainsRune(x, 0) {
+					return fail("%s[%d] must be a string without NUL bytes, not %s", field("args"), i, kind(e))
+				}
+				s.Args = append(s.Args, x)
+			}
+		}
+		if s.Env, err = strMap("env"); err != nil {
+			return fail("%v", err)
+		}
+	case MCPHTTP:
+		if s.URL == "" {
+			return fail("%s is required for an HTTP server", field("url"))
+		}
+		u, perr := url.Parse(s.URL)
+		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fail("%s must be an http:// or https:// URL with a host", field("url"))
+		}
+		if s.Headers, err = strMap("headers"); err != nil {
+			return fail("%v", err)
+		}
+		if s.SessionID, err = str("sessionId"); err != nil {
+			return fail("%v", err)
+		}
+	}
+	return s
+}
+
+// validServerName: letters, digits, _ and -, starting with a letter or
+// digit, at most MaxMCPServerName long.
+func validServerName(name string) bool {
+	if name == "" || len(name) > MaxMCPServerName {
+		return false
+	}
+	for i, c := range []byte(name) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || (i > 0 && (c == '_' || c == '-'))
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeJSON decodes one JSON value with numbers kept exact; trailing
+// data is an error.
+func decodeJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}

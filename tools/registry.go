@@ -116,6 +116,9 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	if !ok {
 		return fmt.Errorf("unknown tool %q", name)
 	}
+	if e.tool.Passthrough {
+		return nil
+	}
 	e.once.Do(func() {
 		if len(e.tool.Schema) == 0 {
 			return

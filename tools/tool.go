@@ -55,8 +55,14 @@ type Tool struct {
 	// cannot be reached by a model's tool call.
 	Hidden bool
 	// Twin names the hidden execute twin of a propose half.
-	Twin    string
-	Handler Handler
+	Twin string
+	// Passthrough tools take their arguments as sent: Schema is shown to
+	// the model but never enforced (an MCP server judges its own).
+	Passthrough bool
+	// Deferral, when set, withholds Schema from the model until
+	// search_tools has loaded it: the model sees the name and Summary.
+	Deferral *Deferral
+	Handler  Handler
 }
 
 // EffectiveTimeout is the limit the tool actor applies; 0 means none.
@@ -73,8 +79,12 @@ func (t *Tool) EffectiveTimeout() time.Duration {
 // Gated says whether calls of this tool pass the gate.
 func (t *Tool) Gated() bool { return t.Level != messages.LevelReadOnly }
 
-// Spec is what the model is told about the tool.
+// Spec is what the model is told about the tool: for a deferred tool
+// whose schema is not loaded yet, its name, Summary and an open object.
 func (t *Tool) Spec() messages.ToolSpec {
+	if t.Deferral != nil && !t.Deferral.Loaded(t.Name) {
+		return messages.ToolSpec{Name: t.Name, Description: Summary(t.Description), Parameters: json.RawMessage(OpenObject)}
+	}
 	return messages.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Schema}
 }
 

@@ -204,15 +204,9 @@ type NonceSet map[string]struct{}
 // On success the nonce is recorded.
 func VerifyDecision(e Envelope, reg *Registry, exp Expect, now time.Time, seen NonceSet) (Decision, Approver, error) {
 	var d Decision
-	if err := e.Open(&d); err != nil {
-		return d, Approver{}, err
-	}
-	if d.Kind != KindDecision {
-		return d, Approver{}, refuse(ReasonMalformed, "payload kind %q is not a decision", d.Kind)
-	}
-	a, ok := reg.Lookup(e.Signer)
-	if !ok {
-		return d, a, refuse(ReasonUnknownSigner, "signer %s is not an allowed approver", e.Signer)
+	a, err := opened(e, reg, &d, KindDecision, func() string { return d.Kind })
+	if err != nil {
+		return d, a, err
 	}
 	if d.RunID != exp.RunID {
 		return d, a, refuse(ReasonOtherRun, "the decision is for run %q, not %q", d.RunID, exp.RunID)
@@ -232,11 +226,32 @@ func VerifyDecision(e Envelope, reg *Registry, exp Expect, now time.Time, seen N
 	if err := checkNote(d.Note); err != nil {
 		return d, a, refuse(ReasonNote, "%v", err)
 	}
-	if _, dup := seen[d.Nonce]; dup || d.Nonce == "" {
-		return d, a, refuse(ReasonReplay, "nonce %q was already used", d.Nonce)
+	return d, a, seen.use(d.Nonce)
+}
+
+// opened verifies e, decodes it into v, checks the payload's kind (got
+// reads it from v) and finds the signer among the approvers.
+func opened(e Envelope, reg *Registry, v any, kind string, got func() string) (Approver, error) {
+	if err := e.Open(v); err != nil {
+		return Approver{}, err
 	}
-	seen[d.Nonce] = struct{}{}
-	return d, a, nil
+	if k := got(); k != kind {
+		return Approver{}, refuse(ReasonMalformed, "payload kind %q is not %s", k, kind)
+	}
+	a, ok := reg.Lookup(e.Signer)
+	if !ok {
+		return a, refuse(ReasonUnknownSigner, "signer %s is not an allowed approver", e.Signer)
+	}
+	return a, nil
+}
+
+// use records a nonce, refusing one already used (a replay).
+func (seen NonceSet) use(nonce string) error {
+	if _, dup := seen[nonce]; dup || nonce == "" {
+		return refuse(ReasonReplay, "nonce %q was already used", nonce)
+	}
+	seen[nonce] = struct{}{}
+	return nil
 }
 
 func checkTimes(issued, expires, now time.Time) error {
@@ -256,15 +271,9 @@ func checkTimes(issued, expires, now time.Time) error {
 // change policy, for this run, unexpired, unseen, and at most ceiling.
 func VerifyPolicy(e Envelope, reg *Registry, runID, ceiling string, now time.Time, seen NonceSet) (PolicyChange, Approver, error) {
 	var p PolicyChange
-	if err := e.Open(&p); err != nil {
-		return p, Approver{}, err
-	}
-	if p.Kind != KindPolicy {
-		return p, Approver{}, refuse(ReasonMalformed, "payload kind %q is not a policy change", p.Kind)
-	}
-	a, ok := reg.Lookup(e.Signer)
-	if !ok {
-		return p, a, refuse(ReasonUnknownSigner, "signer %s is not an allowed approver", e.Signer)
+	a, err := opened(e, reg, &p, KindPolicy, func() string { return p.Kind })
+	if err != nil {
+		return p, a, err
 	}
 	if !a.Policy {
 		return p, a, refuse(ReasonNotAllowed, "approver %s may not change policy", a.Name)
@@ -281,11 +290,7 @@ func VerifyPolicy(e Envelope, reg *Registry, runID, ceiling string, now time.Tim
 	if err := checkTimes(p.IssuedAt, p.ExpiresAt, now); err != nil {
 		return p, a, err
 	}
-	if _, dup := seen[p.Nonce]; dup || p.Nonce == "" {
-		return p, a, refuse(ReasonReplay, "nonce %q was already used", p.Nonce)
-	}
-	seen[p.Nonce] = struct{}{}
-	return p, a, nil
+	return p, a, seen.use(p.Nonce)
 }
 
 // PolicyAtMost reports whether policy p auto-approves no more than ceiling

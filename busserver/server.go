@@ -8,7 +8,6 @@ package busserver
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -275,19 +274,6 @@ func (s *Server) Close() {
 func (s *Server) shutdown() {
 	s.srv.Shutdown()
 	s.srv.WaitForShutdown()
-}
-
-// CertPool is a pool holding the server's own certificate, for tests.
-func CertPool(certFile string) (*x509.CertPool, error) {
-	data, err := os.ReadFile(certFile)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("%s holds no certificate", certFile)
-	}
-	return pool, nil
 }
 
 type logger struct{ f func(string, ...any) }

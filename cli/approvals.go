@@ -99,6 +99,22 @@ func (c *approverConn) open(ctx context.Context, sign bool) error {
 	return nil
 }
 
+// withRecord connects, finds the record of id and hands it to fn, all
+// within 15 s.
+func (c *approverConn) withRecord(ctx context.Context, id string, sign bool, fn func(context.Context, approvals.Record) error) error {
+	if err := c.open(ctx, sign); err != nil {
+		return err
+	}
+	defer c.close()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	r, err := c.store.Find(ctx, id)
+	if err != nil {
+		return err
+	}
+	return fn(ctx, r)
+}
+
 func (c *approverConn) close() {
 	if c.conn != nil {
 		_ = c.conn.Drain()
@@ -193,21 +209,13 @@ func (c *approverConn) showCmd() *cobra.Command {
 		Short: "Show one request: what would run, where, and its diff",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := c.open(cmd.Context(), false); err != nil {
-				return err
-			}
-			defer c.close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
-			defer cancel()
-			r, err := c.store.Find(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			if c.jsonOut {
-				return writeJSON(c.d.IO.Out, recordView(r, time.Now()))
-			}
-			c.render(c.d.IO.Out, r)
-			return nil
+			return c.withRecord(cmd.Context(), args[0], false, func(_ context.Context, r approvals.Record) error {
+				if c.jsonOut {
+					return writeJSON(c.d.IO.Out, recordView(r, time.Now()))
+				}
+				c.render(c.d.IO.Out, r)
+				return nil
+			})
 		},
 	}
 }
@@ -226,25 +234,17 @@ func (c *approverConn) decideCmd(approve bool) *cobra.Command {
 			if len(note) > approvals.MaxNote {
 				return fmt.Errorf("the note is %d bytes; at most %d are allowed", len(note), approvals.MaxNote)
 			}
-			if err := c.open(cmd.Context(), true); err != nil {
-				return err
-			}
-			defer c.close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
-			defer cancel()
-			r, err := c.store.Find(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			rec, err := c.decide(ctx, r, approve, note)
-			if err != nil {
-				return err
-			}
-			if c.jsonOut {
-				return writeJSON(c.d.IO.Out, recordView(rec, time.Now()))
-			}
-			fmt.Fprintf(c.d.IO.Out, "%s %s (%s in run %s)\n", rec.Status, rec.Request.RequestID, visible.Line(rec.Request.Tool), rec.Request.RunID)
-			return nil
+			return c.withRecord(cmd.Context(), args[0], true, func(ctx context.Context, r approvals.Record) error {
+				rec, err := c.decide(ctx, r, approve, note)
+				if err != nil {
+					return err
+				}
+				if c.jsonOut {
+					return writeJSON(c.d.IO.Out, recordView(rec, time.Now()))
+				}
+				fmt.Fprintf(c.d.IO.Out, "%s %s (%s in run %s)\n", rec.Status, rec.Request.RequestID, visible.Line(rec.Request.Tool), rec.Request.RunID)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&note, "note", "", "a note for the run (the model reads it on a denial)")

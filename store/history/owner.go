@@ -1,11 +1,14 @@
 package history
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/jazz-run/jazz/safefile"
 )
 
 // The lock directory holds an "owner" file naming the host and process
@@ -22,7 +25,9 @@ func writeOwner(lockDir string) {
 // process of this host other than this one; ok is false for anything
 // uncertain (no owner file yet, another host, a malformed file).
 func ownerPID(lockDir string) (pid int, ok bool) {
-	data, err := os.ReadFile(filepath.Join(lockDir, ownerFile))
+	// Bounded and regular-only like every read: a FIFO here must not
+	// hang a save.
+	data, _, err := safefile.Read(context.Background(), filepath.Join(lockDir, ownerFile), safefile.Options{MaxBytes: 512, What: "lock owner file"})
 	if err != nil {
 		return 0, false
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/e2e/chatserver"
+	"github.com/jazz-run/jazz/proctree"
 )
 
 // The execute_command runner, driven through the built binary: the
@@ -118,30 +119,9 @@ func TestShellDaemonsLeaveNothing(t *testing.T) {
 	if !strings.Contains(got, `"stdout":"started"`) || !strings.Contains(got, `"killedProcesses":2`) || !strings.Contains(got, "were killed") {
 		t.Fatalf("tool result %s", got)
 	}
-	if left := procsNamed(t, marker); len(left) > 0 {
+	if left, err := proctree.Matching(marker); err != nil || len(left) > 0 {
 		t.Fatalf("processes outlived jazz: %q", left)
 	}
-}
-
-// procsNamed lists live processes whose command line contains name.
-func procsNamed(t *testing.T, name string) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skip("no /proc")
-	}
-	var found []string
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(b), name) {
-			continue
-		}
-		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
-			continue
-		}
-		found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
-	}
-	return found
 }
 
 // TestShellCdInBatchDoesNotMoveApproval: a `cd` in the same batch as an

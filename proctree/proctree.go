@@ -193,3 +193,24 @@ func Running(pid int) bool {
 	}
 	return false
 }
+
+// Matching describes ("pid: command line") every live process whose
+// command line contains substr: how tests find what a command left, by a
+// marker in a program's name or arguments.
+func Matching(substr string) ([]string, error) {
+	all, err := snapshot()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range all {
+		if p.zombie {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte(substr)) {
+			out = append(out, strconv.Itoa(p.pid)+": "+string(bytes.ReplaceAll(b, []byte{0}, []byte(" "))))
+		}
+	}
+	return out, nil
+}

@@ -18,6 +18,21 @@
 // (capped while collecting, so memory stays bounded), and one bounded
 // response frame. A runner that dies, mid-message or not, is reported from
 // its wait status: a signal death says which signal, never a normal exit.
+//
+// # What it does not stop
+//
+// It is not a sandbox: the command runs with jazz's user and file access.
+// Memory limits are per process (RLIMIT_DATA); nothing bounds the sum of a
+// tree's memory or its number of processes (no cgroup controllers are
+// set), so a fork bomb the denylist misses runs until its timeout. Without
+// a writable cgroup v2 hierarchy, processes that left the group survive a
+// shell that dies before it sweeps (SIGKILL, the CPU limit). A root
+// command is not bound by RLIMITs it may raise, and can still read jazz's
+// memory by other means (kernel modules, /dev/mem) and, on some kernels,
+// /proc/<pid>/environ (blanked by ProtectSelf for that reason). The shell
+// is a Go program: signals Go ignores by default (SIGUSR1, SIGUSR2,
+// SIGWINCH) do not end it as they would end bash. Whoever holds jazz's
+// keys in their own environment (the shell that started jazz) still does.
 package shellrun
 
 import (

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/proctree"
 	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/tools"
 )
@@ -288,16 +289,9 @@ func TestExecuteOutputCap(t *testing.T) {
 // markerProcs lists live processes whose command line contains marker.
 func markerProcs(t *testing.T, marker string) []string {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
+	found, err := proctree.Matching(marker)
 	if err != nil {
-		t.Skip("no /proc")
-	}
-	var found []string
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), marker) {
-			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
-		}
+		t.Skipf("no /proc: %v", err)
 	}
 	return found
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
@@ -50,6 +51,9 @@ type Config struct {
 	ReasoningEffort string
 	Temperature     *float64
 	Price           Pricer
+	// Deadline is the run's budget (--timeout): model calls and tool
+	// handlers mark themselves busy on it; nil counts nothing.
+	Deadline *deadline.Deadline
 	// Task is the brief a sub-agent was spawned with (empty at the top):
 	// every approval it asks for says it, with its name and depth.
 	Task string
@@ -210,8 +214,9 @@ func (a *Agent) startTurn(c *actor.Context) {
 	prov := a.cfg.Provider
 	trace := a.trace
 	tel, price := a.cfg.Telemetry, a.cfg.CallPrice
-	led := a.ledger
+	led, dl := a.ledger, a.cfg.Deadline
 	supervisor.Go(func() {
+		defer dl.Busy()() // the model call counts against --timeout, waits or not
 		// The chat span's ctx reaches the caller, so retries nest under it.
 		cctx, chat := tel.StartChat(ctx, telemetry.ChatInfo{System: prov, Model: req.Model, Iteration: iter})
 		resp, err := callModel(cctx, call, req, em, place, prov, trace)
@@ -397,7 +402,7 @@ func (a *Agent) dispatch(c *actor.Context) {
 		place := a.cfg.Place
 		place.ToolCallID = tc.ID
 		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry, Handlers: a.cfg.Handlers,
-			Task: a.cfg.Task}
+			Task: a.cfg.Task, Deadline: a.cfg.Deadline}
 		// Call actors stop themselves when done, so they are spawned on the
 		// engine, not as children: hollywood v1.0.5 stops a parent by
 		// poisoning each child and waiting, and a child that is poisoning

@@ -13,6 +13,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/personas"
 	"github.com/jazz-run/jazz/supervisor"
@@ -203,7 +204,12 @@ func (s *Subagents) Spawn(ctx context.Context, raw json.RawMessage) tools.Result
 	sctx, span := cfg.Telemetry.StartSubagent(ctx, telemetry.SubagentInfo{
 		AgentID: cfg.Place.AgentID, AgentName: name, ConversationID: cfg.Env.ConversationID,
 		Depth: cfg.Place.Depth, Model: cfg.Model})
+	// This handler only waits on its child, which marks its own work busy
+	// on the run's deadline: its own mark must not keep the clock running
+	// through the child's waits for a person.
+	idle := deadline.Idle(ctx)
 	o := s.supervise(ctx, cfg, spec, SubagentPreamble+task, telemetry.Inject(sctx))
+	idle()
 	span.End(subagentRunResult(o))
 	dur := time.Since(start).Milliseconds()
 	res := subagentResult(name, o)

@@ -283,6 +283,7 @@ func Run(ctx context.Context, o RunOptions) (Outcome, error) {
 	// it as they happen, so the envelope is whole however the run ends.
 	account := ledger.New(place, ledger.Pricer(agentCfg.Price))
 	agentCfg.Ledger = account
+	agentCfg.Deadline = dl
 	var handlers sync.WaitGroup
 	agentCfg.Handlers = &handlers
 	if err := installSubagents(engine, &agentCfg, o.Config); err != nil {

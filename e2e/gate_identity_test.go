@@ -458,3 +458,38 @@ func TestChildrenAreVisible(t *testing.T) {
 		}
 	})
 }
+
+// TestPendingQuestionDoesNotStopTheClockForOthers (issue 10, class 6):
+// while a question waits for an answer, a command of the same batch runs
+// on the run's budget: --timeout fires during the command, the question
+// still unanswered. Before, the pending question stopped the clock for
+// the whole run and the command ran unbounded.
+func TestPendingQuestionDoesNotStopTheClockForOthers(t *testing.T) {
+	srv := chatserver.New(chatserver.Turn{Calls: []chatserver.Call{
+		{Name: "ask_user_question", Arguments: chatserver.JSONArgs(map[string]string{"question": "Which branch?"})},
+		{Name: "execute_command", Arguments: chatserver.JSONArgs(map[string]string{"command": "sleep 30", "description": "wait"})},
+	}}, chatserver.Turn{Text: "done"})
+	defer srv.Close()
+	e := hlNewEnv(t)
+	e.chatAgent(srv, "q", nil, "ask_user_question", "execute_command")
+	asked := false
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close() // stdin stays open: the question stays pending
+	p := e.start(hlRunOpts{args: []string{"run", "--json", "--interactive-stdin", "--auto-approve-tools", "execute_command",
+		"--timeout", "1500", "--agent", "q", "go"}, stdinReader: pr, onStderr: func(line string) {
+		if strings.Contains(line, `"type":"user_input_required"`) {
+			asked = true
+		}
+	}})
+	r := p.wait(25 * time.Second)
+	env := r.envelope(t)
+	if r.code != 1 || *env.OK || env.Error != "Run exceeded the 1500ms timeout." {
+		t.Fatalf("exit %d: %s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !asked {
+		t.Fatalf("the question was never asked:\n%s", r.stderr)
+	}
+}

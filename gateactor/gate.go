@@ -224,8 +224,9 @@ func (g *Gate) classifyAsync(c *actor.Context, seq uint64, command string) {
 	if base == nil {
 		base = context.Background()
 	}
-	classify := g.cfg.Classify
+	classify, dl := g.cfg.Classify, g.cfg.Deadline
 	supervisor.Go(func() {
+		defer dl.Busy()() // a model call: it counts against --timeout
 		ctx, cancel := context.WithTimeout(base, 15*time.Second)
 		defer cancel()
 		lvl, err := classify(ctx, command)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/secrets"
@@ -47,6 +48,9 @@ type Deps struct {
 	Handlers *sync.WaitGroup
 	// Task is the calling sub-agent's brief, shown with its approvals.
 	Task string
+	// Deadline is the run's budget: a running handler marks itself busy
+	// on it, so it counts even while a person is waited for elsewhere.
+	Deadline *deadline.Deadline
 }
 
 // handlerDone carries a handler's result back into the actor. approved is
@@ -203,7 +207,11 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 	if inflight != nil {
 		inflight.Add(1)
 	}
+	// Busy until the handler returns (even past its timeout: it is still
+	// running); a question it asks suspends the mark (deadline.Wait).
+	hctx, busyDone := c.deps.Deadline.WithBusy(hctx)
 	supervisor.Go(func() {
+		defer busyDone()
 		if inflight != nil {
 			defer inflight.Done()
 		}

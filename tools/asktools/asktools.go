@@ -95,7 +95,9 @@ func (a *Asker) Ask(ctx context.Context, place messages.Place, task, question st
 	if err != nil {
 		return "", fmt.Errorf("listen for the answer: %w", err)
 	}
-	resume := a.deadline.Pause()
+	// The wait is not counted; the handler's own busy mark (ctx) stops
+	// counting for it, while other work of the run keeps the clock going.
+	resume := a.deadline.Wait(ctx)
 	defer resume()
 	req := messages.UserInputRequired{Place: place, RequestID: id, Question: question, Suggestions: suggestions, AllowCustom: true, Task: task}
 	data, err := messages.Encode(req)

@@ -27,6 +27,11 @@ func soundWorld(t *testing.T, srv *chatserver.Server) *world {
 	w.file("evilhome/.gitconfig", "[core]\n\tfsmonitor = touch pwn-home\n")
 	w.file("node_modules/.bin/ls", "#!/bin/sh\ntouch pwn-npx\n")
 	w.file("dir/x", "x\n")
+	// An embedded bare repository whose config runs a program.
+	w.file("evilbare/HEAD", "ref: refs/heads/main\n")
+	w.file("evilbare/config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = touch pwn-bare\n")
+	w.file("evilbare/objects/info/.keep", "")
+	w.file("evilbare/refs/heads/.keep", "")
 	for _, args := range [][]string{{"init", "-q"}, {"add", "f"}, {"-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "one"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = w.cwd
@@ -58,6 +63,7 @@ func TestGateRefusesEveryClassOfHole(t *testing.T) {
 		id, command string
 		refused     bool   // declined or blocked, with the reason below
 		why         string // in the tool result when refused
+		dir         string // workingDirectory, when set
 	}
 	for _, tc := range []struct {
 		name   string
@@ -69,22 +75,25 @@ func TestGateRefusesEveryClassOfHole(t *testing.T) {
 			name:   "allowlist",
 			config: `{"maxRetries": 0, "autoApprovedCommands": ["git status", "ls", "cat", "echo", "grep"]}`,
 			probes: []probe{
-				{"ok1", "git status --short", false, ""},
-				{"ok2", "LANG=C ls -la dir && cat f | grep a", false, ""},
+				{"ok1", "git status --short", false, "", ""},
+				{"ok2", "LANG=C ls -la dir && cat f | grep a", false, "", ""},
 				// 1: options before the subcommand and their values.
-				{"c1a", "git -C status tag x", true, "not auto-approved"},
-				{"c1b", "git -c core.fsmonitor='touch pwn-c' status", true, "not auto-approved"},
-				{"c1c", "git --config-env=core.pager=PATH status", true, "not auto-approved"},
+				{"c1a", "git -C status tag x", true, "not auto-approved", ""},
+				{"c1b", "git -c core.fsmonitor='touch pwn-c' status", true, "not auto-approved", ""},
+				{"c1c", "git --config-env=core.pager=PATH status", true, "not auto-approved", ""},
 				// 2: environment assignments.
-				{"c2", "HOME=./evilhome git status", true, "only LANG, LANGUAGE"},
+				{"c2", "HOME=./evilhome git status", true, "only LANG, LANGUAGE", ""},
 				// 5: wrappers.
-				{"c5a", "npx ls", true, "not auto-approved"},
-				{"c5b", "env ls", true, "runs another program"},
+				{"c5a", "npx ls", true, "not auto-approved", ""},
+				{"c5b", "env ls", true, "runs another program", ""},
 				// Interpreter state.
-				{"cs", "for PATH in ./node_modules/.bin; do ls; done", true, "loop variable"},
+				{"cs", "for PATH in ./node_modules/.bin; do ls; done", true, "loop variable", ""},
 				// 14: the denylist sees normalised argv.
-				{"c14a", "rm -v -r dir", true, "blocked"},
-				{"c14b", "/bin/kill -s KILL 1", true, "blocked"},
+				{"c14a", "rm -v -r dir", true, "blocked", ""},
+				{"c14b", "/bin/kill -s KILL 1", true, "blocked", ""},
+				// An approved git status whose working directory is an
+				// embedded bare repository: git refuses the repository.
+				{"cw", "git status", true, "safe.bareRepository", "evilbare"},
 			},
 		},
 		{
@@ -92,29 +101,33 @@ func TestGateRefusesEveryClassOfHole(t *testing.T) {
 			config: `{"maxRetries": 0}`,
 			policy: "read-only",
 			probes: []probe{
-				{"ok3", "sort -r f", false, ""},
-				{"ok4", "git log --oneline -1", false, ""},
+				{"ok3", "sort -r f", false, "", ""},
+				{"ok4", "git log --oneline -1", false, "", ""},
 				// 3: words the interpreter expands.
-				{"c3a", "sort {-o,pwn-brace} f", true, "not auto-approved"},
-				{"c3b", "sort * ", true, "not auto-approved"},
+				{"c3a", "sort {-o,pwn-brace} f", true, "not auto-approved", ""},
+				{"c3b", "sort * ", true, "not auto-approved", ""},
 				// 4: abbreviated, clustered and glued options; writing programs.
-				{"c4a", "sort --o=pwn-abbrev f", true, "not on its list"},
-				{"c4b", "sort -ropwn-cluster f", true, "not on its list"},
-				{"c4c", "git log --output=pwn-git", true, "not auto-approved"},
-				{"c4d", "find . -name x -delete", true, "not auto-approved"},
-				{"c4e", "sed -n 'w pwn-sed' f", true, "not auto-approved"},
-				{"c4f", "awk 'BEGIN{system(\"touch pwn-awk\")}'", true, "not auto-approved"},
-				{"c4g", "date 01010000", true, "sets the clock"},
+				{"c4a", "sort --o=pwn-abbrev f", true, "not on its list", ""},
+				{"c4b", "sort -ropwn-cluster f", true, "not on its list", ""},
+				{"c4c", "git log --output=pwn-git", true, "not auto-approved", ""},
+				{"c4d", "find . -name x -delete", true, "not auto-approved", ""},
+				{"c4e", "sed -n 'w pwn-sed' f", true, "not auto-approved", ""},
+				{"c4f", "awk 'BEGIN{system(\"touch pwn-awk\")}'", true, "not auto-approved", ""},
+				{"c4g", "date 01010000", true, "sets the clock", ""},
 				// 6: undecided commands get no model rating in an unattended
 				// run: the static verdict stands.
-				{"c6", "make docs", true, "not auto-approved"},
+				{"c6", "make docs", true, "not auto-approved", ""},
 			},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cs []chatserver.Call
 			for _, p := range tc.probes {
-				cs = append(cs, shellCall(p.id, p.command))
+				c := shellCall(p.id, p.command)
+				if p.dir != "" {
+					c.Arguments = chatserver.JSONArgs(map[string]string{"command": p.command, "description": "e2e", "workingDirectory": p.dir})
+				}
+				cs = append(cs, c)
 			}
 			srv := chatserver.New(calls(cs...), answer("done"))
 			defer srv.Close()
@@ -151,6 +164,8 @@ func TestGateRefusesEveryClassOfHole(t *testing.T) {
 			}
 			// Nothing wrote: no trap fired, no tag, no file.
 			matches, _ := filepath.Glob(filepath.Join(w.cwd, "pwn*"))
+			deeper, _ := filepath.Glob(filepath.Join(w.cwd, "*", "pwn*"))
+			matches = append(matches, deeper...)
 			if len(matches) > 0 {
 				t.Errorf("a refused command wrote: %v", matches)
 			}

@@ -61,3 +61,15 @@ func TestJudgementJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestProtectGit(t *testing.T) {
+	env := ProtectGit([]string{"PATH=/bin", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"})
+	want := []string{"PATH=/bin", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c",
+		"GIT_CONFIG_KEY_1=safe.bareRepository", "GIT_CONFIG_VALUE_1=explicit", "GIT_CONFIG_COUNT=2"}
+	if !slices.Equal(env, want) {
+		t.Fatalf("ProtectGit = %q", env)
+	}
+	if env := ProtectGit([]string{"GIT_CONFIG_COUNT=bogus"}); !slices.Equal(env, []string{"GIT_CONFIG_KEY_0=safe.bareRepository", "GIT_CONFIG_VALUE_0=explicit", "GIT_CONFIG_COUNT=1"}) {
+		t.Fatalf("ProtectGit = %q", env)
+	}
+}

@@ -51,6 +51,9 @@ const oracleChildEnv = "JAZZ_ORACLE_CHILD"
 // oracleRequest is one command for the child to run.
 type oracleRequest struct {
 	Command string `json:"command"`
+	// Dir is the working directory, relative to the fixture root (the
+	// tool's workingDirectory argument).
+	Dir string `json:"dir,omitempty"`
 }
 
 // oracleResult is what running it did.
@@ -122,13 +125,16 @@ func startOracle(tb testing.TB) *oracle {
 
 // run sends one command and waits for its result, at most 60 s (the
 // child bounds each command to a few seconds itself).
-func (o *oracle) run(command string) (oracleResult, error) {
+func (o *oracle) run(command string) (oracleResult, error) { return o.runIn(command, "") }
+
+// runIn is run with a working directory below the fixture root.
+func (o *oracle) runIn(command, dir string) (oracleResult, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.dead != nil {
 		return oracleResult{}, o.dead
 	}
-	if err := o.in.Encode(oracleRequest{Command: command}); err != nil {
+	if err := o.in.Encode(oracleRequest{Command: command, Dir: dir}); err != nil {
 		o.dead = fmt.Errorf("send to the oracle child: %w", err)
 		return oracleResult{}, o.dead
 	}
@@ -167,12 +173,33 @@ func (o *oracle) verdict(command string) (approved bool, problem string) {
 	if !byAllow && !byStatic {
 		return false, ""
 	}
-	res, err := o.run(command)
+	var problems []string
+	// The fixture root, and for git an embedded bare repository as the
+	// working directory (the tool's workingDirectory argument).
+	dirs := []string{""}
+	if strings.Contains(command, "git") {
+		dirs = append(dirs, "evilbare")
+	}
+	for _, dir := range dirs {
+		if p := o.check(command, dir, byAllow, byStatic); p != "" {
+			where := ""
+			if dir != "" {
+				where = " (run in " + dir + ")"
+			}
+			problems = append(problems, p+where)
+		}
+	}
+	return true, strings.Join(problems, "; ")
+}
+
+// check runs one approved command in dir and says what was wrong.
+func (o *oracle) check(command, dir string, byAllow, byStatic bool) string {
+	res, err := o.runIn(command, dir)
 	if err != nil {
-		return true, "the oracle could not run it: " + err.Error()
+		return "the oracle could not run it: " + err.Error()
 	}
 	if res.Err != "" {
-		return true, "the oracle could not run it: " + res.Err
+		return "the oracle could not run it: " + res.Err
 	}
 	var problems []string
 	if len(res.Changes) > 0 {
@@ -200,7 +227,7 @@ func (o *oracle) verdict(command string) (approved bool, problem string) {
 			}
 		}
 	}
-	return true, strings.Join(problems, "; ")
+	return strings.Join(problems, "; ")
 }
 
 var gitBuiltin = regexp.MustCompile(`trace: built-in: git (\S+)`)
@@ -279,7 +306,7 @@ func TestOracleChild(t *testing.T) {
 		if err := dec.Decode(&req); err != nil {
 			return // the parent closed the pipe
 		}
-		res := c.run(req.Command)
+		res := c.run(req.Command, req.Dir)
 		if err := enc.Encode(res); err != nil {
 			return
 		}
@@ -490,7 +517,7 @@ func buildFixture(dir string) error {
 }
 
 // run executes one command on a fresh overlay of the fixture.
-func (c *oracleChild) run(command string) (res oracleResult) {
+func (c *oracleChild) run(command, dir string) (res oracleResult) {
 	c.n++
 	top := filepath.Join(c.base, "run", fmt.Sprint(c.n))
 	up, work, root := filepath.Join(top, "u"), filepath.Join(top, "w"), filepath.Join(top, "m")
@@ -506,7 +533,7 @@ func (c *oracleChild) run(command string) (res oracleResult) {
 	trace := filepath.Join(top, "trace")
 	os.WriteFile(c.shimLog, nil, 0o644)
 	if command != "" {
-		res = c.interpret(command, root, trace)
+		res = c.interpret(command, root, dir, trace)
 	}
 	if err := syscall.Unmount(root, syscall.MNT_DETACH); err != nil {
 		res.Err = "unmount: " + err.Error()
@@ -590,7 +617,7 @@ func changedPaths(upper, lower, prefix string) []string {
 
 // interpret runs command the way execute_command does, recording every
 // call and every executed program.
-func (c *oracleChild) interpret(command, root, trace string) oracleResult {
+func (c *oracleChild) interpret(command, root, dir, trace string) oracleResult {
 	var res oracleResult
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
@@ -598,15 +625,18 @@ func (c *oracleChild) interpret(command, root, trace string) oracleResult {
 	}
 	var mu sync.Mutex
 	var stderr capBuffer
-	env := []string{
+	cwd := filepath.Join(root, dir)
+	// What execute_command's child gets: a sanitized environment, then
+	// ProtectGit.
+	env := ProtectGit([]string{
 		"PATH=" + c.shims + ":/usr/bin:/bin", "HOME=" + filepath.Join(root, "home"), "TMPDIR=" + filepath.Join(root, "tmp"),
-		"USER=root", "LOGNAME=root", "SHELL=/bin/sh", "LANG=C.UTF-8", "LC_ALL=C", "TERM=dumb", "PWD=" + root,
+		"USER=root", "LOGNAME=root", "SHELL=/bin/sh", "LANG=C.UTF-8", "LC_ALL=C", "TERM=dumb", "PWD=" + cwd,
 		"GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_TRACE=" + trace, "EVIL=touch pwn-config-env",
-	}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	runner, err := interp.New(
-		interp.Dir(root),
+		interp.Dir(cwd),
 		interp.Env(expand.ListEnviron(env...)),
 		interp.StdIO(strings.NewReader(""), io.Discard, &stderr),
 		interp.CallHandler(func(_ context.Context, args []string) ([]string, error) {

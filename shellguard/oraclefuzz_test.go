@@ -66,7 +66,7 @@ func TestOracleSees(t *testing.T) {
 		{"touch pwn", func(r oracleResult) bool { return strings.Contains(strings.Join(r.Changes, " "), "pwn") }},
 		{"echo x > /tmp/pwn", func(r oracleResult) bool { return strings.Contains(strings.Join(r.Changes, " "), "/tmp/pwn") }},
 		{"rm f", func(r oracleResult) bool { return len(r.Changes) > 0 }},
-		{"git -C evilbare status", func(r oracleResult) bool { return len(r.Changes) > 0 }},
+		{"git --git-dir=evilbare status", func(r oracleResult) bool { return len(r.Changes) > 0 }},
 		{"HOME=./evilhome git status", func(r oracleResult) bool { return len(r.Changes) > 0 }},
 		{"git -C status tag x", func(r oracleResult) bool { return len(r.Changes) > 0 }},
 		{"sort {-o,pwn} f", func(r oracleResult) bool { return len(r.Changes) > 0 }},
@@ -86,6 +86,11 @@ func TestOracleSees(t *testing.T) {
 				t.Fatalf("the oracle did not see it: %+v", r)
 			}
 		})
+	}
+	// An embedded bare repository as the working directory: git refuses
+	// it (ProtectGit), so its config runs nothing.
+	if r, err := o.runIn("git status", "evilbare"); err != nil || len(r.Changes) > 0 || !strings.Contains(r.Stderr, "safe.bareRepository") {
+		t.Fatalf("git status in evilbare: %v %+v", err, r)
 	}
 	// And a read-only command changes nothing.
 	for _, cmd := range []string{"git status", "git log -1 --stat", "ls -la", "cat f", "git diff"} {

@@ -9,13 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/internal/faults"
 	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/provider"
@@ -72,11 +72,15 @@ type Config struct {
 	// Telemetry traces iterations, model requests and tool calls under the
 	// span RunRequested.Trace carries; nil traces nothing.
 	Telemetry *telemetry.Telemetry
-	// Handlers counts tool handlers still running across the run tree
-	// (subagents share it); see toolactors.Deps.
-	Handlers *sync.WaitGroup
+	// Root is the run's root actor, told of every crash below this agent
+	// (a call actor, a subagent) so the whole run fails; nil sends them to
+	// the agent's parent.
+	Root *actor.PID
 	// Ctx is the run's lifetime; the agent derives its own from it.
 	Ctx context.Context
+	// Faults injects crashes (call actors, subagents) for the fault
+	// tests; nil in real runs.
+	Faults *faults.Plan
 }
 
 // modelDone brings a model call's outcome back into the actor.
@@ -86,6 +90,9 @@ type modelDone struct {
 	err       error
 	// refused says why the response's usage was not counted.
 	refused error
+	// partial is the text streamed before a call that failed (an
+	// interrupted run keeps it as its answer).
+	partial string
 }
 
 // Agent is the agent actor.
@@ -104,15 +111,27 @@ type Agent struct {
 	// warnedUsage: the notice about refused usage is given once.
 	warnedUsage bool
 
+	// cwd is the agent's working directory: each call gets it in its
+	// request, and a `cd` moves it once its batch is done.
+	cwd string
+
 	// tool phase of the current iteration
 	batch    []messages.ToolCall
 	results  map[string]messages.ToolResultReady
 	nextCall int
-	running  map[string]string // child PID id → call id
+	running  map[string]*actor.PID // call id → its call actor
 	window   []string
 	meltdown bool // store MeltdownMessage after this batch's results
 	finished bool
 	trace    messages.Trace
+
+	// modelBusy: a model call is in flight (its modelDone is awaited).
+	modelBusy bool
+	// stopping is why the run is being stopped (CancelRun, a crash):
+	// nothing new starts, and the agent finishes, failed, once its model
+	// call and its running calls have handed back what they have.
+	stopping string
+	partial  string
 
 	// spanCtx carries the run's (or subagent's) span and ids; iterCtx and
 	// iterSpan are the current iteration's, under it.
@@ -139,6 +158,9 @@ func (a *Agent) Receive(c *actor.Context) {
 		if a.ledger == nil {
 			a.ledger = ledger.New(a.cfg.Place, ledger.Pricer(a.cfg.Price))
 		}
+		if a.cfg.Env != nil {
+			a.cwd = a.cfg.Env.WorkDir
+		}
 	case messages.RunRequested:
 		a.parent = c.Sender()
 		if a.parent == nil {
@@ -160,7 +182,7 @@ func (a *Agent) Receive(c *actor.Context) {
 	case messages.ActorFailed:
 		a.childFailed(c, m)
 	case messages.CancelRun:
-		a.fail(c, m.Reason)
+		a.stop(c, m.Reason)
 	case actor.Stopped:
 		if a.cancel != nil {
 			a.cancel()
@@ -172,7 +194,7 @@ func (a *Agent) Receive(c *actor.Context) {
 }
 
 func (a *Agent) startTurn(c *actor.Context) {
-	if a.finished {
+	if a.finished || a.stopping != "" {
 		return
 	}
 	max := a.cfg.MaxIterations
@@ -215,11 +237,12 @@ func (a *Agent) startTurn(c *actor.Context) {
 	trace := a.trace
 	tel, price := a.cfg.Telemetry, a.cfg.CallPrice
 	led, dl := a.ledger, a.cfg.Deadline
+	a.modelBusy = true
 	supervisor.Go(func() {
 		defer dl.Busy()() // the model call counts against --timeout, waits or not
 		// The chat span's ctx reaches the caller, so retries nest under it.
 		cctx, chat := tel.StartChat(ctx, telemetry.ChatInfo{System: prov, Model: req.Model, Iteration: iter})
-		resp, err := callModel(cctx, call, req, em, place, prov, trace)
+		resp, partial, err := callModel(cctx, call, req, em, place, prov, trace)
 		chat.End(chatResult(resp, err, price))
 		var refused error
 		if err == nil {
@@ -227,7 +250,7 @@ func (a *Agent) startTurn(c *actor.Context) {
 			// run is being stopped and this answer is never read.
 			refused = led.RecordUsage(resp.Usage, resp.UsageReported)
 		}
-		engine.Send(self, modelDone{iteration: iter, resp: resp, err: err, refused: refused})
+		engine.Send(self, modelDone{iteration: iter, resp: resp, err: err, refused: refused, partial: partial})
 	}, func(reason string) {
 		engine.Send(self, modelDone{iteration: iter, err: fmt.Errorf("model call crashed: %s", reason)})
 	})
@@ -256,8 +279,9 @@ func (a *Agent) conversationID() string {
 	return a.cfg.Env.ConversationID
 }
 
-// callModel runs one model call and emits its stream events.
-func callModel(ctx context.Context, call ModelCaller, req provider.Request, em *events.Emitter, place messages.Place, prov string, trace messages.Trace) (provider.Response, error) {
+// callModel runs one model call and emits its stream events. When the call
+// fails, partial is the text streamed before it did.
+func callModel(ctx context.Context, call ModelCaller, req provider.Request, em *events.Emitter, place messages.Place, prov string, trace messages.Trace) (resp provider.Response, partial string, err error) {
 	start := time.Now()
 	em.Emit(messages.Event{Type: messages.EventStreamStart, Place: place, Trace: trace, Provider: prov, Model: req.Model, Timestamp: start.UnixMilli()})
 	var text, reasoning strings.Builder
@@ -288,9 +312,9 @@ func callModel(ctx context.Context, call ModelCaller, req provider.Request, em *
 	if req.Stream {
 		cb = onDelta
 	}
-	resp, err := call(ctx, req, cb)
+	resp, err = call(ctx, req, cb)
 	if err != nil {
-		return resp, err
+		return resp, text.String(), err
 	}
 	if thinkSeq > 0 {
 		em.Emit(messages.Event{Type: messages.EventThinkingComplete, Place: place, Trace: trace})
@@ -310,16 +334,27 @@ func callModel(ctx context.Context, call ModelCaller, req provider.Request, em *
 		metrics.TokensPerSecond = float64(u.CompletionTokens) / secs
 	}
 	em.Emit(messages.Event{Type: messages.EventComplete, Place: place, Trace: trace, Response: body, TotalDurationMs: &total, Metrics: metrics})
-	return resp, nil
+	return resp, "", nil
 }
 
 func (a *Agent) modelDone(c *actor.Context, m modelDone) {
 	if a.finished || m.iteration != a.iteration {
 		return
 	}
+	a.modelBusy = false
+	if a.stopping != "" {
+		// Interrupted: what was streamed so far is the partial answer.
+		if m.err != nil {
+			a.partial = m.partial
+		} else {
+			a.partial = m.resp.Message.Content
+		}
+		a.stopped(c)
+		return
+	}
 	if m.err != nil {
 		if a.ctx.Err() != nil {
-			return // cancelled: the canceller reports the failure
+			return // cancelled from above: the run's stop reports it
 		}
 		// The run's one recoverable:false error event is sent where the
 		// run's outcome is known (app), whatever made it fail.
@@ -385,7 +420,7 @@ func (a *Agent) toolPhase(c *actor.Context, calls []messages.ToolCall) {
 	}
 	a.batch = calls
 	a.results = make(map[string]messages.ToolResultReady, len(calls))
-	a.running = map[string]string{}
+	a.running = map[string]*actor.PID{}
 	a.nextCall = 0
 	a.dispatch(c)
 }
@@ -396,30 +431,31 @@ func (a *Agent) dispatch(c *actor.Context) {
 	if limit <= 0 {
 		limit = MaxConcurrentCalls
 	}
-	for len(a.running) < limit && a.nextCall < len(a.batch) {
+	for a.stopping == "" && len(a.running) < limit && a.nextCall < len(a.batch) {
 		tc := a.batch[a.nextCall]
 		a.nextCall++
 		place := a.cfg.Place
 		place.ToolCallID = tc.ID
-		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry, Handlers: a.cfg.Handlers,
+		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry,
 			Task: a.cfg.Task, Deadline: a.cfg.Deadline}
 		// Call actors stop themselves when done, so they are spawned on the
 		// engine, not as children: hollywood v1.0.5 stops a parent by
 		// poisoning each child and waiting, and a child that is poisoning
 		// itself at that moment never acknowledges the second pill, which
-		// hangs the parent's shutdown forever. A call ends through its
-		// context instead (cancelled with the agent), and a panic is still
-		// reported to this agent.
+		// hangs the parent's shutdown forever. The agent ends its calls by
+		// message instead (CancelRun, and its context), waits for their
+		// results, and stops a crashed one itself.
 		self := c.PID()
 		report := func(rc *actor.Context, f supervisor.Failure) {
-			rc.Send(self, messages.ActorFailed{Place: place, Actor: f.Actor, Reason: f.Reason})
+			rc.Send(self, messages.ActorFailed{Place: place, Actor: f.Actor, Reason: f.Reason, Role: messages.RoleCall})
 		}
-		pid := c.Engine().Spawn(toolactors.New(deps), "call",
+		producer := faults.Wrap[messages.ToolCallRequested](toolactors.New(deps), a.cfg.Faults != nil && a.cfg.Faults.Call, "tool call actor")
+		pid := c.Engine().Spawn(producer, "call",
 			actor.WithID(fmt.Sprintf("%s-%d-%d", c.PID().ID, a.iteration, a.nextCall)),
 			actor.WithMiddleware(supervisor.Recover(place, report)), actor.WithInboxSize(16))
-		a.running[pid.ID] = tc.ID
+		a.running[tc.ID] = pid
 		// The iteration's trace context, so the call's span nests under it.
-		c.Send(pid, messages.ToolCallRequested{Place: place, Trace: telemetry.Inject(a.iterCtx), Iteration: a.iteration, Call: tc})
+		c.Send(pid, messages.ToolCallRequested{Place: place, Trace: telemetry.Inject(a.iterCtx), Iteration: a.iteration, Call: tc, Cwd: a.cwd})
 	}
 }
 
@@ -437,14 +473,10 @@ func (a *Agent) toolDone(c *actor.Context, m messages.ToolResultReady) {
 	if m.DecidedBy != "" {
 		a.ledger.MarkDecided(m.Call.ID, m.DecidedBy)
 	}
-	if s := c.Sender(); s != nil {
-		delete(a.running, s.ID)
-	} else {
-		for pid, id := range a.running {
-			if id == m.Call.ID {
-				delete(a.running, pid)
-			}
-		}
+	delete(a.running, m.Call.ID)
+	if a.stopping != "" {
+		a.stopped(c)
+		return
 	}
 	if len(a.results) < len(a.batch) {
 		a.dispatch(c)
@@ -453,19 +485,79 @@ func (a *Agent) toolDone(c *actor.Context, m messages.ToolResultReady) {
 	a.endToolPhase(c)
 }
 
-// childFailed turns a call actor's crash into that call's failed result.
+// childFailed handles a call actor's crash as CallSpec says: a crash is a
+// bug in jazz, so it is escalated to the run's root, which fails the run,
+// and this agent stops. The crashed actor (a tombstone now) is stopped
+// here, by the one who spawned it.
 func (a *Agent) childFailed(c *actor.Context, m messages.ActorFailed) {
 	callID := m.Place.ToolCallID
 	if callID == "" || a.results == nil {
 		return
 	}
-	for _, tc := range a.batch {
-		if tc.ID == callID {
-			a.toolDone(c, messages.ToolResultReady{Place: m.Place, Call: tc, Result: messages.ToolResult{
-				Result: json.RawMessage("null"), Error: "Tool " + tc.Name + " failed unexpectedly: " + m.Reason}})
-			return
+	var call *messages.ToolCall
+	for i := range a.batch {
+		if a.batch[i].ID == callID {
+			call = &a.batch[i]
 		}
 	}
+	if call == nil {
+		return
+	}
+	if pid := a.running[callID]; pid != nil {
+		c.Engine().Poison(pid)
+	}
+	if supervisor.Decide(supervisor.CallSpec(), supervisor.ChildFailure{Kind: supervisor.FailPanic, Reason: m.Reason}) != supervisor.Escalate {
+		a.toolDone(c, messages.ToolResultReady{Place: m.Place, Call: *call, Result: messages.ToolResult{
+			Result: json.RawMessage("null"), Error: "Tool " + call.Name + " failed unexpectedly: " + m.Reason}})
+		return
+	}
+	reason := fmt.Sprintf("The %s tool call (%s) crashed: %s", call.Name, call.ID, m.Reason)
+	a.escalate(c, messages.ActorFailed{Place: m.Place, Actor: m.Actor, Reason: reason, Role: messages.RoleCall})
+	delete(a.running, callID)
+	a.stop(c, reason)
+}
+
+// escalate passes a crash below this agent to the run's root.
+func (a *Agent) escalate(c *actor.Context, f messages.ActorFailed) {
+	to := a.cfg.Root
+	if to == nil {
+		to = a.parent
+	}
+	if to != nil {
+		c.Send(to, f)
+	}
+}
+
+// stop ends the run early (CancelRun, a crash): the model call and the
+// running handlers are cancelled, calls waiting on the gate are told, and
+// the agent finishes once they have all answered, keeping what was
+// streamed so far as its partial answer.
+func (a *Agent) stop(c *actor.Context, reason string) {
+	if a.finished || a.stopping != "" {
+		return
+	}
+	if reason == "" {
+		reason = "The run was stopped."
+	}
+	a.stopping = reason
+	if a.cancel != nil {
+		a.cancel()
+	}
+	for _, pid := range a.running {
+		c.Send(pid, messages.CancelRun{Place: a.cfg.Place, Reason: reason})
+	}
+	a.stopped(c)
+}
+
+// stopped finishes a stopping agent once nothing it waits for is left.
+func (a *Agent) stopped(c *actor.Context) {
+	if a.finished || a.modelBusy || len(a.running) > 0 {
+		return
+	}
+	if strings.TrimSpace(a.partial) != "" {
+		a.texts = append(a.texts, a.partial)
+	}
+	a.finish(c, messages.RunFinished{OK: false, Error: a.stopping, Answer: a.partial})
 }
 
 func (a *Agent) endToolPhase(c *actor.Context) {
@@ -477,6 +569,11 @@ func (a *Agent) endToolPhase(c *actor.Context) {
 			continue
 		}
 		a.history = append(a.history, messages.ChatMessage{Role: messages.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: FormatResult(r.Result)})
+		// A cd moves the agent from the next batch on; the last one in
+		// call order wins.
+		if r.Result.Success && r.Result.Chdir != "" {
+			a.cwd = r.Result.Chdir
+		}
 	}
 	if a.meltdown {
 		a.history = append(a.history, messages.ChatMessage{Role: messages.RoleUser, Content: MeltdownMessage})

@@ -75,7 +75,7 @@ func runAgent(tb testing.TB, reg *tools.Registry, s *script, maxIter int) messag
 	place := messages.Place{RunID: "run-test", AgentID: "a1", AgentName: "tester"}
 	cfg := actors.Config{
 		Place: place, Provider: "test", Model: "m", Call: s.call, Registry: reg,
-		Env: &tools.Env{Dir: tools.NewWorkDir(tb.TempDir())}, MaxIterations: maxIter, Ctx: ctx,
+		Env: &tools.Env{WorkDir: tb.TempDir()}, MaxIterations: maxIter, Ctx: ctx,
 	}
 	done := make(chan messages.RunFinished, 1)
 	owner := e.SpawnFunc(func(c *actor.Context) {
@@ -108,16 +108,15 @@ func mustRegistry(tb testing.TB, ts ...tools.Tool) *tools.Registry {
 	return reg
 }
 
-// panicky's MarshalJSON panics, so a handler returning it makes the call
-// actor's Receive panic while it encodes the result (encoding/json
-// re-panics anything that is not its own error).
+// panicky's MarshalJSON panics, while the call actor encodes the result
+// (encoding/json re-panics anything that is not its own error).
 type panicky struct{}
 
 func (panicky) MarshalJSON() ([]byte, error) { panic("cannot encode this value") }
 
 // TestPanickingTools: a handler that panics on its goroutine, and a result
-// whose encoding panics inside the call actor's Receive, each become a
-// failed tool result the model sees; the run goes on to its answer.
+// whose encoding panics, are the tool's failures: each becomes a failed
+// tool result the model sees, and the run goes on to its answer.
 func TestPanickingTools(t *testing.T) {
 	reg := mustRegistry(t,
 		tool("boom", func(context.Context, *tools.Env, json.RawMessage) tools.Result { panic("handler exploded") }),
@@ -144,7 +143,7 @@ func TestPanickingTools(t *testing.T) {
 	}
 	want := []struct{ id, text string }{
 		{"c1", "Tool boom failed unexpectedly: handler exploded"},
-		{"c2", "Tool badvalue failed unexpectedly"},
+		{"c2", "tool result could not be encoded: cannot encode this value"},
 		{"c3", "fine result"},
 	}
 	if len(toolMsgs) != len(want) {
@@ -157,9 +156,8 @@ func TestPanickingTools(t *testing.T) {
 	}
 }
 
-// TestToolPanicsEveryTurn: five turns in a row whose call actors all panic
-// in Receive; the process lives (hollywood never gets to restart, let
-// alone hit its restart limit) and the run ends normally.
+// TestToolPanicsEveryTurn: five turns in a row whose tools all panic; the
+// run ends normally.
 func TestToolPanicsEveryTurn(t *testing.T) {
 	reg := mustRegistry(t, tool("badvalue", func(context.Context, *tools.Env, json.RawMessage) tools.Result { return tools.OK(panicky{}) }))
 	var turns []provider.Response
@@ -277,7 +275,7 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	place := messages.Place{RunID: "bench", AgentID: "a1", AgentName: "bench"}
-	env := &tools.Env{Dir: tools.NewWorkDir(b.TempDir())}
+	env := &tools.Env{WorkDir: b.TempDir()}
 	done := make(chan messages.RunFinished, 1)
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/deadline"
+	"github.com/jazz-run/jazz/internal/faults"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/personas"
 	"github.com/jazz-run/jazz/supervisor"
@@ -23,10 +23,6 @@ import (
 
 // SubagentToolName is the delegation tool.
 const SubagentToolName = "spawn_subagent"
-
-// SubagentsKey is the tools.Env.Extras key under which an agent's
-// *Subagents is installed; spawn_subagent finds its spawner there.
-const SubagentsKey = "subagents"
 
 // Subagent defaults and limits (subagents.md §2).
 const (
@@ -59,9 +55,10 @@ const SubagentPreamble = "[SUB-AGENT TASK]\n" +
 	"Do not search forever: when you have enough, stop and answer. If you cannot finish, return partial results and say why. " +
 	"Stay within the task's scope and be concise.\n\n"
 
-// Subagents spawns the children of one agent: the run installs one for
-// the top-level agent under SubagentsKey, and every child gets its own,
-// pointing at itself, so depth and the tool ceiling follow the tree.
+// Subagents spawns the children of one agent; it is that agent's
+// tools.Spawner (Env.Subagents). The run installs one for the top-level
+// agent, and every child gets its own, pointing at itself, so depth and
+// the tool ceiling follow the tree.
 type Subagents struct {
 	// Engine is where the children live.
 	Engine *actor.Engine
@@ -130,14 +127,10 @@ type subagentArgs struct {
 }
 
 func spawnSubagent(ctx context.Context, env *tools.Env, args json.RawMessage) tools.Result {
-	var s *Subagents
-	if env != nil {
-		s, _ = env.Extras[SubagentsKey].(*Subagents)
-	}
-	if s == nil {
+	if env == nil || env.Subagents == nil {
 		return tools.Fail(NoParentContext)
 	}
-	return s.Spawn(ctx, args)
+	return env.Subagents.Spawn(ctx, env.Cwd(), args)
 }
 
 // childOutcome is how a child ended, as its supervisor reports it.
@@ -150,9 +143,11 @@ type childOutcome struct {
 
 // Spawn runs one child for a spawn_subagent call and blocks until it ends:
 // with its answer, its failure, its time limit, or ctx (the parent's call,
-// so cancelling the parent cascades). Bad input is a failed result and no
-// child; every failure is a result, never a panic or an error.
-func (s *Subagents) Spawn(ctx context.Context, raw json.RawMessage) tools.Result {
+// so cancelling the parent cascades). The child starts in cwd, the
+// calling agent's directory. Bad input is a failed result and no child;
+// every failure is a result, never a panic or an error, and a crash is
+// also escalated to the run's root (DefaultSubagentSpec).
+func (s *Subagents) Spawn(ctx context.Context, cwd string, raw json.RawMessage) tools.Result {
 	if s.Engine == nil || s.Seq == nil {
 		return tools.Fail(NoParentContext)
 	}
@@ -194,7 +189,7 @@ func (s *Subagents) Spawn(ctx context.Context, raw json.RawMessage) tools.Result
 		return tools.Fail(fmt.Sprintf("Cannot start the sub-agent: %v.", err))
 	}
 
-	cfg, name := s.childConfig(a, p)
+	cfg, name := s.childConfig(a, p, cwd)
 	start := time.Now()
 	em := s.Parent.Events
 	em.Emit(messages.Event{Type: messages.EventSubagentStart, Place: cfg.Place, Trace: nil,
@@ -220,8 +215,8 @@ func (s *Subagents) Spawn(ctx context.Context, raw json.RawMessage) tools.Result
 
 // childConfig derives a child's config from the parent's: a new id, one
 // level deeper, the persona's tools within the parent's, its own budget,
-// working directory and spawner.
-func (s *Subagents) childConfig(a subagentArgs, p personas.Persona) (Config, string) {
+// working directory (starting at cwd) and spawner.
+func (s *Subagents) childConfig(a subagentArgs, p personas.Persona, cwd string) (Config, string) {
 	n, now := s.Seq.Add(1), time.Now().UnixMilli()
 	id := fmt.Sprintf("subagent-%d-%d", n, now)
 	name := strings.TrimSpace(a.Name)
@@ -251,25 +246,20 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona) (Config, str
 	if warn := s.Parent.Warn; warn != nil {
 		cfg.Warn = func(msg string) { warn(name + ": " + msg) }
 	}
+	// The child owns its own directory: its cd never moves its parent.
 	env := &tools.Env{AgentID: id, AgentName: name, Depth: cfg.Place.Depth, Task: cfg.Task,
-		ConversationID: fmt.Sprintf("subagent-conv-%d-%d", n, now)}
+		ConversationID: fmt.Sprintf("subagent-conv-%d-%d", n, now), WorkDir: cwd}
 	if pe := s.Parent.Env; pe != nil {
 		env.JazzHome, env.Home, env.EnvAllowlist, env.Secrets = pe.JazzHome, pe.Home, pe.EnvAllowlist, pe.Secrets
-		if pe.Dir != nil {
-			env.Dir = tools.NewWorkDir(pe.Cwd()) // a child's cd never moves its parent
+		env.Asker = pe.Asker // run-scoped: one numbering of questions
+		if cwd == "" {
+			env.WorkDir = pe.WorkDir
 		}
-		env.Extras = maps.Clone(pe.Extras) // run-scoped services (the asker) are shared
-	}
-	if env.Dir == nil {
-		env.Dir = tools.NewWorkDir("")
-	}
-	if env.Extras == nil {
-		env.Extras = map[string]any{}
 	}
 	cfg.Env = env
 	child := *s
 	child.Parent = cfg
-	env.Extras[SubagentsKey] = &child
+	env.Subagents = &child
 	return cfg, name
 }
 
@@ -334,8 +324,13 @@ func (s *Subagents) attempt(ctx context.Context, cfg Config, spec supervisor.Spe
 		default:
 		}
 	}
-	report := func(_ *actor.Context, f supervisor.Failure) {
-		deliver(childOutcome{fin: messages.RunFinished{Place: cfg.Place}, kind: supervisor.FailPanic, reason: "its supervisor crashed: " + f.Reason})
+	report := func(rc *actor.Context, f supervisor.Failure) {
+		reason := "its supervisor crashed: " + f.Reason
+		if cfg.Root != nil {
+			rc.Send(cfg.Root, messages.ActorFailed{Place: cfg.Place, Actor: f.Actor, Role: messages.RoleSubagent,
+				Reason: fmt.Sprintf("Sub-agent %s crashed: %s", cfg.Place.AgentName, reason)})
+		}
+		deliver(childOutcome{fin: messages.RunFinished{Place: cfg.Place}, kind: supervisor.FailPanic, reason: reason})
 	}
 	sup := s.Engine.Spawn(func() actor.Receiver {
 		return &childSupervisor{spec: spec, cfg: cfg, prompt: prompt, trace: trace, deliver: deliver}
@@ -485,7 +480,16 @@ func (s *childSupervisor) Receive(c *actor.Context) {
 		}
 		s.failed(c, supervisor.FailRun, m.Error, m)
 	case messages.ActorFailed:
-		if s.done || !s.fromAgent(c) {
+		if s.done {
+			return
+		}
+		if m.Role == messages.RoleCall || m.Role == messages.RoleSubagent {
+			// Escalated from below the child (it reports crashes to the
+			// root, which is us for nobody); pass it on.
+			s.escalate(c, m)
+			return
+		}
+		if !s.fromAgent(c) {
 			return
 		}
 		s.failed(c, supervisor.FailPanic, m.Reason, messages.RunFinished{Place: s.cfg.Place, Error: m.Reason})
@@ -500,7 +504,8 @@ func (s *childSupervisor) Receive(c *actor.Context) {
 }
 
 func (s *childSupervisor) start(c *actor.Context) {
-	s.agent = c.SpawnChild(New(s.cfg), "agent", actor.WithID(fmt.Sprintf("a%d", s.restarts)),
+	producer := faults.Wrap[messages.RunRequested](New(s.cfg), s.cfg.Faults != nil && s.cfg.Faults.Subagent, "sub-agent")
+	s.agent = c.SpawnChild(producer, "agent", actor.WithID(fmt.Sprintf("a%d", s.restarts)),
 		actor.WithMiddleware(supervisor.Recover(s.cfg.Place, nil)), actor.WithInboxSize(childInbox))
 	c.Send(s.agent, messages.RunRequested{Place: s.cfg.Place, Trace: s.trace.Clone(), Prompt: s.prompt})
 }
@@ -514,11 +519,23 @@ func (s *childSupervisor) fromAgent(c *actor.Context) bool {
 func (s *childSupervisor) failed(c *actor.Context, kind supervisor.FailureKind, reason string, fin messages.RunFinished) {
 	switch supervisor.Decide(s.spec, supervisor.ChildFailure{Kind: kind, Restarts: s.restarts, Reason: reason}) {
 	case supervisor.Restart:
-		c.Engine().Poison(s.agent)
+		// The old child is left to this supervisor's own stop: poisoning
+		// it here could race that stop (see Recover). Restarts are bounded.
 		s.restarts++
 		s.start(c)
+	case supervisor.Escalate:
+		s.escalate(c, messages.ActorFailed{Place: s.cfg.Place, Actor: c.PID().String(),
+			Reason: fmt.Sprintf("Sub-agent %s crashed: %s", s.cfg.Place.AgentName, reason), Role: messages.RoleSubagent})
+		s.finish(childOutcome{fin: fin, kind: kind, reason: reason})
 	default:
 		s.finish(childOutcome{fin: fin, kind: kind, reason: reason})
+	}
+}
+
+// escalate passes a crash to the run's root, which fails the run.
+func (s *childSupervisor) escalate(c *actor.Context, f messages.ActorFailed) {
+	if s.cfg.Root != nil {
+		c.Send(s.cfg.Root, f)
 	}
 }
 

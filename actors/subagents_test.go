@@ -105,7 +105,6 @@ type saRig struct {
 	engine *actor.Engine
 	events *saEvents
 	model  *saModel
-	gate   *actor.PID
 	cfg    Config
 	subs   *Subagents
 }
@@ -150,12 +149,6 @@ func saNewRig(t testing.TB, o saOptions) *saRig {
 	rec := &saEvents{}
 	em := events.NewEmitter(rec, "run-test")
 	place := messages.Place{RunID: "run-test", AgentID: "top", AgentName: "tester"}
-	gate := engine.Spawn(gateactor.New(gateactor.Config{
-		RunID: "run-test", Policy: messages.PolicyHighRisk, Events: em, Deadline: deadline.New(0), Ctx: context.Background(),
-		// The judgement lets an approved command run in its runner.
-		Checks: gateactor.CommandChecks{Judge: shellguard.JudgeJSON},
-	}), "gate", actor.WithMiddleware(supervisor.Recover(place, nil)))
-	t.Cleanup(func() { <-engine.Poison(gate).Done() })
 
 	model := &saModel{next: o.caller}
 	if model.next == nil {
@@ -170,58 +163,60 @@ func saNewRig(t testing.TB, o saOptions) *saRig {
 		names = []string{"note", SubagentToolName, shelltool.Name}
 	}
 	home := t.TempDir()
-	env := &tools.Env{AgentID: "top", AgentName: "tester", JazzHome: home, Dir: tools.NewWorkDir(home), Extras: map[string]any{}}
+	env := &tools.Env{AgentID: "top", AgentName: "tester", JazzHome: home, WorkDir: home}
 	cfg := Config{
 		Place: place, Provider: "replay", Model: "test", SystemPrompt: "You are a test agent.",
-		Call: model.call, Registry: saAllTools(t).Subset(names), Env: env, Gate: gate, Events: em,
-		MaxIterations: 20, Price: o.price, MaxConcurrentCalls: o.calls, Handlers: &sync.WaitGroup{},
+		Call: model.call, Registry: saAllTools(t).Subset(names), Env: env, Events: em,
+		MaxIterations: 20, Price: o.price, MaxConcurrentCalls: o.calls,
 	}
 	subs := NewSubagents(engine, cfg, o.maxDepth, 0)
 	subs.Timeout, subs.Personas = o.timeout, o.personas
-	env.Extras[SubagentsKey] = subs
-	return &saRig{engine: engine, events: rec, model: model, gate: gate, cfg: cfg, subs: subs}
+	env.Subagents = subs
+	return &saRig{engine: engine, events: rec, model: model, cfg: cfg, subs: subs}
 }
 
-// run starts the top agent under an owner actor, as app.Run does, and
-// returns its RunFinished. cancel, when given, is called once cancelAt
-// says so, and the top agent is told to stop, as app.Run does on Ctrl-C.
+// run runs the top agent under the run's real root actor, as app does,
+// and returns its RunFinished; ctx ending stops the run through the root,
+// as a Ctrl-C does. The rig's cfg and subs are read now, so a test may
+// change them after saNewRig.
 func (r *saRig) run(t testing.TB, ctx context.Context, prompt string) messages.RunFinished {
 	t.Helper()
 	out := make(chan messages.RunFinished, 1)
-	cfg := r.cfg
-	cfg.Ctx = ctx
-	// A fresh account per run, shared with the spawner, as app.Run does.
-	cfg.Ledger = ledger.New(cfg.Place, ledger.Pricer(cfg.Price))
-	r.subs.Parent.Ledger = cfg.Ledger
-	var agent *actor.PID
-	owner := r.engine.SpawnFunc(func(c *actor.Context) {
-		switch m := c.Message().(type) {
-		case actor.Started:
-			agent = c.SpawnChild(New(cfg), "agent", actor.WithID("top"), actor.WithMiddleware(supervisor.Recover(cfg.Place, nil)))
-			c.Send(agent, messages.RunRequested{Place: cfg.Place, Prompt: prompt})
-		case messages.RunFinished:
-			out <- m
-		case messages.ActorFailed:
-			out <- messages.RunFinished{Error: "crashed: " + m.Reason}
-		}
-	}, "run")
-	defer func() { <-r.engine.Poison(owner).Done() }()
+	place := r.cfg.Place
+	account := ledger.New(place, ledger.Pricer(r.cfg.Price))
+	root := r.engine.Spawn(NewRun(RunConfig{
+		Place:  place,
+		Ledger: account,
+		Gate: gateactor.New(gateactor.Config{
+			RunID: place.RunID, Policy: messages.PolicyHighRisk, Events: r.cfg.Events, Deadline: deadline.New(0), Ctx: context.Background(),
+			// The judgement lets an approved command run in its runner.
+			Checks: gateactor.CommandChecks{Judge: shellguard.JudgeJSON},
+		}),
+		Agent: func(gate, root *actor.PID) actor.Producer {
+			cfg := r.cfg
+			cfg.Ctx, cfg.Gate, cfg.Root = ctx, gate, root
+			// A fresh account per run, shared with the spawner, as app does.
+			cfg.Ledger = account
+			env := *cfg.Env
+			cfg.Env = &env
+			subs := *r.subs
+			subs.Parent = cfg
+			env.Subagents = &subs
+			return New(cfg)
+		},
+		Request:  messages.RunRequested{Place: place, Prompt: prompt},
+		Events:   r.cfg.Events,
+		Finished: func(o RunOutcome) { out <- o.RunFinished },
+	}), "run", actor.WithMiddleware(supervisor.Recover(place, nil)))
+	defer func() { <-r.engine.Poison(root).Done() }()
 	stop := ctx.Done()
 	for {
 		select {
 		case f := <-out:
-			// As app.Run does: what the handlers still report (a
-			// cancelled child's subagent_complete) arrives before we look.
-			waited := make(chan struct{})
-			go func() { cfg.Handlers.Wait(); close(waited) }()
-			select {
-			case <-waited:
-			case <-time.After(2 * time.Second):
-			}
 			return f
 		case <-stop:
 			stop = nil
-			r.engine.Send(agent, messages.CancelRun{Place: cfg.Place, Reason: "cancelled"})
+			r.engine.Send(root, messages.CancelRun{Place: place, Reason: "cancelled"})
 		case <-time.After(20 * time.Second):
 			t.Fatal("the run did not finish")
 		}
@@ -428,13 +423,6 @@ func TestSubagentFailuresAreResults(t *testing.T) {
 		want    []string
 	}{
 		{
-			name: "panic",
-			// The price hook runs inside the child's Receive: this usage
-			// makes it panic there, as a bug in the agent would.
-			child: []saTurn{{"text": "about to crash", "usage": map[string]any{"promptTokens": 666, "completionTokens": 1}}},
-			want:  []string{"crashed", "child pricing exploded"},
-		},
-		{
 			name: "timeout keeps partial results",
 			child: []saTurn{
 				{"text": "partial finding", "toolCalls": []any{map[string]any{"name": "note", "arguments": map[string]any{"text": "x"}}}},
@@ -632,12 +620,17 @@ func TestSubagentCancelStopsTheWholeTree(t *testing.T) {
 	defer cancel()
 	var cancelledAt atomic.Int64
 	go func() {
+		// Cancel once both grandchildren run their command; if they never
+		// do, cancel anyway (so the run ends) but leave cancelledAt unset.
+		defer cancel()
 		deadline := time.Now().Add(10 * time.Second)
-		for len(saMarkerPIDs(t, marker)) < 2 && time.Now().Before(deadline) {
+		for time.Now().Before(deadline) {
+			if len(saMarkerPIDs(t, marker)) >= 2 {
+				cancelledAt.Store(time.Now().UnixNano())
+				return
+			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		cancelledAt.Store(time.Now().UnixNano())
-		cancel()
 	}()
 	f := r.run(t, ctx, "go")
 	if f.OK {
@@ -678,7 +671,6 @@ func TestSubagentCancelStopsTheWholeTree(t *testing.T) {
 	if len(asked) != 2 || started != 2 {
 		t.Fatalf("gate saw %d grandchildren, %d commands started; want 2 and 2", len(asked), started)
 	}
-	<-r.engine.Poison(r.gate).Done()
 }
 
 // saScripted is a model that calls note once per turn with the args
@@ -903,5 +895,39 @@ func BenchmarkIdleSubagent(b *testing.B) {
 		used := func(m runtime.MemStats) float64 { return float64(m.HeapAlloc + m.StackInuse) }
 		b.ReportMetric((used(during)-used(before))/n, "B/idle-subagent")
 		b.ReportMetric(float64(runtime.NumGoroutine()), "goroutines-after")
+	}
+}
+
+// A crash in a subagent is a bug, not a failed task: it is escalated to
+// the run's root and the whole run fails, naming it, with the child's
+// subagent_complete still sent.
+func TestSubagentCrashFailsTheRun(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	script := saScript(t, map[string]any{"conversations": []saConv{
+		// The price hook runs inside the child's Receive: this usage makes
+		// it panic there, as a bug in the agent would.
+		{"match": "risky", "turns": []saTurn{{"text": "about to crash", "usage": map[string]any{"promptTokens": 666, "completionTokens": 1}}}},
+		{"turns": []saTurn{{"toolCalls": []any{saSpawn("risky")}}, {"text": "parent went on"}}},
+	}})
+	var priced atomic.Int32
+	price := func(u messages.Usage) (float64, bool) {
+		// Only the child's own first pricing explodes (the tree's totals
+		// include its usage too).
+		if u.PromptTokens >= 666 && priced.Add(1) == 1 {
+			panic("child pricing exploded")
+		}
+		return 0, false
+	}
+	r := saNewRig(t, saOptions{script: script, maxDepth: 3, price: price})
+	start := time.Now()
+	f := r.run(t, context.Background(), "go")
+	if f.OK || !strings.Contains(f.Error, "Sub-agent") || !strings.Contains(f.Error, "crashed") || !strings.Contains(f.Error, "child pricing exploded") {
+		t.Fatalf("run = ok %v error %q, want a failed run naming the crashed sub-agent", f.OK, f.Error)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("the run took %s to end after the crash", d)
+	}
+	if n := len(r.events.ofType(messages.EventSubagentComplete)); n != 1 {
+		t.Fatalf("%d subagent_complete events, want 1", n)
 	}
 }

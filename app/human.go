@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/jazz-run/jazz/bus"
-	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/humanio"
 	"github.com/jazz-run/jazz/messages"
@@ -34,32 +33,27 @@ func withAskTools(reg *tools.Registry, terminal bool) (*tools.Registry, error) {
 
 // attachHuman starts whoever answers approvals and questions for a person:
 // the stdin protocol for a bridge, the terminal prompt for someone at a
-// terminal, nobody otherwise. It also puts the run's Asker in extras for
-// the ask tools. The returned func detaches.
-func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, pub humanio.Publisher, runID string, dl *deadline.Deadline, extras map[string]any, sink *events.Sink, notice func(agent, msg string)) (func(), error) {
+// terminal, nobody otherwise. Their answers go out through pub. The
+// returned func detaches.
+func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, pub humanio.Publisher, runID string, sink *events.Sink, notice func(agent, msg string)) (func(), error) {
 	if !o.Reachable {
 		return func() {}, nil
 	}
-	conn, err := b.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	extras[asktools.ExtrasKey] = asktools.NewAsker(conn, runID, dl)
 	warn := func(msg string) { notice("", msg) }
 	switch {
 	case o.Bridge:
-		// The bridge writes its requests through the sink (Run makes one
+		// The bridge writes its requests through the sink (Start makes one
 		// for every bridge), so protocol lines and events never interleave.
 		br := humanio.NewBridge(runID, pub, sink)
 		sink.LeaveRequestsToBridge()
-		if err := br.Attach(conn); err != nil {
+		if err := br.Attach(ctx, b); err != nil {
 			return nil, fmt.Errorf("attach stdin bridge: %w", err)
 		}
 		go br.Serve(o.Stdin, warn)
 		return br.Detach, nil
 	case o.TerminalHuman:
-		t := humanio.NewTerminal(runID, pub, o.Stderr)
-		if err := t.Attach(conn); err != nil {
+		t := humanio.NewTerminal(runID, pub, stderrOf(o))
+		if err := t.Attach(ctx, b); err != nil {
 			return nil, fmt.Errorf("attach terminal prompt: %w", err)
 		}
 		go t.Serve(ctx, o.Stdin)
@@ -68,16 +62,31 @@ func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, pub humanio.Publ
 	return func() {}, nil
 }
 
+// stderrOf is where the run's diagnostics go.
+func stderrOf(o RunOptions) io.Writer {
+	if o.Stderr == nil {
+		return io.Discard
+	}
+	return o.Stderr
+}
+
 // warner prints run notices on stderr: `⚠ <agent>: <msg>` text, or, when
 // stderr is JSON (sink set: --events or a bridge), a {"type":"warning"}
 // line among the events, so a reader of the stream never has to parse two
 // formats and no model-chosen name in a notice can start a line of its
 // own. Text is made visible first (package visible) for the same reason.
-func warner(stderr io.Writer, sink *events.Sink, runID string) func(agent, msg string) {
+//
+// Without a writer behind the sink (a Go program reading Run.Events) a
+// notice is a warning event on the bus, in the stream's order.
+func warner(stderr io.Writer, sink *events.Sink, em *events.Emitter, runID string) func(agent, msg string) {
 	return func(agent, msg string) {
-		if sink != nil {
-			sink.WriteLine(events.Render(messages.Event{Type: messages.EventWarning,
-				Place: messages.Place{RunID: runID, AgentName: agent}, Message: msg}))
+		ev := messages.Event{Type: messages.EventWarning, Place: messages.Place{RunID: runID, AgentName: agent}, Message: msg}
+		switch {
+		case sink != nil && sink.Writes():
+			sink.WriteLine(events.Render(ev))
+			return
+		case sink != nil:
+			em.Emit(ev)
 			return
 		}
 		if agent != "" {
@@ -86,4 +95,26 @@ func warner(stderr io.Writer, sink *events.Sink, runID string) func(agent, msg s
 		}
 		fmt.Fprintln(stderr, "⚠ "+visible.Line(msg))
 	}
+}
+
+// turnMessages splits a run's transcript (system message, the prior
+// conversation it was given, then this turn) into the whole of it and this
+// turn's part. With no transcript the turn is {user: prompt} and
+// {assistant: answer}.
+func turnMessages(transcript []messages.ChatMessage, prior int, prompt, answer string) (full, added []messages.ChatMessage) {
+	if len(transcript) == 0 {
+		added = []messages.ChatMessage{{Role: messages.RoleUser, Content: prompt}, {Role: messages.RoleAssistant, Content: answer}}
+		return added, added
+	}
+	skip := prior
+	for _, m := range transcript {
+		if m.Role != messages.RoleSystem {
+			break
+		}
+		skip++
+	}
+	if skip > len(transcript) {
+		skip = len(transcript)
+	}
+	return transcript, transcript[skip:]
 }

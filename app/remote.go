@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/anthdm/hollywood/actor"
-
 	"github.com/jazz-run/jazz/approvals"
 	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
@@ -49,15 +47,15 @@ func (t *askTap) Publish(subject string, msg any, trace messages.Trace) error {
 // something anyone with access could publish to, so the run never
 // listens to it there.
 type directDecisions struct {
-	pub    publisher
-	runID  string
-	engine *actor.Engine
-	gate   *actor.PID
+	pub   publisher
+	runID string
+	// deliver hands a message to the gate (through the run's root).
+	deliver func(any)
 }
 
 func (d directDecisions) Publish(subject string, msg any, trace messages.Trace) error {
 	if dec, ok := msg.(messages.ApprovalDecided); ok && subject == messages.ApprovalDecidedSubject(d.runID) {
-		d.engine.Send(d.gate, dec)
+		d.deliver(dec)
 		return nil
 	}
 	return d.pub.Publish(subject, msg, trace)
@@ -65,7 +63,7 @@ func (d directDecisions) Publish(subject string, msg any, trace messages.Trace) 
 
 // startRemote opens the approvals bucket on the run's bus and starts the
 // loop that feeds the gate verified decisions and policy changes only.
-func startRemote(ctx context.Context, o RunOptions, b *bus.Bus, runID string, engine *actor.Engine, gate *actor.PID, warn func(agent, msg string)) (*remoteapproval.Remote, error) {
+func startRemote(ctx context.Context, o RunOptions, b *bus.Bus, runID string, deliver func(any), warn func(agent, msg string)) (*remoteapproval.Remote, error) {
 	conn, err := b.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -79,8 +77,8 @@ func startRemote(ctx context.Context, o RunOptions, b *bus.Bus, runID string, en
 	r, err := remoteapproval.Start(context.WithoutCancel(ctx), remoteapproval.Config{
 		Conn: conn, Store: store, RunID: runID, Registry: o.Remote.Registry, Timeout: o.Remote.Timeout,
 		Policy: o.Policy, Ceiling: o.Remote.Ceiling, WorkDir: o.Cwd,
-		Deliver:   func(d messages.ApprovalDecided) { engine.Send(gate, d) },
-		SetPolicy: func(p messages.PolicyChanged) { engine.Send(gate, p) },
+		Deliver:   func(d messages.ApprovalDecided) { deliver(d) },
+		SetPolicy: func(p messages.PolicyChanged) { deliver(p) },
 		Report:    func(n remoteapproval.Notice) { warn("", "remote approvals: "+n.Message) },
 		Audit:     approvals.NewAudit(o.Config.Home, conn),
 	})

@@ -109,7 +109,7 @@ func signedApproval(t *testing.T, think, runTimeout time.Duration) {
 
 	reg, _ := approvals.LoadRegistry(home, nil)
 	opts, _ := busclient.Options{Nkey: busserver.RoleSeedPath(home, busserver.RoleRunner)}.NATSOptions()
-	out, err := app.Run(context.Background(), app.RunOptions{
+	out, err := app.RunAndWait(context.Background(), app.RunOptions{
 		Agent: writeAgent(writeScript(t, dir)), Prompt: "write the note", Config: &config.Config{Home: home, MaxIterations: 10},
 		NATSURL: srv.ClientURL(), NATS: opts, Reachable: true,
 		Remote: &app.RemoteApprovals{Timeout: 20 * time.Second, Registry: reg},
@@ -167,7 +167,7 @@ func TestUnsignedDecisionsAndPolicyAreIgnored(t *testing.T) {
 			o.Reachable = true
 			o.Remote = &app.RemoteApprovals{Timeout: 500 * time.Millisecond, Registry: reg}
 		}
-		out, err := app.Run(context.Background(), o)
+		out, err := app.RunAndWait(context.Background(), o)
 		_ = sub.Unsubscribe()
 		forger.Close()
 		if err != nil || !out.OK || len(out.Declined) != 1 {

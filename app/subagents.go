@@ -6,8 +6,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/anthdm/hollywood/actor"
-
 	"github.com/jazz-run/jazz/actors"
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/tools"
@@ -35,20 +33,6 @@ func withSubagentTool(reg *tools.Registry) (*tools.Registry, error) {
 		return nil, fmt.Errorf("add spawn_subagent: %w", err)
 	}
 	return out, nil
-}
-
-// installSubagents gives the top-level agent its spawner: children are
-// made from cfg as it is now (provider, model, gate, events, prices), so
-// call it once cfg is complete. The spawner lives in cfg.Env.Extras.
-func installSubagents(engine *actor.Engine, cfg *actors.Config, c *config.Config) error {
-	timeout, err := SubagentTimeout(c)
-	if err != nil {
-		return err
-	}
-	s := actors.NewSubagents(engine, *cfg, c.MaxSubagentDepth, c.MaxSubagentIterations)
-	s.Timeout = timeout
-	cfg.Env.Extras[actors.SubagentsKey] = s
-	return nil
 }
 
 // SubagentTimeout reads subagentTimeoutMs: absent means the default; a

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/secrets"
@@ -68,7 +66,7 @@ func runParent(flag string, getenv func(string) string, warn func(string)) messa
 }
 
 // runResult is how the run ended, for its root span.
-func runResult(out Outcome, runErr error) telemetry.RunResult {
+func runResult(out messages.RunFinished, runErr error) telemetry.RunResult {
 	r := telemetry.RunResult{Iterations: out.Iterations, Usage: out.Usage, CostUSD: out.CostUSD}
 	var te *TimeoutError
 	switch {
@@ -90,13 +88,13 @@ func runResult(out Outcome, runErr error) telemetry.RunResult {
 }
 
 // decisionTrace is the trace context of a decision that came over the
-// bus: the one in the message, else the NATS headers (a process in another
-// language may only set those).
-func decisionTrace(d messages.Trace, h nats.Header) messages.Trace {
-	if len(d) > 0 || len(h) == 0 {
+// bus: the one in the message, else the one its NATS headers carried (a
+// process in another language may only set those), if it is valid.
+func decisionTrace(d, header messages.Trace) messages.Trace {
+	if len(d) > 0 || len(header) == 0 {
 		return d
 	}
-	return telemetry.Inject(telemetry.ExtractHeader(context.Background(), h))
+	return telemetry.Inject(telemetry.Extract(context.Background(), header))
 }
 
 func errText(err error) string {

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/messages"
 )
@@ -45,12 +43,12 @@ func TestRunParent(t *testing.T) {
 func TestRunResult(t *testing.T) {
 	tests := []struct {
 		name    string
-		out     Outcome
+		out     messages.RunFinished
 		err     error
 		outcome string
 	}{
-		{name: "ok", out: Outcome{OK: true}, outcome: "completed"},
-		{name: "failed", out: Outcome{Error: "boom"}, outcome: "failed"},
+		{name: "ok", out: messages.RunFinished{OK: true}, outcome: "completed"},
+		{name: "failed", out: messages.RunFinished{Error: "boom"}, outcome: "failed"},
 		{name: "cancelled", err: ErrCancelled, outcome: "cancelled"},
 		{name: "timeout", err: &TimeoutError{}, outcome: "timeout"},
 		{name: "other error", err: errors.New("x"), outcome: "failed"},
@@ -68,13 +66,13 @@ func TestRunResult(t *testing.T) {
 func TestDecisionTrace(t *testing.T) {
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	own := messages.Trace{"traceparent": "00-11111111111111111111111111111111-2222222222222222-01"}
-	if got := decisionTrace(own, nats.Header{"traceparent": {tp}}); got["traceparent"] != own["traceparent"] {
+	if got := decisionTrace(own, messages.Trace{"traceparent": tp}); got["traceparent"] != own["traceparent"] {
 		t.Errorf("the message's own trace must win, got %v", got)
 	}
-	if got := decisionTrace(nil, nats.Header{"traceparent": {tp}}); got["traceparent"] != tp {
+	if got := decisionTrace(nil, messages.Trace{"traceparent": tp}); got["traceparent"] != tp {
 		t.Errorf("header trace not taken, got %v", got)
 	}
-	if got := decisionTrace(nil, nats.Header{"traceparent": {"junk"}}); got != nil {
+	if got := decisionTrace(nil, messages.Trace{"traceparent": "junk"}); got != nil {
 		t.Errorf("a malformed header must give no trace, got %v", got)
 	}
 }

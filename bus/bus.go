@@ -26,10 +26,14 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// NATS are extra client options for an external server: credentials,
 	// TLS, reconnect behaviour (busclient builds them).
-	NATS []nats.Option
+	NATS []ClientOption
 	// Redact hides secrets in URL when it is printed; nil prints it as is.
 	Redact func(url string) string
 }
+
+// ClientOption is one NATS client option (nats.go's), named here so the
+// packages that pass options through need not import nats.go.
+type ClientOption = nats.Option
 
 // Bus is one connection, plus the embedded server when it owns one. The
 // embedded server starts on first use: a run nobody listens to (no

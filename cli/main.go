@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/internal/faults"
 	"github.com/jazz-run/jazz/iostreams"
 	"github.com/jazz-run/jazz/shellrun"
 )
@@ -31,6 +32,9 @@ type Deps struct {
 	IO     *iostreams.IOStreams
 	Getenv func(string) string
 	Cwd    string
+	// Faults injects crashes into runs, for the fault tests; nil in the
+	// real binary.
+	Faults *faults.Plan
 }
 
 // silentError has already been printed (or written as an envelope).

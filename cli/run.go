@@ -18,7 +18,6 @@ import (
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/pricing"
 	"github.com/jazz-run/jazz/store/agents"
-	"github.com/jazz-run/jazz/store/history"
 	"github.com/jazz-run/jazz/visible"
 )
 
@@ -277,21 +276,6 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		return fail("Invalid --conversation id: must be non-empty.", 0)
 	}
 
-	hist := &history.Store{Home: home, Notice: notice}
-	convID := fmt.Sprintf("run-%s-%d", agent.ID, time.Now().UnixMilli())
-	var prior []messages.ChatMessage
-	if conv != "" {
-		convID = conv
-		msgs, warning, err := hist.Load(loadCtx, agent.ID, conv)
-		if err != nil {
-			return fail(err.Error(), 0)
-		}
-		if warning != "" {
-			notice(warning)
-		}
-		prior = msgs
-	}
-
 	maxIter := v.maxIter
 	if maxIter == 0 {
 		maxIter = cfg.MaxIterations
@@ -305,32 +289,38 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		reasoning = agent.Config.ReasoningEffort
 	}
 	errLines.status("info", agent.Name, "started", "◉")
-	out, runErr := app.Run(ctx, app.RunOptions{
-		Agent:          agent,
-		Prompt:         prompt,
-		Config:         cfg,
-		Policy:         v.policy,
-		Events:         v.events,
-		Stream:         streaming(o, v.events, cfg, getenv, d.IO.IsStdoutTTY()),
-		Reasoning:      reasoning,
-		Timeout:        v.timeout,
-		MaxIterations:  maxIter,
-		AutoApprove:    v.autoTools,
-		Conversation:   conv,
-		NATSURL:        natsURL,
-		NATS:           natsOpts,
-		Remote:         remote,
-		Reachable:      bridge || terminal || o.RemoteApprovals,
-		Bridge:         bridge,
-		TerminalHuman:  terminal,
-		Stdin:          d.IO.In,
-		Stderr:         d.IO.ErrOut,
-		Getenv:         getenv,
-		Cwd:            d.Cwd,
-		History:        prior,
-		ConversationID: convID,
-		Traceparent:    o.Traceparent,
+	// The run's memory, events and teardown are app's: jazz run starts it,
+	// waits, and prints what it ended with.
+	run, err := app.Start(ctx, app.RunOptions{
+		Agent:         agent,
+		Prompt:        prompt,
+		Config:        cfg,
+		Policy:        v.policy,
+		Events:        v.events,
+		Stream:        streaming(o, v.events, cfg, getenv, d.IO.IsStdoutTTY()),
+		Reasoning:     reasoning,
+		Timeout:       v.timeout,
+		MaxIterations: maxIter,
+		AutoApprove:   v.autoTools,
+		Conversation:  conv,
+		NATSURL:       natsURL,
+		NATS:          natsOpts,
+		Remote:        remote,
+		Reachable:     bridge || terminal || o.RemoteApprovals,
+		Bridge:        bridge,
+		TerminalHuman: terminal,
+		Stdin:         d.IO.In,
+		Stderr:        d.IO.ErrOut,
+		Getenv:        getenv,
+		Cwd:           d.Cwd,
+		Traceparent:   o.Traceparent,
+		Faults:        d.Faults,
 	})
+	if err != nil {
+		return fail(err.Error(), 0)
+	}
+	defer run.Close()
+	out, runErr := run.Wait()
 	cost := pricing.Round8(out.CostUSD)
 	reported = runReported(out, runErr)
 	if runErr != nil {
@@ -339,15 +329,12 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if !out.OK {
 		return fail(out.Error, cost)
 	}
-	if conv != "" {
-		full, added := turnMessages(out.Transcript, len(prior), prompt, out.Answer)
-		if err := hist.Append(ctx, agent.ID, conv, prompt, full, added); err != nil {
-			msg := fmt.Sprintf("Warning: failed to save conversation %q: %v", conv, err)
-			if errLines.json {
-				notice(msg)
-			} else {
-				fmt.Fprintln(d.IO.ErrOut, visible.Line(msg))
-			}
+	if out.SaveErr != nil {
+		msg := fmt.Sprintf("Warning: failed to save conversation %q: %v", conv, errors.Unwrap(out.SaveErr))
+		if errLines.json {
+			notice(msg)
+		} else {
+			fmt.Fprintln(d.IO.ErrOut, visible.Line(msg))
 		}
 	}
 	if len(out.Declined) > 0 {
@@ -416,26 +403,4 @@ func streaming(o RunOptions, cats []string, cfg *config.Config, getenv func(stri
 		}
 	}
 	return stdoutTTY
-}
-
-// turnMessages splits a run's transcript (system message, the prior
-// conversation it was given, then this turn) into the whole of it and this
-// turn's part. With no transcript the turn is {user: prompt} and
-// {assistant: answer}.
-func turnMessages(transcript []messages.ChatMessage, prior int, prompt, answer string) (full, added []messages.ChatMessage) {
-	if len(transcript) == 0 {
-		added = []messages.ChatMessage{{Role: messages.RoleUser, Content: prompt}, {Role: messages.RoleAssistant, Content: answer}}
-		return added, added
-	}
-	skip := prior
-	for _, m := range transcript {
-		if m.Role != messages.RoleSystem {
-			break
-		}
-		skip++
-	}
-	if skip > len(transcript) {
-		skip = len(transcript)
-	}
-	return transcript, transcript[skip:]
 }

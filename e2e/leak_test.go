@@ -44,17 +44,16 @@ func TestRunLeaksNoGoroutines(t *testing.T) {
 	}
 	agent := agents.Agent{ID: "leak", Name: "leak", Model: "replay/" + script,
 		Config: agents.Config{LLMProvider: "replay", LLMModel: script, Tools: []string{"read_file", "ls"}}}
-	out, err := app.Run(context.Background(), app.RunOptions{
-		Agent:          agent,
-		Prompt:         "read notes",
-		Config:         cfg,
-		Events:         []string{"all"},
-		MaxIterations:  5,
-		Stdin:          eofReader{},
-		Stderr:         io.Discard,
-		Getenv:         getenv,
-		Cwd:            cwd,
-		ConversationID: "run-leak-1",
+	out, err := runToEnd(context.Background(), app.RunOptions{
+		Agent:         agent,
+		Prompt:        "read notes",
+		Config:        cfg,
+		Events:        []string{"all"},
+		MaxIterations: 5,
+		Stdin:         eofReader{},
+		Stderr:        io.Discard,
+		Getenv:        getenv,
+		Cwd:           cwd,
 	})
 	if err != nil || !out.OK {
 		t.Fatalf("run: err %v, outcome %+v", err, out)
@@ -67,3 +66,13 @@ func TestRunLeaksNoGoroutines(t *testing.T) {
 type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// runToEnd runs one run through the Go API: Start, Wait, Close.
+func runToEnd(ctx context.Context, o app.RunOptions) (app.Outcome, error) {
+	r, err := app.Start(ctx, o)
+	if err != nil {
+		return app.Outcome{}, err
+	}
+	defer r.Close()
+	return r.Wait()
+}

@@ -4,6 +4,7 @@
 package events
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
@@ -12,8 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/nats-io/nats.go"
-
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
 )
 
@@ -99,8 +99,12 @@ func (f Filter) Allows(eventType string) bool {
 	return f.cats[messages.CategoryAll] || f.cats[cat]
 }
 
-// Sink renders events from the bus onto w as NDJSON. Write order is the
-// order the bus delivers, which is publish order on one connection.
+// Sink takes one run's events off the bus: it renders those its filter
+// lets through onto w as NDJSON, and hands them to Stream's channel when
+// one was asked for. Order is the order the bus delivers, which is publish
+// order on one connection. The run's RunFinished, published last on the
+// same run's subjects and so delivered last, ends the stream: Detach
+// waits for it instead of polling the subscription.
 type Sink struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -111,12 +115,24 @@ type Sink struct {
 	// bridged: a bridge writes the asked approval requests itself, after
 	// registering them, so the sink leaves those out (one line each).
 	bridged atomic.Bool
-	sub     *nats.Subscription
+	sub     *bus.Subscription
+	// ended is closed once the run's RunFinished went through.
+	ended   chan struct{}
+	endOnce sync.Once
+	// stream, when asked for, queues events for Stream's channel.
+	stream *queue
+	hook   func(messages.Event)
 }
 
-// NewSink renders to w what filter allows, plus the always types.
+// Hook has fn see every event before the sink handles it, on the bus's
+// delivery goroutine, where a panic is a crash of the sink (the fault
+// tests inject one). Call it before Attach.
+func (s *Sink) Hook(fn func(messages.Event)) { s.hook = fn }
+
+// NewSink renders to w (nil: nowhere) what filter allows, plus the
+// always types.
 func NewSink(w io.Writer, filter Filter, always ...string) *Sink {
-	s := &Sink{w: w, filter: filter, always: map[string]bool{}}
+	s := &Sink{w: w, filter: filter, always: map[string]bool{}, ended: make(chan struct{})}
 	for _, t := range always {
 		s.always[t] = true
 	}
@@ -129,42 +145,81 @@ func NewSink(w io.Writer, filter Filter, always ...string) *Sink {
 // after the bridge can take its answer.
 func (s *Sink) LeaveRequestsToBridge() { s.bridged.Store(true) }
 
-// Attach subscribes the sink to every event of runID. The subscription
-// has no pending limit: a reader of stderr slower than the run makes the
-// backlog grow instead of NATS dropping events as a slow consumer, since a
-// lost tool_execution_complete or error is worse than memory a run frees
-// when it ends.
-func (s *Sink) Attach(conn *nats.Conn, runID string) error {
-	sub, err := conn.Subscribe(messages.EventsWildcard(runID), func(m *nats.Msg) {
-		var ev messages.Event
-		if err := json.Unmarshal(m.Data, &ev); err != nil {
-			return
-		}
-		s.Write(ev)
-	})
-	if err != nil {
-		return err
+// Stream returns a channel carrying every event the sink lets through,
+// closed after the run's end went through (or after Close). Call it
+// before Attach; it never blocks the bus: a reader slower than the run
+// makes a queue grow.
+func (s *Sink) Stream() <-chan Event {
+	if s.stream == nil {
+		s.stream = newQueue()
 	}
-	if err := sub.SetPendingLimits(-1, -1); err != nil {
-		_ = sub.Unsubscribe()
+	return s.stream.out
+}
+
+// Event is what Stream delivers.
+type Event = messages.Event
+
+// Attach subscribes the sink to everything of runID on b. There is no
+// pending limit: a reader of stderr slower than the run makes the backlog
+// grow instead of NATS dropping events as a slow consumer, since a lost
+// tool_execution_complete or error is worse than memory a run frees when
+// it ends. onPanic is told when rendering panics.
+func (s *Sink) Attach(ctx context.Context, b *bus.Bus, runID string, onPanic func(reason string)) error {
+	events := messages.RunSubject(runID) + ".event."
+	finished := messages.FinishedSubject(runID)
+	sub, err := bus.SubscribeRaw(ctx, b, messages.RunSubject(runID)+".>", func(m bus.Raw) {
+		switch {
+		case m.Subject == finished:
+			s.end()
+		case strings.HasPrefix(m.Subject, events):
+			var ev messages.Event
+			if err := json.Unmarshal(m.Value, &ev); err != nil {
+				return
+			}
+			if s.hook != nil {
+				s.hook(ev)
+			}
+			s.Write(ev)
+		}
+	}, bus.Unbounded(), bus.OnPanic(onPanic))
+	if err != nil {
 		return err
 	}
 	s.sub = sub
 	return nil
 }
 
-// Detach drains the subscription so every event published before the call
-// (and flushed to the server) has been written when it returns.
-func (s *Sink) Detach() {
+func (s *Sink) end() {
+	s.endOnce.Do(func() {
+		close(s.ended)
+		if s.stream != nil {
+			s.stream.close()
+		}
+	})
+}
+
+// Detach waits until the run's RunFinished has gone through the sink, so
+// every event published before it has been written, or until ctx ends;
+// then it unsubscribes.
+func (s *Sink) Detach(ctx context.Context) {
 	if s.sub == nil {
 		return
 	}
-	_ = s.sub.Drain()
-	for i := 0; i < 5000; i++ { // at most ~5 s
-		if !s.sub.IsValid() {
-			return
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-s.ended:
+	case <-ctx.Done():
+	}
+	s.sub.Stop()
+	s.end()
+}
+
+// Close stops a Stream whose reader went away: its channel is closed even
+// if events are left in the queue.
+func (s *Sink) Close() {
+	s.sub.Stop()
+	s.end()
+	if s.stream != nil {
+		s.stream.abandon()
 	}
 }
 
@@ -176,12 +231,23 @@ func (s *Sink) Write(ev messages.Event) {
 	if ev.Type == messages.EventApprovalRequired && ev.RequestID != "" && s.bridged.Load() {
 		return
 	}
-	s.WriteLine(Render(ev))
+	if s.w != nil {
+		s.WriteLine(Render(ev))
+	}
+	if s.stream != nil {
+		s.stream.push(ev)
+	}
 }
+
+// Writes reports whether the sink renders onto a writer.
+func (s *Sink) Writes() bool { return s.w != nil }
 
 // WriteLine writes one already rendered line, serialized with the events,
 // so protocol lines of a bridge never interleave with them.
 func (s *Sink) WriteLine(line []byte) {
+	if s.w == nil {
+		return
+	}
 	s.mu.Lock()
 	_, _ = s.w.Write(line)
 	s.mu.Unlock()

@@ -93,7 +93,7 @@ func BenchmarkProposeGateExecute(b *testing.B) {
 		}
 	})
 	b.Run("direct", func(b *testing.B) {
-		env := &tools.Env{Dir: tools.NewWorkDir(dir), Home: dir}
+		env := &tools.Env{WorkDir: dir, Home: dir}
 		propose, _ := reg.Lookup("write_file")
 		twin, _ := reg.Lookup("execute_write_file")
 		for i := 0; i < b.N; i++ {

@@ -25,7 +25,7 @@ import (
 func callThroughGate(t *testing.T, h *harness, reg *tools.Registry, dir string, call messages.ToolCall) messages.ToolResultReady {
 	t.Helper()
 	out := make(chan messages.ToolResultReady, 1)
-	env := &tools.Env{Dir: tools.NewWorkDir(dir), Home: dir, Extras: map[string]any{}}
+	env := &tools.Env{WorkDir: dir, Home: dir}
 	deps := toolactors.Deps{Registry: reg, Env: env, Gate: h.gate, Events: events.NewEmitter(h.bus, runID), Ctx: context.Background()}
 	owner := h.engine.SpawnFunc(func(c *actor.Context) {
 		switch m := c.Message().(type) {

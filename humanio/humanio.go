@@ -8,14 +8,14 @@ package humanio
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 
-	"github.com/nats-io/nats.go"
-
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/messages"
 )
@@ -48,7 +48,7 @@ type Bridge struct {
 	approvals map[string]messages.ApprovalRequired // by request id
 	questions map[string]messages.UserInputRequired
 	closed    bool
-	subs      []*nats.Subscription
+	subs      []*bus.Subscription
 }
 
 // NewBridge writes requests to out (the run's stderr lines) and publishes
@@ -58,34 +58,29 @@ func NewBridge(runID string, pub Publisher, out LineWriter) *Bridge {
 		approvals: map[string]messages.ApprovalRequired{}, questions: map[string]messages.UserInputRequired{}}
 }
 
-// Attach subscribes to the run's approval and question requests.
-func (b *Bridge) Attach(conn *nats.Conn) error {
-	s1, err := conn.Subscribe(messages.ApprovalRequiredSubject(b.runID), func(m *nats.Msg) {
-		req, err := messages.Decode[messages.ApprovalRequired](m.Data)
-		if err == nil {
-			b.approvalRequired(req)
-		}
-	})
+// Attach subscribes to the run's approval and question requests on bs.
+func (b *Bridge) Attach(ctx context.Context, bs *bus.Bus, opts ...bus.SubOption) error {
+	s1, err := bus.Subscribe(ctx, bs, messages.ApprovalRequiredSubject(b.runID), func(m bus.Msg[messages.ApprovalRequired]) {
+		b.approvalRequired(m.Value)
+	}, append(opts, bus.Unbounded())...)
 	if err != nil {
 		return err
 	}
-	s2, err := conn.Subscribe(messages.InputRequiredSubject(b.runID), func(m *nats.Msg) {
-		req, err := messages.Decode[messages.UserInputRequired](m.Data)
-		if err == nil {
-			b.inputRequired(req)
-		}
-	})
+	s2, err := bus.Subscribe(ctx, bs, messages.InputRequiredSubject(b.runID), func(m bus.Msg[messages.UserInputRequired]) {
+		b.inputRequired(m.Value)
+	}, append(opts, bus.Unbounded())...)
 	if err != nil {
+		s1.Stop()
 		return err
 	}
-	b.subs = []*nats.Subscription{s1, s2}
+	b.subs = []*bus.Subscription{s1, s2}
 	return nil
 }
 
 // Detach stops listening.
 func (b *Bridge) Detach() {
 	for _, s := range b.subs {
-		_ = s.Unsubscribe()
+		s.Stop()
 	}
 }
 

@@ -10,8 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nats-io/nats.go"
-
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/visible"
 )
@@ -29,7 +28,7 @@ type Terminal struct {
 	mu    sync.Mutex
 	queue []prompt
 	ready chan struct{}
-	subs  []*nats.Subscription
+	subs  []*bus.Subscription
 }
 
 // prompt is one question or one approval waiting for the terminal.
@@ -43,26 +42,24 @@ func NewTerminal(runID string, pub Publisher, out io.Writer) *Terminal {
 	return &Terminal{runID: runID, pub: pub, out: out, ready: make(chan struct{}, 1)}
 }
 
-// Attach subscribes to the run's approval and question requests.
-func (t *Terminal) Attach(conn *nats.Conn) error {
-	s1, err := conn.Subscribe(messages.ApprovalRequiredSubject(t.runID), func(m *nats.Msg) {
-		if req, err := messages.Decode[messages.ApprovalRequired](m.Data); err == nil {
-			t.push(prompt{approval: &req})
-		}
-	})
+// Attach subscribes to the run's approval and question requests on b.
+func (t *Terminal) Attach(ctx context.Context, b *bus.Bus, opts ...bus.SubOption) error {
+	s1, err := bus.Subscribe(ctx, b, messages.ApprovalRequiredSubject(t.runID), func(m bus.Msg[messages.ApprovalRequired]) {
+		req := m.Value
+		t.push(prompt{approval: &req})
+	}, append(opts, bus.Unbounded())...)
 	if err != nil {
 		return fmt.Errorf("subscribe approval requests: %w", err)
 	}
-	s2, err := conn.Subscribe(messages.InputRequiredSubject(t.runID), func(m *nats.Msg) {
-		if req, err := messages.Decode[messages.UserInputRequired](m.Data); err == nil {
-			t.push(prompt{question: &req})
-		}
-	})
+	s2, err := bus.Subscribe(ctx, b, messages.InputRequiredSubject(t.runID), func(m bus.Msg[messages.UserInputRequired]) {
+		req := m.Value
+		t.push(prompt{question: &req})
+	}, append(opts, bus.Unbounded())...)
 	if err != nil {
-		_ = s1.Unsubscribe()
+		s1.Stop()
 		return fmt.Errorf("subscribe questions: %w", err)
 	}
-	t.subs = []*nats.Subscription{s1, s2}
+	t.subs = []*bus.Subscription{s1, s2}
 	return nil
 }
 
@@ -90,7 +87,7 @@ func (t *Terminal) pop() (prompt, bool) {
 // Detach stops listening.
 func (t *Terminal) Detach() {
 	for _, s := range t.subs {
-		_ = s.Unsubscribe()
+		s.Stop()
 	}
 }
 

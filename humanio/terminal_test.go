@@ -114,7 +114,7 @@ func TestTerminal(t *testing.T) {
 
 	out := &syncBuf{}
 	term := NewTerminal(run, b, out)
-	if err := term.Attach(b.Conn()); err != nil {
+	if err := term.Attach(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	defer term.Detach()

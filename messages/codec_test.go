@@ -43,12 +43,13 @@ func TestEveryBusMessageRoundTrips(t *testing.T) {
 			Message: ChatMessage{Role: RoleAssistant, Reasoning: "think", ToolCalls: []ToolCall{call}}})
 	})
 	t.Run("ToolCallRequested", func(t *testing.T) {
-		roundTrip(t, ToolCallRequested{Place: place(), Trace: trace, Iteration: 1, Call: call})
+		roundTrip(t, ToolCallRequested{Place: place(), Trace: trace, Iteration: 1, Call: call, Cwd: "/work"})
 	})
 	t.Run("ToolResultReady", func(t *testing.T) {
 		roundTrip(t, ToolResultReady{Place: place(), Trace: trace, Call: call, DurationMs: 4, Executed: "execute_write_file", Declined: true,
 			Result: ToolResult{Success: false, Result: json.RawMessage(`{"rejected":true}`), Error: "User rejected the operation",
-				Approval: &ApprovalRequest{Message: "m", PreviewDiff: "--- a/x\n+++ b/x\n", ExecuteToolName: "execute_write_file", ExecuteArgs: args}}})
+				Approval: &ApprovalRequest{Message: "m", PreviewDiff: "--- a/x\n+++ b/x\n", ExecuteToolName: "execute_write_file", ExecuteArgs: args},
+				Chdir:    "/work/sub"}})
 	})
 	t.Run("ApprovalRequired", func(t *testing.T) {
 		roundTrip(t, ApprovalRequired{Place: place(), Trace: trace, RequestID: "apr-1", ToolCallID: "call_1", ToolName: "execute_command", RiskLevel: LevelUnknown,
@@ -71,8 +72,10 @@ func TestEveryBusMessageRoundTrips(t *testing.T) {
 			ToolCalls: []AgentCall{{ToolCall: call, AgentID: "a", AgentName: "n", Depth: 1}}, Declined: []AgentCall{{ToolCall: call}}, Texts: []string{"t"}, Iterations: 3,
 			Transcript: []ChatMessage{{Role: RoleSystem, Content: "s"}}})
 	})
-	t.Run("ActorFailed", func(t *testing.T) { roundTrip(t, ActorFailed{Place: place(), Actor: "pid", Reason: "boom"}) })
-	t.Run("CancelRun", func(t *testing.T) { roundTrip(t, CancelRun{Place: place(), Reason: "SIGTERM"}) })
+	t.Run("ActorFailed", func(t *testing.T) {
+		roundTrip(t, ActorFailed{Place: place(), Actor: "pid", Reason: "boom", Role: RoleGate})
+	})
+	t.Run("CancelRun", func(t *testing.T) { roundTrip(t, CancelRun{Place: place(), Reason: "SIGTERM", Cause: CauseCancelled}) })
 }
 
 func TestEventRoundTripsBothErrorShapes(t *testing.T) {

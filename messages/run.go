@@ -43,6 +43,9 @@ type ToolCallRequested struct {
 	Trace     Trace    `json:"trace,omitempty"`
 	Iteration int      `json:"iteration"`
 	Call      ToolCall `json:"call"`
+	// Cwd is the agent's working directory as the batch started: every
+	// call of one batch runs in the same one, whatever a `cd` among them.
+	Cwd string `json:"cwd,omitempty"`
 }
 
 // ApprovalRequest is what a propose half returns instead of mutating.
@@ -62,6 +65,9 @@ type ToolResult struct {
 	Approval *ApprovalRequest `json:"approval,omitempty"`
 	// Truncated is set when the tool cut its output.
 	Truncated bool `json:"truncated,omitempty"`
+	// Chdir is the directory a `cd` moves the agent to, applied after the
+	// batch.
+	Chdir string `json:"chdir,omitempty"`
 }
 
 // AgentCall is a tool call with the agent of the run tree that made it,
@@ -226,15 +232,37 @@ type RunFinished struct {
 }
 
 // ActorFailed reports that an actor panicked; the recover middleware sends
-// it to the parent instead of letting the engine restart or crash.
+// it to the parent instead of letting the engine restart or crash, and a
+// supervisor that escalates passes it up to the run's root.
 type ActorFailed struct {
 	Place  Place  `json:"place"`
 	Actor  string `json:"actor"`
 	Reason string `json:"reason"`
+	// Role says what crashed (Role*), for the run's error message.
+	Role string `json:"role,omitempty"`
 }
+
+// The parts of a run tree that can crash, as ActorFailed.Role names them.
+const (
+	RoleGate     = "gate"
+	RoleAgent    = "agent"
+	RoleCall     = "call"
+	RoleSubagent = "subagent"
+	RoleSink     = "sink"
+)
 
 // CancelRun asks a run tree to stop.
 type CancelRun struct {
 	Place  Place  `json:"place"`
 	Reason string `json:"reason"`
+	// Cause is why (Cause*), for the run's error event; empty means
+	// CauseCancelled.
+	Cause string `json:"cause,omitempty"`
 }
+
+// Why a run was stopped before it finished.
+const (
+	CauseCancelled = "cancelled" // a signal, or the caller
+	CauseTimeout   = "timeout"   // --timeout
+	CauseCrash     = "crash"     // something in the run tree crashed
+)

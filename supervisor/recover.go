@@ -9,6 +9,7 @@ package supervisor
 import (
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/anthdm/hollywood/actor"
 
@@ -22,27 +23,37 @@ type Failure struct {
 	Stack  string
 }
 
-// Recover is the middleware every jazz actor is spawned with. A panic in
-// Receive is reported to the actor's parent as messages.ActorFailed (or to
-// report, when given) and the actor is stopped, so the engine never sees it.
+// Recover is the middleware every jazz actor is spawned with; call it once
+// per spawn, since it holds that actor's state. A panic in Receive is
+// reported to the actor's parent as messages.ActorFailed (or to report,
+// when given), so the engine never sees it (hollywood v1.0.5 would restart
+// the actor, and past MaxRestarts crash the process).
+//
+// The failed actor is not stopped here: it becomes a tombstone that drops
+// every later message except Stopped, until whoever owns it stops it (its
+// parent, or the actor that spawned it on the engine). Stopping itself
+// would race its owner's stop, and hollywood v1.0.5 never acknowledges a
+// second poison pill, hanging the owner's shutdown.
 func Recover(place messages.Place, report func(c *actor.Context, f Failure)) actor.MiddlewareFunc {
+	var failed atomic.Bool
 	return func(next actor.ReceiveFunc) actor.ReceiveFunc {
 		return func(c *actor.Context) {
+			_, stopping := c.Message().(actor.Stopped)
+			if failed.Load() && !stopping {
+				return
+			}
 			defer func() {
 				v := recover()
-				if v == nil {
-					return
+				if v == nil || stopping {
+					return // a panic while going away has nothing left to stop
 				}
+				failed.Store(true)
 				f := Failure{Actor: c.PID().String(), Reason: fmt.Sprint(v), Stack: string(debug.Stack())}
-				if _, stopping := c.Message().(actor.Stopped); stopping {
-					return // already going away; nothing left to stop
-				}
 				if report != nil {
 					report(c, f)
 				} else if parent := c.Parent(); parent != nil {
 					c.Send(parent, messages.ActorFailed{Place: place, Actor: f.Actor, Reason: f.Reason})
 				}
-				c.Engine().Poison(c.PID())
 			}()
 			next(c)
 		}

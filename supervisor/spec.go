@@ -36,6 +36,10 @@ const (
 	// Stop ends the child and reports nothing further: its parent is
 	// stopping anyway. It is the only action allowed on FailCancelled.
 	Stop Action = "stop"
+	// Escalate fails the parent too, and so on up to the root, which fails
+	// the run. A crash is a bug in jazz, not a failed task: no model can
+	// work around it, and a run that carries on after one hides it.
+	Escalate Action = "escalate"
 )
 
 // Spec is a supervision policy as data: one action per failure kind and
@@ -62,11 +66,25 @@ type ChildFailure struct {
 // ErrBadSpec matches (errors.Is) every error of Spec.Validate.
 var ErrBadSpec = errors.New("bad supervision spec")
 
-// DefaultSubagentSpec is what spawn_subagent runs under: any failure
-// becomes a failed result for the parent, which decides what to do next
-// (a model is better placed than a retry loop to judge a failed task).
+// DefaultSubagentSpec is what spawn_subagent runs under: a failed task
+// (its time limit, its provider giving up) becomes a failed result for
+// the parent, which decides what to do next (a model is better placed
+// than a retry loop to judge a failed task); a crash fails the run.
 func DefaultSubagentSpec() Spec {
-	return Spec{OnPanic: ReportFailure, OnTimeout: ReportFailure, OnRun: ReportFailure, OnCancel: Stop}
+	return Spec{OnPanic: Escalate, OnTimeout: ReportFailure, OnRun: ReportFailure, OnCancel: Stop}
+}
+
+// RunSpec is the root of a run's: it has one agent and one gate, and a
+// restarted one would have forgotten the conversation or the queue of
+// calls waiting for a decision, so any failure of either fails the run.
+func RunSpec() Spec {
+	return Spec{OnPanic: Escalate, OnTimeout: Escalate, OnRun: Escalate, OnCancel: Stop}
+}
+
+// CallSpec is what an agent does when one of its call actors crashes
+// (a bug in jazz; a tool handler's own panic is a failed result instead).
+func CallSpec() Spec {
+	return Spec{OnPanic: Escalate, OnTimeout: ReportFailure, OnRun: ReportFailure, OnCancel: Stop}
 }
 
 // Validate rejects a spec that names an unknown action, restarts on
@@ -77,9 +95,9 @@ func (s Spec) Validate() error {
 		a     Action
 	}{{"OnPanic", s.OnPanic}, {"OnTimeout", s.OnTimeout}, {"OnRun", s.OnRun}, {"OnCancel", s.OnCancel}} {
 		switch f.a {
-		case ReportFailure, Restart, Stop:
+		case ReportFailure, Restart, Stop, Escalate:
 		default:
-			return fmt.Errorf("%w: %s is %q, want %q, %q or %q", ErrBadSpec, f.field, f.a, ReportFailure, Restart, Stop)
+			return fmt.Errorf("%w: %s is %q, want %q, %q, %q or %q", ErrBadSpec, f.field, f.a, ReportFailure, Restart, Stop, Escalate)
 		}
 	}
 	if s.OnCancel != Stop {
@@ -115,8 +133,8 @@ func Decide(s Spec, f ChildFailure) Action {
 			return Restart
 		}
 		return ReportFailure
-	case Stop:
-		return Stop
+	case Stop, Escalate:
+		return a
 	default:
 		return ReportFailure
 	}

@@ -13,7 +13,10 @@ func TestDecide(t *testing.T) {
 		f    ChildFailure
 		want Action
 	}{
-		{"default panic reports", DefaultSubagentSpec(), ChildFailure{Kind: FailPanic}, ReportFailure},
+		{"default panic escalates", DefaultSubagentSpec(), ChildFailure{Kind: FailPanic}, Escalate},
+		{"run: a crash fails the run", RunSpec(), ChildFailure{Kind: FailPanic}, Escalate},
+		{"run: cancel stops", RunSpec(), ChildFailure{Kind: FailCancelled}, Stop},
+		{"call: a crash fails the agent", CallSpec(), ChildFailure{Kind: FailPanic}, Escalate},
 		{"default timeout reports", DefaultSubagentSpec(), ChildFailure{Kind: FailTimeout}, ReportFailure},
 		{"default run failure reports", DefaultSubagentSpec(), ChildFailure{Kind: FailRun}, ReportFailure},
 		{"default cancel stops", DefaultSubagentSpec(), ChildFailure{Kind: FailCancelled}, Stop},
@@ -42,6 +45,8 @@ func TestSpecValidate(t *testing.T) {
 		ok   bool
 	}{
 		{"default", DefaultSubagentSpec(), true},
+		{"run", RunSpec(), true},
+		{"call", CallSpec(), true},
 		{"restarting", Spec{OnPanic: Restart, OnTimeout: Stop, OnRun: ReportFailure, OnCancel: Stop, MaxRestarts: 3}, true},
 		{"empty", Spec{}, false},
 		{"unknown action", Spec{OnPanic: "retry-forever", OnTimeout: Stop, OnRun: Stop, OnCancel: Stop}, false},

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -404,17 +403,6 @@ func TestPropagationRoundTrip(t *testing.T) {
 				t.Errorf("messages.Trace round trip: got %v, want %v", got, want)
 			}
 
-			h := nats.Header{}
-			telemetry.InjectHeader(ctx, h)
-			got = trace.SpanContextFromContext(telemetry.ExtractHeader(context.Background(), h))
-			if got.TraceID() != want.TraceID() || got.SpanID() != want.SpanID() {
-				t.Errorf("nats.Header round trip: got %v, want %v (header %v)", got, want, h)
-			}
-			// A peer that capitalised the header still joins.
-			mixed := nats.Header{"Traceparent": h["traceparent"]}
-			if got := trace.SpanContextFromContext(telemetry.ExtractHeader(context.Background(), mixed)); got.SpanID() != want.SpanID() {
-				t.Errorf("capitalised header not extracted: %v", mixed)
-			}
 		})
 	}
 	if c := telemetry.Inject(context.Background()); c != nil {

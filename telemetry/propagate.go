@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -43,50 +42,6 @@ func Extract(ctx context.Context, c messages.Trace) context.Context {
 		return ctx
 	}
 	return w3c().Extract(ctx, c)
-}
-
-// InjectHeader writes the trace context of the span in ctx into NATS
-// headers (traceparent, tracestate), for messages crossing processes.
-func InjectHeader(ctx context.Context, h nats.Header) {
-	if h == nil || !trace.SpanContextFromContext(ctx).IsValid() {
-		return
-	}
-	w3c().Inject(ctx, natsCarrier(h))
-}
-
-// ExtractHeader is Extract for NATS headers.
-func ExtractHeader(ctx context.Context, h nats.Header) context.Context {
-	if len(h) == 0 {
-		return ctx
-	}
-	return w3c().Extract(ctx, natsCarrier(h))
-}
-
-// natsCarrier adapts nats.Header, whose keys are case-sensitive, to the
-// propagator: lowercase keys are written, and reads fall back to a
-// case-insensitive match so a peer that wrote "Traceparent" still joins.
-type natsCarrier nats.Header
-
-func (c natsCarrier) Get(key string) string {
-	if v := nats.Header(c).Get(key); v != "" {
-		return v
-	}
-	for k, vs := range c {
-		if strings.EqualFold(k, key) && len(vs) > 0 {
-			return vs[0]
-		}
-	}
-	return ""
-}
-
-func (c natsCarrier) Set(key, value string) { nats.Header(c).Set(key, value) }
-
-func (c natsCarrier) Keys() []string {
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	return keys
 }
 
 // ParseTraceparent validates a traceparent given to `jazz run` (the

@@ -9,10 +9,10 @@ package toolactors
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -42,10 +42,6 @@ type Deps struct {
 	// whose run was cancelled) waits for its handler's own report of
 	// what it did; 0 means DefaultSettleGrace.
 	SettleGrace time.Duration
-	// Handlers counts the run's handlers still running, so a cancelled
-	// run can wait for them (and the events they still send, such as a
-	// subagent's subagent_complete) before it exits; nil counts nothing.
-	Handlers *sync.WaitGroup
 	// Task is the calling sub-agent's brief, shown with its approvals.
 	Task string
 	// Deadline is the run's budget: a running handler marks itself busy
@@ -75,6 +71,10 @@ type Call struct {
 	judgement json.RawMessage
 	parent    *actor.PID
 	cancel    context.CancelFunc
+	// env is this call's own copy of Deps.Env, in the request's Cwd.
+	env *tools.Env
+	// asking: the gate has the call and no decision came back yet.
+	asking bool
 
 	// spanCtx holds the call's span; the gate decision and the handler
 	// (a subagent, for spawn_subagent) nest under it.
@@ -101,12 +101,15 @@ func (c *Call) Receive(ctx *actor.Context) {
 		}
 		c.req = m
 		c.started = time.Now()
+		c.env = callEnv(c.deps.Env, m.Cwd)
 		c.startSpan()
 		c.begin(ctx)
 	case handlerDone:
 		c.handled(ctx, m)
 	case messages.ApprovalDecided:
 		c.decided(ctx, m)
+	case messages.CancelRun:
+		c.cancelled(ctx)
 	case actor.Stopped:
 		if c.cancel != nil {
 			c.cancel()
@@ -139,6 +142,40 @@ func (c *Call) conversationID() string {
 	}
 	return c.deps.Env.ConversationID
 }
+
+// callEnv is the call's own Env: a copy, so no handler can touch what
+// another call or the agent sees, in the directory the agent had when
+// the batch started.
+func callEnv(base *tools.Env, cwd string) *tools.Env {
+	var env tools.Env
+	if base != nil {
+		env = *base
+	}
+	if cwd != "" {
+		env.WorkDir = cwd
+	}
+	return &env
+}
+
+// cancelled is the run stopping: a running handler is cancelled and hands
+// back what it has (the watcher reports it); a call waiting on the gate
+// ends now, since the gate may be gone.
+func (c *Call) cancelled(ctx *actor.Context) {
+	if c.done {
+		return
+	}
+	if c.cancel != nil {
+		c.cancel()
+		return
+	}
+	if c.asking {
+		c.finish(ctx, declinedResult(cancelledNote), true)
+	}
+}
+
+// cancelledNote is what the model would read of a call the run's stop
+// took from the gate's queue.
+const cancelledNote = "The run was cancelled before this call was approved."
 
 func (c *Call) begin(ctx *actor.Context) {
 	call := c.req.Call
@@ -196,25 +233,18 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 		// The gate's judgement reaches the twin beside its arguments.
 		hctx = tools.WithJudgement(hctx, c.judgement)
 	}
-	self, engine, env, handler := ctx.PID(), ctx.Engine(), c.deps.Env, t.Handler
+	self, engine, env, handler := ctx.PID(), ctx.Engine(), c.env, t.Handler
 	name := t.Name
 	grace := c.deps.SettleGrace
 	if grace <= 0 {
 		grace = DefaultSettleGrace
 	}
 	out := make(chan tools.Result, 1)
-	inflight := c.deps.Handlers
-	if inflight != nil {
-		inflight.Add(1)
-	}
 	// Busy until the handler returns (even past its timeout: it is still
 	// running); a question it asks suspends the mark (deadline.Wait).
 	hctx, busyDone := c.deps.Deadline.WithBusy(hctx)
 	supervisor.Go(func() {
 		defer busyDone()
-		if inflight != nil {
-			defer inflight.Done()
-		}
 		out <- handler(hctx, env, args)
 	}, func(reason string) {
 		out <- tools.Result{Error: fmt.Sprintf("Tool %s failed unexpectedly: %s", name, reason)}
@@ -224,17 +254,34 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 		select {
 		case r = <-out:
 		case <-hctx.Done():
-			if base.Err() != nil {
+			stopping := errors.Is(hctx.Err(), context.Canceled)
+			if stopping {
 				r = tools.Result{Error: "Tool call cancelled: the run is stopping."}
 			} else {
 				r = tools.Result{Error: fmt.Sprintf("Operation timed out after '%dm'", int(math.Round(float64(timeout.Milliseconds())/60000)))}
 			}
-			if approved {
+			switch {
+			case approved:
 				r = settle(r, out, grace)
+			case stopping:
+				// Wait, briefly, for the handler to end: what it still
+				// reports (a subagent's subagent_complete, its span) then
+				// comes before the run's end.
+				awaitHandler(out, grace)
 			}
 		}
 		engine.Send(self, handlerDone{approved: approved, result: r})
 	}()
+}
+
+// awaitHandler waits for the handler's result, at most grace.
+func awaitHandler(out <-chan tools.Result, grace time.Duration) {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-out:
+	case <-t.C:
+	}
 }
 
 // DefaultSettleGrace bounds how long a timed-out approved call waits for
@@ -292,6 +339,7 @@ func (c *Call) askGate(ctx *actor.Context, a *messages.ApprovalRequest) {
 		return
 	}
 	c.execArgs = a.ExecuteArgs
+	c.asking = true
 	c.approval = "" // asked: decided() says how it went
 	// What people and event streams are shown; ExecuteArgs, what runs,
 	// stays exactly as proposed.
@@ -326,9 +374,10 @@ func (c *Call) askGate(ctx *actor.Context, a *messages.ApprovalRequest) {
 }
 
 func (c *Call) decided(ctx *actor.Context, d messages.ApprovalDecided) {
-	if c.done || c.tool == nil || d.ToolCallID != c.req.Call.ID {
+	if c.done || !c.asking || d.ToolCallID != c.req.Call.ID {
 		return
 	}
+	c.asking = false
 	c.decidedBy = d.DecidedBy
 	c.approval = telemetry.ApprovalDenied
 	if d.Approved {
@@ -474,11 +523,23 @@ func toMessage(r tools.Result) messages.ToolResult {
 	} else if raw, ok := r.Value.(json.RawMessage); ok {
 		body = raw
 	} else {
-		b, err := json.Marshal(r.Value)
+		b, err := encodeValue(r.Value)
 		if err != nil {
 			return failed("tool result could not be encoded: " + err.Error())
 		}
 		body = b
 	}
-	return messages.ToolResult{Success: r.Success, Result: body, Error: r.Error, Truncated: r.Truncated}
+	return messages.ToolResult{Success: r.Success, Result: body, Error: r.Error, Truncated: r.Truncated, Chdir: r.Chdir}
+}
+
+// encodeValue marshals a handler's value. The value is the tool's, so a
+// MarshalJSON that panics is the tool's failure, not a crash of the call
+// actor (encoding/json re-panics anything that is not its own error).
+func encodeValue(v any) (b []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	return json.Marshal(v)
 }

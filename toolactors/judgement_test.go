@@ -45,7 +45,7 @@ func TestTwinGetsTheGatesJudgement(t *testing.T) {
 	}, "gate")
 	done := make(chan messages.ToolResultReady, 1)
 	place := messages.Place{RunID: "r", AgentID: "a", ToolCallID: "call_1"}
-	deps := toolactors.Deps{Registry: reg, Env: &tools.Env{Dir: tools.NewWorkDir(t.TempDir())}, Gate: gate, Ctx: context.Background()}
+	deps := toolactors.Deps{Registry: reg, Env: &tools.Env{WorkDir: t.TempDir()}, Gate: gate, Ctx: context.Background()}
 	parent := e.SpawnFunc(func(ctx *actor.Context) {
 		switch m := ctx.Message().(type) {
 		case actor.Started:

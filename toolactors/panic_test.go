@@ -9,22 +9,23 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/jazz-run/jazz/internal/faults"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/supervisor"
 	"github.com/jazz-run/jazz/toolactors"
 	"github.com/jazz-run/jazz/tools"
 )
 
-// unencodable panics when the call actor marshals the result, which it
-// does inside Receive.
+// unencodable panics when the call actor marshals the result.
 type unencodable struct{}
 
 func (unencodable) MarshalJSON() ([]byte, error) { panic("marshal exploded") }
 
-// TestCallActorPanics: a panic on the handler's goroutine comes back as the
-// call's failed result; a panic inside the call actor's Receive is caught
-// by the Recover middleware and reported to the parent as ActorFailed for
-// that tool call. Either way the engine keeps running.
+// TestCallActorPanics: a panic on the handler's goroutine, or in the
+// encoding of its value, comes back as the call's failed result (the
+// tool's bug); a panic inside the call actor's Receive (jazz's bug) is
+// caught by the Recover middleware and reported to the agent as
+// ActorFailed for that tool call. Either way the engine keeps running.
 func TestCallActorPanics(t *testing.T) {
 	reg, err := tools.NewRegistry(
 		tools.Tool{Name: "handler_panics", Description: "d", Schema: json.RawMessage(`{"type":"object"}`), Level: messages.LevelReadOnly,
@@ -36,33 +37,41 @@ func TestCallActorPanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		tool       string
+		name, tool string
+		crash      bool   // the call actor itself panics in Receive
 		wantResult string // a ToolResultReady whose error contains this
 		wantFailed string // or an ActorFailed whose reason contains this
 	}{
-		{tool: "handler_panics", wantResult: "Tool handler_panics failed unexpectedly: handler exploded"},
-		{tool: "receive_panics", wantFailed: "marshal exploded"},
+		{name: "handler", tool: "handler_panics", wantResult: "Tool handler_panics failed unexpectedly: handler exploded"},
+		{name: "encoding", tool: "receive_panics", wantResult: "tool result could not be encoded: marshal exploded"},
+		{name: "receive", tool: "handler_panics", crash: true, wantFailed: "injected fault in the tool call actor"},
 	}
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
-		t.Run(c.tool, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			got := make(chan any, 4)
 			place := messages.Place{RunID: "r", AgentID: "a"}
-			deps := toolactors.Deps{Registry: reg, Env: &tools.Env{Dir: tools.NewWorkDir(t.TempDir())}, Ctx: context.Background()}
+			deps := toolactors.Deps{Registry: reg, Env: &tools.Env{WorkDir: t.TempDir()}, Ctx: context.Background()}
 			parent := e.SpawnFunc(func(ctx *actor.Context) {
 				switch m := ctx.Message().(type) {
 				case actor.Started:
 					p := place
 					p.ToolCallID = "call_1"
-					pid := ctx.SpawnChild(toolactors.New(deps), "call", actor.WithMiddleware(supervisor.Recover(p, nil)))
+					// As the agent does: on the engine, reporting to the agent.
+					self := ctx.PID()
+					report := func(rc *actor.Context, f supervisor.Failure) {
+						rc.Send(self, messages.ActorFailed{Place: p, Actor: f.Actor, Reason: f.Reason})
+					}
+					producer := faults.Wrap[messages.ToolCallRequested](toolactors.New(deps), c.crash, "tool call actor")
+					pid := ctx.Engine().Spawn(producer, "call", actor.WithMiddleware(supervisor.Recover(p, report)))
 					ctx.Send(pid, messages.ToolCallRequested{Place: p, Call: messages.ToolCall{ID: "call_1", Name: c.tool, Arguments: "{}"}})
 				case messages.ToolResultReady, messages.ActorFailed:
 					got <- m
 				}
-			}, "parent-"+c.tool)
+			}, "parent-"+c.name)
 			defer func() { <-e.Poison(parent).Done() }()
 			select {
 			case m := <-got:

@@ -64,7 +64,7 @@ func TestTimedOutTwinReportsWhatItDid(t *testing.T) {
 			}, "gate-"+strings.ReplaceAll(c.name, " ", "-"))
 			defer func() { <-e.Poison(gate).Done() }()
 			got := make(chan messages.ToolResultReady, 1)
-			deps := toolactors.Deps{Registry: reg, Env: &tools.Env{Dir: tools.NewWorkDir(t.TempDir())}, Ctx: context.Background(),
+			deps := toolactors.Deps{Registry: reg, Env: &tools.Env{WorkDir: t.TempDir()}, Ctx: context.Background(),
 				Gate: gate, SettleGrace: 500 * time.Millisecond}
 			parent := e.SpawnFunc(func(ctx *actor.Context) {
 				switch m := ctx.Message().(type) {

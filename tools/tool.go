@@ -7,7 +7,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"time"
 
 	"github.com/jazz-run/jazz/messages"
@@ -33,6 +32,9 @@ type Result struct {
 	Error     string
 	Approval  *messages.ApprovalRequest
 	Truncated bool
+	// Chdir, set by `cd`, is the agent's working directory from the next
+	// batch on.
+	Chdir string
 }
 
 // OK is a successful result.
@@ -107,7 +109,8 @@ func Pair(propose Tool, execute Handler, executeTimeout time.Duration) []Tool {
 	return []Tool{propose, twin}
 }
 
-// Env is what a handler may know about where it runs.
+// Env is what a handler may know about where it runs. The call actor
+// gives each call its own copy, so a handler may read it freely.
 type Env struct {
 	AgentID   string
 	AgentName string
@@ -124,36 +127,33 @@ type Env struct {
 	// with them, and the read tools refuse the files holding them. nil
 	// knows no values; JAZZ_HOME and /proc are refused all the same.
 	Secrets *secrets.Set
-	// Dir is the working directory, shared by the calls of one agent.
-	Dir *WorkDir
-	// Extras carries run-scoped services (subagent spawner, asker); the
-	// tool that needs one type-asserts it.
-	Extras map[string]any
+	// WorkDir is the agent's working directory when the call's batch
+	// started. The agent owns it: a handler never changes it, a `cd`
+	// returns Result.Chdir and the agent applies it after the batch, so
+	// the calls of one batch all see the same directory.
+	WorkDir string
+	// Asker reaches whoever can answer a question in this run; nil when
+	// nobody can (the ask tools are then not offered).
+	Asker Asker
+	// Subagents spawns this agent's children for spawn_subagent; nil
+	// where delegation is not wired (the tool then refuses).
+	Subagents Spawner
 }
 
-// Cwd is the current working directory of the agent.
-func (e *Env) Cwd() string { return e.Dir.Get() }
+// Cwd is the working directory the call runs in.
+func (e *Env) Cwd() string { return e.WorkDir }
 
-// WorkDir is the agent's current directory, changed only by `cd`. Tool
-// calls of one iteration run in parallel, hence the lock.
-type WorkDir struct {
-	mu  sync.Mutex
-	dir string
+// Asker puts a question to a person (a terminal, a bridge, a remote
+// process) and waits for the answer or ctx; an empty answer means none.
+type Asker interface {
+	// task is the asking sub-agent's brief ("" at the top), shown with
+	// the question.
+	Ask(ctx context.Context, place messages.Place, task, question string, suggestions []messages.Suggestion) (string, error)
 }
 
-// NewWorkDir starts at dir.
-func NewWorkDir(dir string) *WorkDir { return &WorkDir{dir: dir} }
-
-// Get returns the directory.
-func (w *WorkDir) Get() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.dir
-}
-
-// Set changes the directory.
-func (w *WorkDir) Set(dir string) {
-	w.mu.Lock()
-	w.dir = dir
-	w.mu.Unlock()
+// Spawner runs one spawn_subagent call to its end: args as the model sent
+// them, cwd the calling agent's working directory. Every failure is a
+// failed Result, never a panic or an error.
+type Spawner interface {
+	Spawn(ctx context.Context, cwd string, args json.RawMessage) Result
 }

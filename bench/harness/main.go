@@ -401,7 +401,7 @@ func handlerCost(runs int, cwd string) (time.Duration, error) {
 	if read == nil {
 		return 0, errors.New("readtools has no read_file")
 	}
-	env := &tools.Env{Dir: tools.NewWorkDir(cwd)}
+	env := &tools.Env{WorkDir: cwd}
 	args := make([]json.RawMessage, smallFiles)
 	for i := range args {
 		args[i] = json.RawMessage(chatserver.JSONArgs(map[string]string{"path": fmt.Sprintf("f%03d.txt", i)}))

@@ -20,10 +20,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/telemetry"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/pathres"
 )
@@ -34,10 +34,6 @@ const (
 	NameFilePicker = "ask_file_picker"
 )
 
-// ExtrasKey is the tools.Env.Extras key under which the run's *Asker is
-// found.
-const ExtrasKey = "asktools.asker"
-
 // NoAnswer is what the model is told when nobody answered: an empty
 // response, stdin closed, or nobody listening.
 const NoAnswer = "The user could not be asked or gave no answer. Do not wait for one and do not ask again: " +
@@ -47,18 +43,19 @@ const NoAnswer = "The user could not be asked or gave no answer. Do not wait for
 // subscription with the server.
 const flushTimeout = 5 * time.Second
 
-// Asker asks the run's questions over the bus. One per run: it numbers
-// requests ui-1, ui-2, … across the whole run tree.
+// Asker asks the run's questions over the bus; it is the run's
+// tools.Asker. One per run: it numbers requests ui-1, ui-2, … across the
+// whole run tree.
 type Asker struct {
-	conn     *nats.Conn
+	bus      *bus.Bus
 	runID    string
 	deadline *deadline.Deadline
 	next     atomic.Int64
 }
 
-// NewAsker asks on conn for runID; waits pause dl (nil: no deadline).
-func NewAsker(conn *nats.Conn, runID string, dl *deadline.Deadline) *Asker {
-	return &Asker{conn: conn, runID: runID, deadline: dl}
+// NewAsker asks on b for runID; waits pause dl (nil: no deadline).
+func NewAsker(b *bus.Bus, runID string, dl *deadline.Deadline) *Asker {
+	return &Asker{bus: b, runID: runID, deadline: dl}
 }
 
 // Ask publishes a question and waits for its answer or ctx's end. The
@@ -73,38 +70,31 @@ func (a *Asker) Ask(ctx context.Context, place messages.Place, task, question st
 	id := fmt.Sprintf("ui-%d", a.next.Add(1))
 	place.RunID = a.runID
 	answers := make(chan string, 1)
-	sub, err := a.conn.Subscribe(messages.InputAnsweredSubject(a.runID), func(m *nats.Msg) {
-		ans, err := messages.Decode[messages.UserInputAnswered](m.Data)
-		if err != nil || ans.RequestID != id {
-			return
-		}
-		select {
-		case answers <- ans.Response:
-		default:
-		}
-	})
-	if err != nil {
-		return "", fmt.Errorf("listen for the answer: %w", err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
 	// The subscription must be known to the server before the question
 	// leaves, or a quick answer could pass unseen.
 	fctx, cancel := context.WithTimeout(ctx, flushTimeout)
-	err = a.conn.FlushWithContext(fctx)
+	sub, err := bus.Subscribe(fctx, a.bus, messages.InputAnsweredSubject(a.runID), func(m bus.Msg[messages.UserInputAnswered]) {
+		if m.Value.RequestID != id {
+			return
+		}
+		select {
+		case answers <- m.Value.Response:
+		default:
+		}
+	}, bus.Registered())
 	cancel()
 	if err != nil {
 		return "", fmt.Errorf("listen for the answer: %w", err)
 	}
+	defer sub.Stop()
 	// The wait is not counted; the handler's own busy mark (ctx) stops
 	// counting for it, while other work of the run keeps the clock going.
 	resume := a.deadline.Wait(ctx)
 	defer resume()
-	req := messages.UserInputRequired{Place: place, RequestID: id, Question: question, Suggestions: suggestions, AllowCustom: true, Task: task}
-	data, err := messages.Encode(req)
-	if err != nil {
-		return "", err
-	}
-	if err := a.conn.Publish(messages.InputRequiredSubject(a.runID), data); err != nil {
+	// The tool call's trace context, so a remote answerer joins the trace.
+	tr := telemetry.Inject(ctx)
+	req := messages.UserInputRequired{Place: place, Trace: tr, RequestID: id, Question: question, Suggestions: suggestions, AllowCustom: true, Task: task}
+	if err := a.bus.Publish(messages.InputRequiredSubject(a.runID), req, tr); err != nil {
 		return "", fmt.Errorf("send the question: %w", err)
 	}
 	select {
@@ -128,15 +118,11 @@ func Tools(terminal bool) []tools.Tool {
 
 var errNoAsker = errors.New("no one can be asked in this run")
 
-func askerOf(env *tools.Env) (*Asker, error) {
-	if env == nil || env.Extras == nil {
+func askerOf(env *tools.Env) (tools.Asker, error) {
+	if env == nil || env.Asker == nil {
 		return nil, errNoAsker
 	}
-	a, ok := env.Extras[ExtrasKey].(*Asker)
-	if !ok || a == nil {
-		return nil, errNoAsker
-	}
-	return a, nil
+	return env.Asker, nil
 }
 
 func placeOf(env *tools.Env) messages.Place {

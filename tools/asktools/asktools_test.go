@@ -83,7 +83,7 @@ func TestAsk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := &tools.Env{AgentName: "a", Dir: tools.NewWorkDir(dir), Extras: map[string]any{ExtrasKey: NewAsker(b.Conn(), run, deadline.New(time.Hour))}}
+	env := &tools.Env{AgentName: "a", WorkDir: dir, Asker: NewAsker(b, run, deadline.New(time.Hour))}
 	answers["Which?"] = "tomorrow"
 	answers["Pick a file"] = "1"
 

@@ -155,7 +155,7 @@ func BenchmarkReadFile(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "small.go"), []byte(strings.Repeat("func x() {}\n", 200)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	env := &tools.Env{Dir: tools.NewWorkDir(dir)}
+	env := &tools.Env{WorkDir: dir}
 	args := json.RawMessage(`{"path":"small.go","startLine":10,"endLine":60}`)
 	b.ReportAllocs()
 	for b.Loop() {

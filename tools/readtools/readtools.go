@@ -185,8 +185,10 @@ func cdHandler(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Res
 	if !fi.IsDir() {
 		return tools.Fail("Not a directory: " + abs)
 	}
-	env.Dir.Set(abs)
-	return tools.OK(abs)
+	// The agent owns its directory: it moves there after this batch.
+	r := tools.OK(abs)
+	r.Chdir = abs
+	return r
 }
 
 // intOr returns *p, or def when p is nil.

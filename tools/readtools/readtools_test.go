@@ -28,7 +28,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, dir: dir, reg: reg, env: &tools.Env{Home: t.TempDir(), Dir: tools.NewWorkDir(dir)}}
+	return &fixture{t: t, dir: dir, reg: reg, env: &tools.Env{Home: t.TempDir(), WorkDir: dir}}
 }
 
 // write creates dir/rel with content, making parents.
@@ -53,6 +53,9 @@ func (f *fixture) call(name, args string) (tools.Result, any) {
 	}
 	tl, _ := f.reg.Lookup(name)
 	r := tl.Handler(context.Background(), f.env, json.RawMessage(args))
+	if r.Success && r.Chdir != "" {
+		f.env.WorkDir = r.Chdir // as the agent does after a batch of one
+	}
 	var v any
 	b, err := json.Marshal(r.Value)
 	if err != nil {
@@ -256,7 +259,7 @@ func TestReadFileNoConfinement(t *testing.T) {
 	outside := filepath.Join(f.dir, "secret.txt")
 	f.write("secret.txt", "s3cret")
 	f.write("a/b/keep", "")
-	f.env.Dir.Set(filepath.Join(f.dir, "a", "b"))
+	f.env.WorkDir = filepath.Join(f.dir, "a", "b")
 	got := obj(t, f.ok("read_file", `{"path":"../../secret.txt"}`))
 	if got["path"] != outside || got["content"] != "s3cret" {
 		t.Fatalf("got %v", got)

@@ -133,8 +133,8 @@ func TestFind(t *testing.T) {
 		}
 	})
 	t.Run("smart roots reach parents", func(t *testing.T) {
-		f.env.Dir.Set(filepath.Join(f.dir, "a", "b"))
-		defer f.env.Dir.Set(f.dir)
+		f.env.WorkDir = filepath.Join(f.dir, "a", "b")
+		defer func() { f.env.WorkDir = f.dir }()
 		if got := set(f.ok("find", `{"name":"two.md"}`)); got != "two.md" {
 			t.Fatalf("got %q", got)
 		}

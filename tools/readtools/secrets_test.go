@@ -124,7 +124,7 @@ func newSecretWorld(t *testing.T) *secretWorld {
 	}
 	w.reg = reg
 	w.env = &tools.Env{
-		JazzHome: w.home, Home: user, Dir: tools.NewWorkDir(w.project),
+		JazzHome: w.home, Home: user, WorkDir: w.project,
 		Secrets: secrets.Collect(context.Background(), secrets.Sources{Environ: os.Environ(), Home: w.home, Files: []string{extra}}),
 	}
 	// The control: the planted values really are where the tricks point,
@@ -220,7 +220,7 @@ func secretsDifferential(t *testing.T) {
 			if out := w.call(t, c.tool, c.args); len(w.leaked(out)) > 0 {
 				t.Errorf("%s %v leaked %v:\n%.400s", c.tool, c.args, w.leaked(out), out)
 			}
-			w.env.Dir.Set(w.project) // undo a cd
+			w.env.WorkDir = w.project // undo a cd
 		}
 	}
 	// The control shows everything, through every content tool.

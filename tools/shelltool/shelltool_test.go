@@ -39,7 +39,7 @@ func newFixture(t testing.TB, extraEnv ...string) *fixture {
 		t.Fatalf("Tools returned %d tools", len(ts))
 	}
 	f.propose, f.twin = ts[0], ts[1]
-	f.env = &tools.Env{Dir: tools.NewWorkDir(f.dir), Home: root}
+	f.env = &tools.Env{WorkDir: f.dir, Home: root}
 	return f
 }
 
@@ -389,7 +389,7 @@ func TestExecuteRuntimeDenylist(t *testing.T) {
 			if err := os.WriteFile(victim, []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			f.env.Dir.Set(f.dir)
+			f.env.WorkDir = f.dir
 			cmd := "export VICTIM=" + victim + "\n" + tc.cmd + "\necho after"
 			res, v := f.exec(t, args(cmd))
 			if res.Success {
@@ -482,7 +482,7 @@ func TestPinnedWorkingDirectory(t *testing.T) {
 		t.Fatalf("executeArgs %s", res.Approval.ExecuteArgs)
 	}
 	// A cd after the approval (another call of the batch) moves nothing.
-	f.env.Dir.Set(f.tmp)
+	f.env.WorkDir = f.tmp
 	human := judged(t, context.Background(), res.Approval.ExecuteArgs, shellguard.ByHuman)
 	out := f.twin.Handler(human, f.env, res.Approval.ExecuteArgs)
 	if v, _ := out.Value.(Result); !out.Success || v.Stdout != real || v.WorkingDirectory != real {

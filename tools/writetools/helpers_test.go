@@ -36,7 +36,7 @@ func newHarness(t *testing.T) *harness {
 	home := filepath.Join(root, "home")
 	must(t, os.Mkdir(home, 0o755))
 	return &harness{t: t, reg: reg, root: root, home: home,
-		env: &tools.Env{AgentID: "a", ConversationID: "c", Home: home, Dir: tools.NewWorkDir(root)}}
+		env: &tools.Env{AgentID: "a", ConversationID: "c", Home: home, WorkDir: root}}
 }
 
 func must(t *testing.T, err error) {
@@ -182,7 +182,7 @@ type envForBench struct{ env *tools.Env }
 
 func (e *envForBench) get(dir string) *tools.Env {
 	if e.env == nil {
-		e.env = &tools.Env{Dir: tools.NewWorkDir(dir), Home: dir}
+		e.env = &tools.Env{WorkDir: dir, Home: dir}
 	}
 	return e.env
 }

@@ -19,7 +19,7 @@ func repoWithLinkedDocs(t *testing.T) (h *harness, ssh string) {
 	must(t, os.WriteFile(filepath.Join(ssh, "authorized_keys"), []byte("ssh-ed25519 AAAA owner\n"), 0o600))
 	must(t, os.Mkdir(h.path("repo"), 0o755))
 	must(t, os.Symlink(ssh, h.path("repo/docs")))
-	h.env.Dir.Set(h.path("repo"))
+	h.env.WorkDir = h.path("repo")
 	return h, ssh
 }
 

@@ -173,7 +173,7 @@ func TestHostilePaths(t *testing.T) {
 	t.Run("dotdot escapes the cwd, propose mutates nothing", func(t *testing.T) {
 		h := newHarness(t)
 		// From /a/b, ../../etc/passwd is /etc/passwd: no confinement.
-		h.env.Dir.Set(filepath.Join("/", "a", "b"))
+		h.env.WorkDir = filepath.Join("/", "a", "b")
 		before, err := os.ReadFile("/etc/passwd")
 		must(t, err)
 		st, _ := os.Stat("/etc/passwd")
@@ -196,9 +196,9 @@ func TestHostilePaths(t *testing.T) {
 	t.Run("relative escape lands where the preview said", func(t *testing.T) {
 		h := newHarness(t)
 		must(t, os.MkdirAll(h.path("w/x"), 0o755))
-		h.env.Dir.Set(h.path("w/x"))
+		h.env.WorkDir = h.path("w/x")
 		r := h.propose("write_file", map[string]any{"path": "../../outside.txt", "content": "o\n"})
-		h.env.Dir.Set(h.home) // a cd between preview and approval changes nothing
+		h.env.WorkDir = h.home // a cd between preview and approval changes nothing
 		if res := h.approve(r); !res.Success {
 			t.Fatalf("%+v", res)
 		}

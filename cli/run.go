@@ -361,7 +361,13 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		if o.FailOnDecline && len(out.Declined) > 0 {
 			return fail(fmt.Sprintf("The gate declined %d tool call(s) and --fail-on-decline is set.", len(out.Declined)), cost)
 		}
-		fmt.Fprintln(d.IO.Out, strings.TrimSpace(out.Answer))
+		answer := strings.TrimSpace(out.Answer)
+		if d.IO.IsStdoutTTY() {
+			// A person reads it: the model's escape sequences must not
+			// repaint the screen. Piped, the payload stays exactly raw.
+			answer = visible.Block(answer)
+		}
+		fmt.Fprintln(d.IO.Out, answer)
 	}
 	errLines.status("success", "", "completed", "✔")
 	return nil

@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,30 +220,16 @@ func hlAskScript(question string) map[string]any {
 // closeAfter closes stdin after the first request instead.
 func hlBridge(t *testing.T, e *hlEnv, args []string, respond func(req map[string]any) []string, closeAfter bool) hlResult {
 	t.Helper()
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pw.Close()
-	p := e.start(hlRunOpts{args: args, stdinReader: pr, onStderr: func(line string) {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) != nil {
-			return
-		}
-		switch m["type"] {
-		case "user_input_required", "approval_required":
-		default:
-			return
-		}
+	r, _ := driveBridge(t, e, args, nil, func(req map[string]any) []string {
 		if closeAfter {
-			_ = pw.Close()
-			return
+			return nil // closes stdin
 		}
-		for _, l := range respond(m) {
-			_, _ = io.WriteString(pw, l+"\n")
+		if out := respond(req); out != nil {
+			return out
 		}
-	}})
-	return p.wait(60 * time.Second)
+		return []string{}
+	})
+	return r
 }
 
 func TestHeadlessBridgeQuestion(t *testing.T) {

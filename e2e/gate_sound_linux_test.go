@@ -27,6 +27,12 @@ func soundWorld(t *testing.T, srv *chatserver.Server) *world {
 	w.file("evilhome/.gitconfig", "[core]\n\tfsmonitor = touch pwn-home\n")
 	w.file("node_modules/.bin/ls", "#!/bin/sh\ntouch pwn-npx\n")
 	w.file("dir/x", "x\n")
+	// A repository's own `ls`, reachable through a relative PATH entry
+	// the user's environment has: the child's PATH drops it.
+	if err := os.Chmod(w.file("ls", "#!/bin/sh\ntouch pwn-path\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.env = append(w.env, "PATH=.:"+os.Getenv("PATH"))
 	// An embedded bare repository whose config runs a program.
 	w.file("evilbare/HEAD", "ref: refs/heads/main\n")
 	w.file("evilbare/config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = touch pwn-bare\n")

@@ -62,14 +62,17 @@ func TestJudgementJSON(t *testing.T) {
 	}
 }
 
-func TestProtectGit(t *testing.T) {
-	env := ProtectGit([]string{"PATH=/bin", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"})
+func TestHardenEnv(t *testing.T) {
+	env := HardenEnv([]string{"PATH=/bin", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"})
 	want := []string{"PATH=/bin", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c",
 		"GIT_CONFIG_KEY_1=safe.bareRepository", "GIT_CONFIG_VALUE_1=explicit", "GIT_CONFIG_COUNT=2"}
 	if !slices.Equal(env, want) {
-		t.Fatalf("ProtectGit = %q", env)
+		t.Fatalf("HardenEnv = %q", env)
 	}
-	if env := ProtectGit([]string{"GIT_CONFIG_COUNT=bogus"}); !slices.Equal(env, []string{"GIT_CONFIG_KEY_0=safe.bareRepository", "GIT_CONFIG_VALUE_0=explicit", "GIT_CONFIG_COUNT=1"}) {
-		t.Fatalf("ProtectGit = %q", env)
+	if env := HardenEnv([]string{"PATH=/usr/bin::.:node_modules/.bin:/bin"}); env[0] != "PATH=/usr/bin:/bin" {
+		t.Fatalf("relative PATH entries kept: %q", env)
+	}
+	if env := HardenEnv([]string{"GIT_CONFIG_COUNT=bogus"}); !slices.Equal(env, []string{"GIT_CONFIG_KEY_0=safe.bareRepository", "GIT_CONFIG_VALUE_0=explicit", "GIT_CONFIG_COUNT=1"}) {
+		t.Fatalf("HardenEnv = %q", env)
 	}
 }

@@ -627,9 +627,10 @@ func (c *oracleChild) interpret(command, root, dir, trace string) oracleResult {
 	var stderr capBuffer
 	cwd := filepath.Join(root, dir)
 	// What execute_command's child gets: a sanitized environment, then
-	// ProtectGit.
-	env := ProtectGit([]string{
-		"PATH=" + c.shims + ":/usr/bin:/bin", "HOME=" + filepath.Join(root, "home"), "TMPDIR=" + filepath.Join(root, "tmp"),
+	// HardenEnv.
+	env := HardenEnv([]string{
+		// A relative entry first: HardenEnv must drop it.
+		"PATH=bin:" + c.shims + ":/usr/bin:/bin", "HOME=" + filepath.Join(root, "home"), "TMPDIR=" + filepath.Join(root, "tmp"),
 		"USER=root", "LOGNAME=root", "SHELL=/bin/sh", "LANG=C.UTF-8", "LC_ALL=C", "TERM=dumb", "PWD=" + cwd,
 		"GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_TRACE=" + trace, "EVIL=touch pwn-config-env",
 	})

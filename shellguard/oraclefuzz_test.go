@@ -88,7 +88,7 @@ func TestOracleSees(t *testing.T) {
 		})
 	}
 	// An embedded bare repository as the working directory: git refuses
-	// it (ProtectGit), so its config runs nothing.
+	// it (HardenEnv), so its config runs nothing.
 	if r, err := o.runIn("git status", "evilbare"); err != nil || len(r.Changes) > 0 || !strings.Contains(r.Stderr, "safe.bareRepository") {
 		t.Fatalf("git status in evilbare: %v %+v", err, r)
 	}

@@ -271,7 +271,7 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 	if err := shellrun.CheckDir(dir, a.WorkingDirectoryState); err != nil {
 		return tools.Fail(err.Error())
 	}
-	childEnv := shellguard.ProtectGit(shellguard.SanitizedEnv(s.environ(), env.EnvAllowlist, env.Cwd()))
+	childEnv := shellguard.HardenEnv(shellguard.SanitizedEnv(s.environ(), env.EnvAllowlist, env.Cwd()))
 	childEnv = append(childEnv, "PAGER=cat", "GIT_EDITOR=false", "GIT_TERMINAL_PROMPT=0", "PWD="+dir)
 
 	out, err := s.runners.Run(ctx, shellrun.Request{

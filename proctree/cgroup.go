@@ -230,3 +230,25 @@ func unescapeMount(s string) string {
 	}
 	return b.String()
 }
+
+// LeaveOwnCgroup is for a process in a cgroup NewCgroup made, that has
+// started nothing and is about to exit: it moves itself to the parent
+// cgroup and removes its own, which would otherwise stay behind, empty,
+// once it is gone (a runner started ahead whose jazz exited). A process in
+// any other cgroup is left where it is.
+func LeaveOwnCgroup() error {
+	dir, err := ownCgroupDir()
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(filepath.Base(dir), namePrefix) {
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+		return fmt.Errorf("leave cgroup: %w", err)
+	}
+	if err := os.Remove(dir); err != nil {
+		return fmt.Errorf("remove cgroup: %w", err)
+	}
+	return nil
+}

@@ -65,6 +65,11 @@ func serve() int {
 	warmUp()
 	var req Request
 	if err := readFrame(ctrl, &req, MaxRequestBytes); err != nil {
+		if errors.Is(err, io.EOF) {
+			// Started ahead, and jazz is gone (or closed the pool): take
+			// the cgroup made for this runner with it.
+			_ = proctree.LeaveOwnCgroup()
+		}
 		f.finish(response{Error: "the shell runner could not read its request: " + err.Error()})
 		return 0
 	}

@@ -682,3 +682,27 @@ func TestPool(t *testing.T) {
 		t.Fatalf("Close left runner %d", last)
 	}
 }
+
+// TestIdleRunnerTakesItsCgroup: a runner started ahead whose jazz goes
+// away (its control pipe closes before any request) removes the cgroup
+// made for it, so none is left behind, empty.
+func TestIdleRunnerTakesItsCgroup(t *testing.T) {
+	r, err := startRunner(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.cg == nil {
+		r.discard()
+		t.Skip("no cgroup here")
+	}
+	dir := r.cg.Dir()
+	r.ctrl.Close()
+	for _, f := range r.out {
+		f.Close()
+	}
+	_ = r.cmd.Wait()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		_ = r.cg.Remove(context.Background())
+		t.Fatalf("cgroup %s left behind: %v", dir, err)
+	}
+}

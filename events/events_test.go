@@ -163,3 +163,16 @@ func BenchmarkRenderTextChunk(b *testing.B) {
 		_ = Render(ev)
 	}
 }
+
+// BenchmarkEscapeHidden: the pass that makes hidden runes visible, on a
+// text_chunk line with non-ASCII text (the slow path) and without.
+func BenchmarkEscapeHidden(b *testing.B) {
+	for _, tc := range []struct{ name, text string }{{"ascii", "word "}, {"accents", "éà漢 "}} {
+		data, _ := json.Marshal(messages.Event{Type: messages.EventTextChunk, Accumulated: strings.Repeat(tc.text, 40)})
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				_ = EscapeHidden(data)
+			}
+		})
+	}
+}

@@ -14,6 +14,10 @@ import "strings"
 //	jazz.run.<run>.input.answered      UserInputAnswered     (askers → run)
 //	jazz.run.<run>.finished            RunFinished           (run → anyone)
 //
+// A decision names the request it answers by ApprovalRequired.RequestID,
+// which the gate mints for each approval it asks; the model's tool-call
+// id decides nothing.
+//
 // Run ids are made of [A-Za-z0-9_-]; SubjectToken replaces anything else,
 // so an id can never inject wildcards or extra tokens.
 const subjectRoot = "jazz.run."

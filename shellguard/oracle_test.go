@@ -407,8 +407,9 @@ func writeShims(dir, log string) error {
 				continue
 			}
 			seen[name] = true
-			// One record per start, ended by RS (036): arguments may hold newlines.
-			script := "#!/bin/sh\nprintf '%s\\036' \"" + name + " $*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
+			// One record per start, ended by NUL: the one byte no
+			// argument can hold.
+			script := "#!/bin/sh\nprintf '%s\\000' \"" + name + " $*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
 				return err
 			}
@@ -551,7 +552,7 @@ func (c *oracleChild) run(command, dir string) (res oracleResult) {
 		res.Changes = append(res.Changes, extra...)
 	}
 	if b, err := os.ReadFile(c.shimLog); err == nil {
-		for _, l := range strings.Split(string(b), "\036") {
+		for _, l := range strings.Split(string(b), "\x00") {
 			if l != "" {
 				res.Shims = append(res.Shims, l)
 			}

@@ -14,9 +14,9 @@ import (
 // glued-only (`=?`) unless git certainly takes the next word: the safe
 // direction (see arity).
 const (
-	gitRevOpts = "-n= -i -E -F -P -g -m -c --max-count= --skip= --since= --after= --until= --before= --since-as-filter=" +
+	gitRevOpts = "-n= -i -E -F -P -g -m -c --max-count= --skip= --since= --after= --until= --before= --since-as-filter=?" +
 		" --author= --committer= --grep-reflog= --grep= --all-match --invert-grep --regexp-ignore-case --basic-regexp" +
-		" --extended-regexp --fixed-strings --perl-regexp --remove-empty --merges --no-merges --min-parents= --max-parents=" +
+		" --extended-regexp --fixed-strings --perl-regexp --remove-empty --merges --no-merges --min-parents=? --max-parents=?" +
 		" --no-min-parents --no-max-parents --first-parent --exclude-first-parent-only --not --all --branches=? --tags=?" +
 		" --remotes=? --glob=? --exclude=? --reflog --single-worktree --ignore-missing --bisect --cherry-mark --cherry-pick" +
 		" --left-only --right-only --cherry --walk-reflogs --merge --boundary --simplify-by-decoration --full-history" +

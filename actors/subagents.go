@@ -252,6 +252,7 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona, cwd string) 
 	if pe := s.Parent.Env; pe != nil {
 		env.JazzHome, env.Home, env.EnvAllowlist, env.Secrets = pe.JazzHome, pe.Home, pe.EnvAllowlist, pe.Secrets
 		env.Asker = pe.Asker // run-scoped: one numbering of questions
+		env.Policy = pe.Policy
 		if cwd == "" {
 			env.WorkDir = pe.WorkDir
 		}

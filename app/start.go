@@ -272,6 +272,8 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	r.detach = append(r.detach, detachHuman)
 
 	agentCfg := r.agentConfig(prov, eff, emitter, warn, runCtx, convID, getenv)
+	policy := newPolicyDial(o.Policy)
+	agentCfg.Env.Policy = policy.policyFunc()
 	// The root span: from here on the run always reaches span.End.
 	spanCtx, span := r.tel.StartRun(runCtx, telemetry.RunInfo{
 		RunID: runID, AgentID: o.Agent.ID, AgentName: o.Agent.Name, ConversationID: convID,
@@ -286,7 +288,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	agentCfg.Deadline = r.dl
 	rootCfg := actors.RunConfig{
 		Place: place,
-		Gate:  faults.Wrap[messages.ApprovalRequired](gateactor.New(gateCfg), o.Faults != nil && o.Faults.Gate, "approval gate"),
+		Gate:  faults.Wrap[messages.ApprovalRequired](policy.watch(gateactor.New(gateCfg)), o.Faults != nil && o.Faults.Gate, "approval gate"),
 		Agent: func(gate, rootPID *actor.PID) actor.Producer {
 			cfg := agentCfg
 			cfg.Gate, cfg.Root = gate, rootPID

@@ -8,6 +8,7 @@ import (
 	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/store/agents"
 	"github.com/jazz-run/jazz/tools"
+	"github.com/jazz-run/jazz/tools/gittools"
 	"github.com/jazz-run/jazz/tools/readtools"
 	"github.com/jazz-run/jazz/tools/shelltool"
 	"github.com/jazz-run/jazz/tools/writetools"
@@ -20,6 +21,7 @@ func BuiltinRegistry(o RunOptions) (*tools.Registry, error) {
 	all = append(all, readtools.Tools()...)
 	all = append(all, writetools.Tools()...)
 	all = append(all, shelltool.Tools(shelltool.Options{})...)
+	all = append(all, gittools.Tools(gittools.Options{})...)
 	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		return nil, fmt.Errorf("build tool registry: %w", err)

@@ -138,6 +138,10 @@ type Env struct {
 	// Subagents spawns this agent's children for spawn_subagent; nil
 	// where delegation is not wired (the tool then refuses).
 	Subagents Spawner
+	// Policy reports the run's approval policy as it is now, for tools
+	// that act on it themselves (git refuses a hostile repository below
+	// high-risk); nil reads as no policy.
+	Policy PolicyFunc
 }
 
 // Cwd is the working directory the call runs in.

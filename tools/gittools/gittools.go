@@ -1,0 +1,193 @@
+// Package gittools owns the git tools of tool-schemas.md §7: seven
+// read-only ones (git_status, git_log, git_diff, git_branch, git_blame,
+// git_reflog, git_tag_list) and eight two-phase pairs (git_add,
+// git_commit, git_push, git_pull, git_checkout, git_merge, git_rm,
+// git_tag) whose propose half previews exactly what the change will do and
+// whose hidden twin refuses when what it previewed has changed.
+//
+// # A hostile repository is the normal case
+//
+// The model chooses the directory, and a repository can make git run
+// programs of its own: hooks, a file-system monitor, pagers, external diff
+// and merge drivers, clean/smudge filters, credential helpers, an ssh
+// command, an editor, a gpg program, a remote helper, a receive-pack
+// command. So:
+//
+//   - git runs without a shell, in a session of its own (no terminal to
+//     prompt on), with a scrubbed environment (no secrets, no GIT_*
+//     variable of the parent: GIT_DIR, GIT_CONFIG_* and GIT_TRACE_CURL
+//     would redirect it or print credentials), no pager, no editor, and
+//     command-line overrides for what git lets the command line decide
+//     (run.go: safetyConfig);
+//   - before anything runs, the repository's own configuration (local and
+//     worktree scopes and every file they include) is read with git itself
+//     and each key is judged against an allowlist of inert settings
+//     (inert.go): anything else, conditional includes among them, refuses
+//     the call unless the approval policy is high-risk. Operations that
+//     may change the repository also refuse when the hooks directory in
+//     effect lies inside the repository and holds an executable hook;
+//     read-only ones run with hooks off and optional locks off, so they
+//     write nothing;
+//   - the user's own system and global configuration are trusted: it is
+//     theirs, not the repository's;
+//   - a repository that jazz's secrets live in, or whose work tree holds
+//     them, is refused.
+//
+// Git's own protection stays on: jazz never adds safe.directory, so a
+// repository owned by another user fails as git makes it fail, and
+// safe.bareRepository=explicit refuses a bare repository met by chance.
+//
+// # Binding an approval to its preview
+//
+// A propose half computes the change's preview (the staged diff and
+// message of a commit, the files a checkout overwrites or discards, the
+// commits and URL of a push, …) and a fingerprint of the state the preview
+// describes (HEAD, the index entries, the work tree's changes, the
+// commits involved), and returns it in the twin's arguments as
+// expectedState. The twin computes the fingerprint again and refuses with
+// `<what> changed since the preview was approved; propose the change
+// again.` when it differs; where git can take the previewed object itself
+// (a commit id to push, merge or tag, a lease on the remote ref) it does,
+// so the window between the check and the change is as narrow as git
+// allows.
+package gittools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/tools"
+)
+
+// Options configures the git tools.
+type Options struct {
+	// Environ is the environment git children start from, before it is
+	// scrubbed; nil is os.Environ.
+	Environ func() []string
+}
+
+// Tools returns the seven read-only git tools and the eight pairs (each
+// propose half followed by its hidden execute twin).
+func Tools(o Options) []tools.Tool {
+	ro := func(name, desc string, props map[string]any, required []string, h handler) tools.Tool {
+		return tools.Tool{
+			Name: name, Description: desc, Schema: objectSchema(withPath(props), required),
+			Level: messages.LevelReadOnly, Handler: h.bind(o),
+		}
+	}
+	out := []tools.Tool{
+		ro("git_status", "Show the working tree status (git status --short --branch): the branch and each changed file.",
+			nil, nil, gitStatus),
+		ro("git_log", "Show recent commits (default 20, at most 50): hash, author, relative date and subject.",
+			map[string]any{
+				"limit":   map[string]any{"type": "integer", "minimum": 1, "maximum": 50, "description": "Commits to show (1-50, default 20)."},
+				"oneline": map[string]any{"type": "boolean", "description": "Add a one-line summary of each commit."},
+			}, nil, gitLog),
+		ro("git_diff", "Show changes as a unified diff: the work tree against the index, staged changes (staged), or against a branch or commit; paths limits it, nameOnly lists file names, maxLines cuts it.",
+			map[string]any{
+				"staged":   map[string]any{"type": "boolean", "description": "Show staged changes (index against HEAD)."},
+				"branch":   map[string]any{"type": "string", "description": "Compare with this branch (wins over commit)."},
+				"commit":   map[string]any{"type": "string", "description": "Compare with this commit."},
+				"paths":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "Only these paths."},
+				"nameOnly": map[string]any{"type": "boolean", "description": "Only list the changed files."},
+				"maxLines": map[string]any{"type": "integer", "minimum": 1, "description": "Return at most this many lines of diff."},
+			}, nil, gitDiff),
+		ro("git_branch", "List branches: local (default), remote-tracking (remote) or both (all), and the current one.",
+			map[string]any{
+				"list":   map[string]any{"type": "boolean", "description": "List branches (the only mode; accepted for compatibility)."},
+				"all":    map[string]any{"type": "boolean", "description": "Local and remote-tracking branches."},
+				"remote": map[string]any{"type": "boolean", "description": "Remote-tracking branches only (wins over all)."},
+			}, nil, gitBranch),
+		ro("git_blame", "Show who last changed each line of a file, optionally for a line range.",
+			map[string]any{
+				"file":            map[string]any{"type": "string", "minLength": 1, "description": "File to blame, relative to path."},
+				"startLine":       map[string]any{"type": "integer", "minimum": 1, "description": "First line (alone: just that line)."},
+				"endLine":         map[string]any{"type": "integer", "minimum": 1, "description": "Last line."},
+				"showEmail":       map[string]any{"type": "boolean", "description": "Show the author's email with the name."},
+				"showLineNumbers": map[string]any{"type": "boolean", "description": "Also give each line's number in the commit that introduced it."},
+			}, []string{"file"}, gitBlame),
+		ro("git_reflog", "Show where HEAD (or a branch, or every ref) has been: recent reflog entries (default 20, at most 1000).",
+			map[string]any{
+				"limit":   map[string]any{"type": "integer", "minimum": 1, "maximum": 1000, "description": "Entries to show (1-1000, default 20)."},
+				"branch":  map[string]any{"type": "string", "description": "The reflog of this branch instead of HEAD."},
+				"all":     map[string]any{"type": "boolean", "description": "The reflogs of every ref (wins over branch)."},
+				"oneline": map[string]any{"type": "boolean", "description": "Add a one-line summary of each entry."},
+			}, nil, gitReflog),
+		ro("git_tag_list", "List tags, newest first.", nil, nil, gitTagList),
+	}
+	for _, p := range pairs() {
+		pair := tools.Pair(tools.Tool{
+			Name: p.name, Description: p.desc, Schema: objectSchema(withPath(p.props), p.required),
+			Level: messages.LevelHighRisk, Handler: p.propose.bind(o),
+		}, p.execute.bind(o), 0)
+		twinProps := withPath(p.props)
+		twinProps[expectedStateKey] = map[string]any{
+			"type":        "string",
+			"description": "Fingerprint of the repository as the preview saw it; set by the propose step.",
+		}
+		pair[1].Schema = objectSchema(twinProps, p.required)
+		out = append(out, pair...)
+	}
+	return out
+}
+
+// handler is a git tool's handler before it is given its Options.
+type handler func(ctx context.Context, c *call) tools.Result
+
+// bind makes h a tools.Handler.
+func (h handler) bind(o Options) tools.Handler {
+	return func(ctx context.Context, env *tools.Env, args json.RawMessage) tools.Result {
+		return h(ctx, &call{env: env, o: o, args: args})
+	}
+}
+
+// call is one git tool call: who made it and with what.
+type call struct {
+	env  *tools.Env
+	o    Options
+	args json.RawMessage
+}
+
+// decode unmarshals the schema-valid arguments into v.
+func (c *call) decode(v any) *tools.Result {
+	if len(c.args) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(c.args, v); err != nil {
+		r := tools.Fail("Invalid arguments: " + err.Error())
+		return &r
+	}
+	return nil
+}
+
+// open finds the call's repository (openRepo).
+func (c *call) open(ctx context.Context, pathArg string, mutating bool) (*repo, *tools.Result) {
+	return openRepo(ctx, c.env, c.o, pathArg, mutating)
+}
+
+const expectedStateKey = "expectedState"
+
+// withPath adds the `path` every git tool takes to props (a copy).
+func withPath(props map[string]any) map[string]any {
+	out := maps.Clone(props)
+	if out == nil {
+		out = map[string]any{}
+	}
+	out["path"] = map[string]any{"type": "string", "description": "Directory (or a file in it) inside the repository; default: the working directory."}
+	return out
+}
+
+func objectSchema(props map[string]any, required []string) json.RawMessage {
+	doc := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		doc["required"] = required
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		panic(fmt.Sprintf("gittools: schema does not marshal: %v", err)) // a programming error
+	}
+	return b
+}

@@ -1,0 +1,228 @@
+package gittools
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
+	"github.com/jazz-run/jazz/tools"
+	"github.com/jazz-run/jazz/tools/pathres"
+)
+
+// repo is the repository one call works in, as git itself found it from
+// the call's directory.
+type repo struct {
+	dir       string // where git runs: the path argument, a file's parent
+	top       string // the work tree's root
+	gitDir    string
+	commonDir string
+	// highRisk: the run's policy is high-risk, so the repository's own
+	// programs (hooks, drivers, …) may run.
+	highRisk bool
+	environ  func() []string
+}
+
+// cmd is how git runs for this repository.
+func (r *repo) cmd(readOnly bool) *gitCmd {
+	return &gitCmd{dir: r.dir, readOnly: readOnly, environ: r.environ}
+}
+
+// openRepo resolves the call's path and finds its repository, refusing a
+// repository jazz's secrets live in, and (unless the policy is high-risk)
+// one whose configuration or hooks would make git run programs the
+// repository chose. mutating says the operation may run hooks. A non-nil
+// Result is the failure to return.
+func openRepo(ctx context.Context, env *tools.Env, o Options, pathArg string, mutating bool) (*repo, *tools.Result) {
+	fail := func(msg string) (*repo, *tools.Result) {
+		r := tools.Fail(msg)
+		return nil, &r
+	}
+	dir := env.Cwd()
+	if strings.TrimSpace(pathArg) != "" {
+		dir = pathres.Resolve(env.Cwd(), env.Home, pathArg)
+	}
+	g := guardOf(env)
+	if err := g.Check(dir); err != nil {
+		return fail(err.Error())
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		in := pathArg
+		if in == "" {
+			in = dir
+		}
+		return fail("Path not found: " + in)
+	}
+	if !fi.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	r := &repo{dir: dir, highRisk: tools.CurrentPolicy(env) == messages.PolicyHighRisk, environ: o.Environ}
+	res := r.cmd(true).run(ctx, DefaultTimeout, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+	if !res.ok() {
+		return fail(res.failure("git rev-parse", dir))
+	}
+	lines := strings.Split(strings.TrimRight(res.stdout, "\n"), "\n")
+	if len(lines) != 3 {
+		return fail(fmt.Sprintf("git rev-parse in directory '%s' gave an unexpected answer", dir))
+	}
+	r.top, r.gitDir, r.commonDir = lines[0], lines[1], absIn(dir, lines[2])
+	for _, p := range []string{r.top, r.gitDir, r.commonDir} {
+		if err := g.CheckSearch(p); err != nil {
+			return fail(err.Error())
+		}
+	}
+	// git reads and writes the whole work tree: one that holds jazz's own
+	// secrets (a dotfiles repository at $HOME holding JAZZ_HOME) could
+	// stage, commit and push them.
+	for _, z := range g.Zones() {
+		if secrets.Within(z, r.top) {
+			return fail(fmt.Sprintf("Refused: the repository at %s contains %s, where jazz keeps secrets; git tools do not work in it.", r.top, z))
+		}
+	}
+	if r.highRisk {
+		return r, nil
+	}
+	risks, why := configRisks(ctx, r.cmd(true))
+	if why != "" {
+		return fail(why)
+	}
+	if mutating {
+		hooks, why := hookRisks(ctx, &gitCmd{dir: r.dir, environ: r.environ}, r.dir, r.top, r.gitDir, r.commonDir)
+		if why != "" {
+			return fail(why)
+		}
+		risks = append(risks, hooks...)
+	}
+	if len(risks) > 0 {
+		return fail(hostileMessage("this repository", r.top, risks))
+	}
+	return r, nil
+}
+
+// hostileMessage is the refusal of a repository that would run its own
+// programs.
+func hostileMessage(what, where string, risks []string) string {
+	const show = 8
+	list := risks
+	more := ""
+	if len(list) > show {
+		more = fmt.Sprintf(" and %d more", len(list)-show)
+		list = list[:show]
+	}
+	return fmt.Sprintf("Refused: %s (%s) is configured to make git run programs or reach places of its own choosing: %s%s. "+
+		"Git tools do not run in such a repository unless the approval policy is high-risk (--approval-policy high-risk).",
+		what, where, strings.Join(list, ", "), more)
+}
+
+// absIn makes a path git printed relative to dir absolute.
+func absIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// guardOf is the run's secrets guard (JAZZ_HOME, else ~/.jazz; /proc;
+// the run's secret files).
+func guardOf(env *tools.Env) secrets.Guard {
+	home := env.JazzHome
+	if home == "" && env.Home != "" {
+		home = filepath.Join(env.Home, ".jazz")
+	}
+	return env.Secrets.Guard(home)
+}
+
+// configEntry is one line of `git config --list`.
+type configEntry struct {
+	scope, origin, key, value string
+}
+
+// readConfig lists the configuration git applies in g's directory, every
+// scope with where each value came from.
+func readConfig(ctx context.Context, g *gitCmd) ([]configEntry, string) {
+	res := g.run(ctx, DefaultTimeout, "config", "--list", "--show-scope", "--show-origin", "-z")
+	if !res.ok() {
+		return nil, "Refused: cannot read the repository's configuration: " + res.failure("git config --list", g.dir)
+	}
+	if res.stdoutTruncated {
+		return nil, fmt.Sprintf("Refused: the repository's configuration is larger than %d bytes; it cannot be checked.", StreamCap)
+	}
+	parts := strings.Split(res.stdout, "\x00")
+	var out []configEntry
+	for i := 0; i+2 < len(parts); i += 3 {
+		key, value, _ := strings.Cut(parts[i+2], "\n")
+		out = append(out, configEntry{scope: parts[i], origin: parts[i+1], key: key, value: value})
+	}
+	return out, ""
+}
+
+// configRisks lists the settings of the repository's own configuration
+// (local and worktree scopes, with the files they include) that are not
+// known to be inert. The user's system and global configuration are
+// theirs and trusted; command-line values are jazz's overrides.
+func configRisks(ctx context.Context, g *gitCmd) ([]string, string) {
+	entries, why := readConfig(ctx, g)
+	if why != "" {
+		return nil, why
+	}
+	var risks []string
+	for _, e := range entries {
+		if e.scope != "local" && e.scope != "worktree" {
+			continue
+		}
+		if !inertKey(e.key) {
+			risks = append(risks, fmt.Sprintf("%s (%s)", e.key, strings.TrimPrefix(e.origin, "file:")))
+		}
+	}
+	return risks, ""
+}
+
+// hookRisks lists the hooks git would run that the repository itself
+// holds: the executable files of the hooks directory in effect, when that
+// directory lies inside the repository (the default .git/hooks, or a
+// relative core.hooksPath such as .githooks). A hooks directory of the
+// user's own elsewhere is theirs.
+func hookRisks(ctx context.Context, g *gitCmd, dir string, inside ...string) ([]string, string) {
+	res := g.run(ctx, DefaultTimeout, "rev-parse", "--git-path", "hooks")
+	if !res.ok() {
+		return nil, "Refused: cannot find the repository's hooks: " + res.failure("git rev-parse", g.dir)
+	}
+	hooksDir := absIn(dir, strings.TrimRight(res.stdout, "\n"))
+	if real, err := filepath.EvalSymlinks(hooksDir); err == nil {
+		hooksDir = real
+	} else if os.IsNotExist(err) {
+		return nil, ""
+	}
+	if !slices.ContainsFunc(inside, func(p string) bool { return p != "" && secrets.Within(hooksDir, evalOr(p)) }) {
+		return nil, ""
+	}
+	ents, err := os.ReadDir(hooksDir)
+	if err != nil {
+		return nil, fmt.Sprintf("Refused: cannot read the hooks directory %s: %v", hooksDir, err)
+	}
+	var risks []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".sample") {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(hooksDir, e.Name()))
+		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			continue
+		}
+		risks = append(risks, "hook "+filepath.Join(hooksDir, e.Name()))
+	}
+	return risks, ""
+}
+
+// evalOr is p with symlinks resolved, or p.
+func evalOr(p string) string {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	return p
+}

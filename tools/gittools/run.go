@@ -1,0 +1,271 @@
+package gittools
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/jazz-run/jazz/shellguard"
+)
+
+// Limits from tool-schemas.md §1 and shell-safety.md §5.
+const (
+	// StreamCap is what is kept of each stream of a git child.
+	StreamCap = 262144
+	// DefaultTimeout bounds one git process; diff and blame get
+	// DiffTimeout, merge MergeTimeout.
+	DefaultTimeout = 15 * time.Second
+	DiffTimeout    = 20 * time.Second
+	MergeTimeout   = 30 * time.Second
+	// killGrace is how long a git process has after SIGTERM before its
+	// pipes are closed and its whole session is killed.
+	killGrace = 2 * time.Second
+)
+
+// safetyConfig is laid over every repository's configuration, whatever the
+// policy: no pager, no file-system monitor, no signature verification in
+// logs, no recursion into submodules (whose own configuration is not
+// inspected), no `ext::` transport, and no repository found implicitly as a
+// bare one (a bare repository hidden in a work tree would bring its own
+// configuration). Command-line configuration outranks every file git reads.
+var safetyConfig = []string{
+	"core.pager=cat",
+	"core.fsmonitor=false",
+	"core.quotePath=false",
+	"color.ui=false",
+	"log.showSignature=false",
+	"submodule.recurse=false",
+	"diff.ignoreSubmodules=dirty",
+	"status.submoduleSummary=false",
+	"protocol.ext.allow=never",
+	"safe.bareRepository=explicit",
+}
+
+// readOnlyConfig is added for operations that change nothing: hooks never
+// run (some run on an index refresh), and with GIT_OPTIONAL_LOCKS=0 git
+// does not even write the refreshed index back.
+var readOnlyConfig = []string{"core.hooksPath=/dev/null"}
+
+// gitCmd is how one tool call runs git: where, with which environment, and
+// whether the operation may change the repository.
+type gitCmd struct {
+	dir string
+	// readOnly adds readOnlyConfig and GIT_OPTIONAL_LOCKS=0.
+	readOnly bool
+	// network keeps what a fetch or push needs to authenticate (the ssh
+	// agent socket, the user's ssh command), and restricts transports.
+	network bool
+	// protocols is the -c protocol policy of a network operation.
+	protocols []string
+	// gitDir, when set, names the repository explicitly (--git-dir), as a
+	// bare one must be under safe.bareRepository=explicit.
+	gitDir  string
+	environ func() []string
+}
+
+// env is the environment of a git child: the parent's minus its secrets
+// (by name and by value) and minus every GIT_* variable (GIT_DIR,
+// GIT_CONFIG_*, GIT_TRACE_CURL and their kind would redirect git or print
+// credentials), with a fixed set of our own: no terminal prompt, no pager,
+// no editor, the C locale (messages are parsed), optional locks off for
+// read-only operations.
+func (g *gitCmd) env() []string {
+	parent := g.environ
+	if parent == nil {
+		parent = os.Environ
+	}
+	src := parent()
+	var out []string
+	for _, kv := range shellguard.WithoutSecrets(src) {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "GIT_"), name == "PAGER", name == "EDITOR", name == "VISUAL",
+			name == "LC_ALL", name == "LANGUAGE", name == "LANG":
+			continue
+		}
+		out = append(out, kv)
+	}
+	if g.network {
+		// ssh authenticates through the agent; the socket gives no key
+		// away, and the approval showed where the push goes.
+		for _, name := range []string{"SSH_AUTH_SOCK", "GIT_SSH_COMMAND", "GIT_SSH"} {
+			if v, ok := shellguard.LookupEnv(src, name); ok && v != "" {
+				out = append(out, name+"="+v)
+			}
+		}
+	}
+	out = append(out,
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_PAGER=cat",
+		"PAGER=cat",
+		"GIT_EDITOR=false",
+		"GIT_SEQUENCE_EDITOR=false",
+		"GIT_MERGE_AUTOEDIT=no",
+		"GIT_ASKPASS=",
+		"SSH_ASKPASS=",
+		"GIT_PROTOCOL_FROM_USER=0",
+		"LC_ALL=C",
+		"LANG=C",
+	)
+	if g.readOnly {
+		out = append(out, "GIT_OPTIONAL_LOCKS=0")
+	}
+	return out
+}
+
+// argv is git's command line for args.
+func (g *gitCmd) argv(args []string) []string {
+	out := []string{"--no-pager"}
+	if g.gitDir != "" {
+		out = append(out, "--git-dir="+g.gitDir)
+	}
+	cfg := append([]string(nil), safetyConfig...)
+	if g.readOnly {
+		cfg = append(cfg, readOnlyConfig...)
+	}
+	if g.network {
+		cfg = append(cfg, g.protocols...)
+	}
+	for _, c := range cfg {
+		out = append(out, "-c", c)
+	}
+	return append(out, args...)
+}
+
+// result is one finished git process.
+type result struct {
+	stdout, stderr    string
+	stdoutTruncated   bool
+	stderrTruncated   bool
+	exitCode          int
+	timedOut          bool
+	spawnErr          error
+	timeout           time.Duration
+	hash              string // hex sha256 of the whole stdout, when hashed
+	cancelledByCaller bool
+}
+
+// ok says whether git ran and exited 0.
+func (r result) ok() bool {
+	return r.spawnErr == nil && !r.timedOut && !r.cancelledByCaller && r.exitCode == 0
+}
+
+// failure is the spec's error text for a git process that did not
+// succeed: the spawn error or timeout, else stderr, else the exit code.
+func (r result) failure(cmd, dir string) string {
+	switch {
+	case r.timedOut:
+		return fmt.Sprintf("Failed to execute %s in directory '%s': Git command timed out after %dms", cmd, dir, r.timeout.Milliseconds())
+	case r.cancelledByCaller:
+		return fmt.Sprintf("Failed to execute %s in directory '%s': the call was cancelled", cmd, dir)
+	case r.spawnErr != nil:
+		return fmt.Sprintf("Failed to execute %s in directory '%s': %v", cmd, dir, r.spawnErr)
+	}
+	if s := strings.TrimSpace(r.stderr); s != "" {
+		return s
+	}
+	return fmt.Sprintf("%s failed with exit code %d", cmd, r.exitCode)
+}
+
+// run runs git with args and waits, within timeout.
+func (g *gitCmd) run(ctx context.Context, timeout time.Duration, args ...string) result {
+	return g.exec(ctx, timeout, nil, nil, args)
+}
+
+// runHashed runs git and hashes its whole stdout (kept capped as usual):
+// a fingerprint must cover all of it, not the first StreamCap bytes.
+func (g *gitCmd) runHashed(ctx context.Context, timeout time.Duration, args ...string) result {
+	return g.exec(ctx, timeout, nil, sha256.New(), args)
+}
+
+// runInput runs git with stdin.
+func (g *gitCmd) runInput(ctx context.Context, timeout time.Duration, stdin string, args ...string) result {
+	return g.exec(ctx, timeout, strings.NewReader(stdin), nil, args)
+}
+
+func (g *gitCmd) exec(ctx context.Context, timeout time.Duration, stdin io.Reader, h hash.Hash, args []string) result {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "git", g.argv(args)...)
+	cmd.Dir = g.dir
+	cmd.Env = g.env()
+	cmd.Stdin = stdin // nil is the null device
+	out := &capBuffer{limit: StreamCap, hash: h}
+	errb := &capBuffer{limit: StreamCap}
+	cmd.Stdout, cmd.Stderr = out, errb
+	// Its own session: no controlling terminal for ssh or a credential
+	// helper to prompt on, and one group to stop with everything it
+	// started (hooks, helpers).
+	cmd.SysProcAttr = sessionAttr()
+	cmd.Cancel = func() error { return terminateGroup(cmd.Process) }
+	cmd.WaitDelay = killGrace
+	err := cmd.Run()
+	if cmd.Process != nil {
+		killGroup(cmd.Process)
+	}
+	r := result{stdout: out.text(), stderr: errb.text(), stdoutTruncated: out.truncated, stderrTruncated: errb.truncated, timeout: timeout}
+	if h != nil {
+		r.hash = hex.EncodeToString(h.Sum(nil))
+	}
+	var exit *exec.ExitError
+	switch {
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		r.timedOut = true
+	case ctx.Err() != nil:
+		r.cancelledByCaller = true
+	case errors.As(err, &exit):
+		r.exitCode = exit.ExitCode()
+	case err != nil:
+		r.spawnErr = err
+	}
+	return r
+}
+
+// capBuffer keeps the first limit bytes written and drains the rest (so a
+// chatty child never blocks on a full pipe), feeding everything to hash
+// when one is set.
+type capBuffer struct {
+	buf       bytes.Buffer
+	limit     int
+	truncated bool
+	hash      hash.Hash
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if c.hash != nil {
+		c.hash.Write(p)
+	}
+	if room := c.limit - c.buf.Len(); room < len(p) {
+		c.truncated = true
+		p = p[:max(room, 0)]
+	}
+	c.buf.Write(p)
+	return n, nil
+}
+
+// text is what was kept; a capped stream loses its partial last line
+// (shell-safety.md §5).
+func (c *capBuffer) text() string {
+	b := c.buf.Bytes()
+	if c.truncated {
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			b = b[:i+1]
+		} else {
+			b = nil
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,336 @@
+package gittools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jazz-run/jazz/safefile"
+	"github.com/jazz-run/jazz/tools"
+)
+
+// previewCap bounds the diff text of a preview; the fingerprint covers
+// everything all the same.
+const previewCap = 64 << 10
+
+// capText cuts a preview's text at previewCap, at a line end.
+func capText(s string) string {
+	if len(s) <= previewCap {
+		return s
+	}
+	cut := s[:previewCap]
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		cut = cut[:i+1]
+	}
+	return cut + fmt.Sprintf("[… preview cut at %d of %d bytes]\n", len(cut), len(s))
+}
+
+type addArgs struct {
+	baseArgs
+	Files []string `json:"files"`
+	All   bool     `json:"all,omitempty"`
+}
+
+// dryRunList runs a command's --dry-run form and returns the paths it
+// names (`add 'x'`, `remove 'x'`, `rm 'x'`), with the lines as printed.
+func (r *repo) dryRunList(ctx context.Context, cmd string, args ...string) (paths []string, text string, f *tools.Result) {
+	res := r.cmd(true).run(ctx, DefaultTimeout, args...)
+	if !res.ok() {
+		return nil, "", fail(res.failure(cmd, r.dir))
+	}
+	if res.stdoutTruncated {
+		return nil, "", fail(fmt.Sprintf("%s would touch more files than a preview can show (its list is over %d bytes); name fewer files.", cmd, StreamCap))
+	}
+	for _, l := range lines(res.stdout) {
+		if i := strings.IndexByte(l, '\''); i >= 0 && strings.HasSuffix(l, "'") && len(l) > i+1 {
+			paths = append(paths, l[i+1:len(l)-1])
+		}
+	}
+	return paths, res.stdout, nil
+}
+
+// contentState fingerprints the work-tree content of paths (relative to
+// the work tree's root, as dry runs print them) as they are now: a file by
+// its bytes, a symbolic link by its target (git stores the link, not what
+// it points to), anything else by its type. Read in-process, raw, with
+// no filter and without following a link, so a FIFO or a link into /proc
+// cannot stall or leak anything.
+func (r *repo) contentState(ctx context.Context, paths []string) (string, *tools.Result) {
+	h := sha256.New()
+	for _, p := range paths {
+		abs := filepath.Join(r.top, p)
+		fmt.Fprintf(h, "%q ", p)
+		fi, err := os.Lstat(abs)
+		switch {
+		case err != nil:
+			fmt.Fprintln(h, "missing")
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(abs)
+			fmt.Fprintf(h, "link %q\n", target)
+		case fi.Mode().IsRegular():
+			f, err := safefile.Open(abs)
+			if err != nil {
+				fmt.Fprintf(h, "unreadable %v\n", err)
+				continue
+			}
+			fh := sha256.New()
+			err = f.Stream(ctx, func(b []byte) error { fh.Write(b); return nil })
+			f.Close()
+			if err != nil {
+				return "", fail(fmt.Sprintf("read %s for the preview: %v", abs, err))
+			}
+			fmt.Fprintf(h, "file %o %x\n", fi.Mode().Perm(), fh.Sum(nil))
+		default:
+			fmt.Fprintf(h, "%s\n", fi.Mode().Type())
+		}
+	}
+	return "content " + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func planAdd(ctx context.Context, r *repo, a *addArgs) (*plan, *tools.Result) {
+	dry := []string{"add", "--dry-run"}
+	what := "all files"
+	if a.All {
+		dry = append(dry, "--all")
+	} else {
+		dry = append(append(dry, "--"), a.Files...)
+		what = strings.Join(a.Files, ", ")
+	}
+	paths, list, f := r.dryRunList(ctx, "git add", dry...)
+	if f != nil {
+		return nil, f
+	}
+	if len(paths) == 0 {
+		return nil, fail("Nothing to add: " + what + " has no changes to stage.")
+	}
+	state, f := r.baseState(ctx)
+	if f != nil {
+		return nil, f
+	}
+	content, f := r.contentState(ctx, paths)
+	if f != nil {
+		return nil, f
+	}
+	state = append(state, "add "+list, content)
+	diff, f := r.text(ctx, DiffTimeout, diffArgs(append([]string{"--stat", "--patch", "--"}, paths...)...)...)
+	if f != nil {
+		return nil, f
+	}
+	preview := "Staged by this change (" + plural(len(paths), "path", "paths") + "):\n" + list
+	if diff != "" {
+		preview += "\nChanges to tracked files being staged:\n" + capText(diff)
+	}
+	return &plan{message: "Add " + quoted(what) + " to git staging", preview: preview, state: state}, nil
+}
+
+// AddResult is git_add's result.
+type AddResult struct {
+	WorkingDirectory string `json:"workingDirectory"`
+	AddedFiles       any    `json:"addedFiles"`
+	Message          string `json:"message"`
+}
+
+func actAdd(ctx context.Context, r *repo, a *addArgs, _ *plan) tools.Result {
+	args := []string{"add", "--all"}
+	var added any = "all files"
+	if !a.All {
+		args = append([]string{"add", "--"}, a.Files...)
+		added = a.Files
+	}
+	if res := r.act(ctx, DefaultTimeout, args...); !res.ok() {
+		return tools.Fail(res.failure("git add", r.dir))
+	}
+	return tools.OK(AddResult{WorkingDirectory: r.dir, AddedFiles: added, Message: "Files added to staging area"})
+}
+
+type rmArgs struct {
+	baseArgs
+	Files     []string `json:"files"`
+	Cached    bool     `json:"cached,omitempty"`
+	Recursive bool     `json:"recursive,omitempty"`
+	Force     bool     `json:"force,omitempty"`
+}
+
+func (a *rmArgs) flags() []string {
+	var out []string
+	if a.Cached {
+		out = append(out, "--cached")
+	}
+	if a.Recursive {
+		out = append(out, "-r")
+	}
+	if a.Force {
+		out = append(out, "-f")
+	}
+	return out
+}
+
+func planRm(ctx context.Context, r *repo, a *rmArgs) (*plan, *tools.Result) {
+	dry := append(append(append([]string{"rm", "--dry-run"}, a.flags()...), "--"), a.Files...)
+	paths, list, f := r.dryRunList(ctx, "git rm", dry...)
+	if f != nil {
+		return nil, f
+	}
+	state, f := r.baseState(ctx)
+	if f != nil {
+		return nil, f
+	}
+	content, f := r.contentState(ctx, paths)
+	if f != nil {
+		return nil, f
+	}
+	state = append(state, "rm "+list, content)
+	preview := "Removed from the index (" + plural(len(paths), "path", "paths") + "):\n" + list
+	if a.Cached {
+		preview += "\nThe files stay in the work tree (index only)."
+	} else {
+		preview += "\nThe files are deleted from the work tree too."
+		lost, f := r.text(ctx, DiffTimeout, diffArgs(append([]string{"HEAD", "--"}, paths...)...)...)
+		if f != nil {
+			lost, f = r.text(ctx, DiffTimeout, diffArgs(append([]string{"--cached", "--"}, paths...)...)...)
+			if f != nil {
+				return nil, f
+			}
+		}
+		if lost != "" {
+			preview += " Uncommitted changes to them are lost:\n" + capText(lost)
+		}
+	}
+	msg := "Remove " + quoted(strings.Join(a.Files, ", ")) + " from Git tracking"
+	var opts []string
+	if a.Cached {
+		opts = append(opts, "index only")
+	}
+	if a.Recursive {
+		opts = append(opts, "recursive")
+	}
+	if a.Force {
+		opts = append(opts, "force")
+	}
+	if len(opts) > 0 {
+		msg += "\nOptions: " + strings.Join(opts, ", ")
+	}
+	return &plan{message: msg, preview: preview, state: state}, nil
+}
+
+// RmResult is git_rm's result.
+type RmResult struct {
+	WorkingDirectory string   `json:"workingDirectory"`
+	RemovedFiles     []string `json:"removedFiles"`
+	Cached           bool     `json:"cached"`
+	Recursive        bool     `json:"recursive"`
+	Force            bool     `json:"force"`
+	Message          string   `json:"message"`
+}
+
+func actRm(ctx context.Context, r *repo, a *rmArgs, _ *plan) tools.Result {
+	args := append(append(append([]string{"rm"}, a.flags()...), "--"), a.Files...)
+	if res := r.act(ctx, DefaultTimeout, args...); !res.ok() {
+		return tools.Fail(res.failure("git rm", r.dir))
+	}
+	return tools.OK(RmResult{WorkingDirectory: r.dir, RemovedFiles: a.Files, Cached: a.Cached, Recursive: a.Recursive,
+		Force: a.Force, Message: "Files removed from Git tracking"})
+}
+
+type commitArgs struct {
+	baseArgs
+	Message string `json:"message"`
+	All     bool   `json:"all,omitempty"`
+}
+
+func planCommit(ctx context.Context, r *repo, a *commitArgs) (*plan, *tools.Result) {
+	branch, head, f := r.head(ctx)
+	if f != nil {
+		return nil, f
+	}
+	state, f := r.baseState(ctx)
+	if f != nil {
+		return nil, f
+	}
+	state = append(state, "message "+a.Message, fmt.Sprintf("all %t", a.All))
+	staged, f := r.text(ctx, DiffTimeout, diffArgs("--cached", "--stat", "--patch")...)
+	if f != nil {
+		return nil, f
+	}
+	unstaged := ""
+	if a.All {
+		if unstaged, f = r.text(ctx, DiffTimeout, diffArgs("--stat", "--patch")...); f != nil {
+			return nil, f
+		}
+	}
+	if staged == "" && unstaged == "" {
+		return nil, fail("Nothing to commit: no changes are staged" + map[bool]string{true: " and no tracked file has changes.", false: ". Stage them with git_add, or pass all: true for tracked files."}[a.All])
+	}
+	ident := r.cmd(true).run(ctx, DefaultTimeout, "var", "GIT_AUTHOR_IDENT")
+	if !ident.ok() {
+		return nil, fail(ident.failure("git var", r.dir))
+	}
+	author := strings.TrimSpace(ident.stdout)
+	if i := strings.LastIndexByte(author, '>'); i >= 0 {
+		author = author[:i+1] // drop the timestamp
+	}
+	var b strings.Builder
+	on := strings.TrimPrefix(branch, "refs/heads/")
+	if branch == "detached" {
+		on = "a detached HEAD"
+	}
+	fmt.Fprintf(&b, "Commit on %s", on)
+	if head == "unborn" {
+		b.WriteString(" (its first commit)")
+	} else {
+		fmt.Fprintf(&b, " after %s", r.subject(ctx, head))
+	}
+	fmt.Fprintf(&b, "\nAuthor: %s\nMessage:\n%s\n", author, indent(a.Message))
+	if signing(ctx, r) {
+		b.WriteString("The commit is signed (commit.gpgSign is set in your git configuration).\n")
+	}
+	if staged != "" {
+		b.WriteString("\nStaged changes:\n" + capText(staged))
+	}
+	if unstaged != "" {
+		b.WriteString("\nChanges of tracked files staged by all: true:\n" + capText(unstaged))
+	}
+	p := &plan{message: `Commit changes with message: "` + quoted(a.Message) + `"`, preview: b.String(), state: state}
+	if a.All {
+		p.after = "\nMode: all changes"
+	}
+	return p, nil
+}
+
+// signing says whether commits are signed here (the user's own setting:
+// a repository setting it is refused before this is asked).
+func signing(ctx context.Context, r *repo) bool {
+	res := r.cmd(true).run(ctx, DefaultTimeout, "config", "--type=bool", "--get", "commit.gpgsign")
+	return res.ok() && strings.TrimSpace(res.stdout) == "true"
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+// CommitResult is git_commit's result.
+type CommitResult struct {
+	WorkingDirectory string `json:"workingDirectory"`
+	Message          string `json:"message"`
+	CommitHash       string `json:"commitHash"`
+}
+
+func actCommit(ctx context.Context, r *repo, a *commitArgs, _ *plan) tools.Result {
+	args := []string{"commit", "-m", a.Message}
+	if a.All {
+		args = append(args, "--all")
+	}
+	if res := r.act(ctx, DefaultTimeout, args...); !res.ok() {
+		return tools.Fail(res.failure("git commit", r.dir))
+	}
+	hash, _ := r.resolve(ctx, "HEAD")
+	if hash == "" {
+		hash = "unknown"
+	}
+	return tools.OK(CommitResult{WorkingDirectory: r.dir, Message: a.Message, CommitHash: hash})
+}

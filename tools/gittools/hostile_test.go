@@ -243,7 +243,7 @@ func TestEnvironmentIsScrubbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	setup := w.environ
-	w.environ = append(append([]string(nil), w.environ...), "OPENAI_API_KEY=sk-live-123456789", "GIT_DIR="+filepath.Join(other, ".git"),
+	w.environ = append(append([]string(nil), w.environ[1:]...), "PATH=relbin:"+os.Getenv("PATH"), "OPENAI_API_KEY=sk-live-123456789", "GIT_DIR="+filepath.Join(other, ".git"),
 		"GIT_WORK_TREE="+other, "GIT_CONFIG_PARAMETERS='core.hooksPath=/dev/null'", "GIT_TRACE_CURL=1", "SSH_AUTH_SOCK=/x", "HARMLESS=1")
 	w.env.WorkDir = dir
 	setPolicy(w, messages.PolicyHighRisk)
@@ -255,7 +255,7 @@ func TestEnvironmentIsScrubbed(t *testing.T) {
 		t.Fatalf("the hook did not run: %v", err)
 	}
 	env := string(b)
-	for _, bad := range []string{"OPENAI_API_KEY", "GIT_WORK_TREE", "GIT_TRACE_CURL", "SSH_AUTH_SOCK", other} {
+	for _, bad := range []string{"OPENAI_API_KEY", "GIT_WORK_TREE", "GIT_TRACE_CURL", "SSH_AUTH_SOCK", other, "relbin"} {
 		if strings.Contains(env, bad) {
 			t.Errorf("the child saw %s:\n%s", bad, env)
 		}

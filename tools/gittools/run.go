@@ -119,7 +119,9 @@ func (g *gitCmd) env() []string {
 	if g.readOnly {
 		out = append(out, "GIT_OPTIONAL_LOCKS=0")
 	}
-	return out
+	// PATH keeps only absolute directories: a relative entry would let
+	// the repository's own `ssh` or helper stand in for the real one.
+	return shellguard.HardenEnv(out)
 }
 
 // argv is git's command line for args.

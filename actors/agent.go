@@ -362,7 +362,7 @@ func (a *Agent) modelDone(c *actor.Context, m modelDone) {
 		return
 	}
 	resp := m.resp
-	if m.refused != nil && !a.warnedUsage {
+	if m.refused != nil && !a.warnedUsage && a.priced() {
 		a.warnedUsage = true
 		a.warn(fmt.Sprintf("%v; the run's cost is unknown", m.refused))
 	}
@@ -618,6 +618,16 @@ func (a *Agent) finish(c *actor.Context, f messages.RunFinished) {
 	if a.parent != nil {
 		c.Send(a.parent, f)
 	}
+}
+
+// priced says whether the model has a price, so refused usage changes
+// what the envelope can tell (an unpriced model's cost is unknown anyway).
+func (a *Agent) priced() bool {
+	if a.cfg.Price == nil {
+		return false
+	}
+	_, known := a.cfg.Price(messages.Usage{})
+	return known
 }
 
 func (a *Agent) warn(msg string) {

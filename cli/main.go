@@ -70,9 +70,15 @@ func Main() int {
 func Execute(ctx context.Context, args []string, d Deps) int {
 	root := NewRootCmd(d)
 	root.SetArgs(args)
-	root.SetOut(d.IO.ErrOut) // help and usage are diagnostics: stderr
-	root.SetErr(d.IO.ErrOut)
 	jsonMode := jsonRequested(root, args)
+	// Help asked for, the version and completion scripts are the answer:
+	// stdout, so `jazz --help | less` and `jazz completion bash > f` work.
+	// Under --json stdout holds the envelope alone, so help goes to stderr.
+	root.SetOut(d.IO.Out)
+	if jsonMode {
+		root.SetOut(d.IO.ErrOut)
+	}
+	root.SetErr(d.IO.ErrOut)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		if cmd := selected(root, args); jsonMode && !cmd.Runnable() && !helpAsked(root, args) {
@@ -94,9 +100,25 @@ func Execute(ctx context.Context, args []string, d Deps) int {
 		writeFailure(d.IO.Out, msg, 0)
 		return ExitFailure
 	}
-	stderrLines{w: d.IO.ErrOut, json: selected(root, args).Name() == "run" && jsonStderr(args)}.failure(err.Error(), false)
+	msg := err.Error()
+	var ue usageError
+	if errors.As(err, &ue) {
+		// Usage printed because of an error is a diagnostic: stderr.
+		msg += fmt.Sprintf("\nRun '%s --help' for usage.", ue.cmd)
+	}
+	stderrLines{w: d.IO.ErrOut, json: selected(root, args).Name() == "run" && jsonStderr(args)}.failure(msg, false)
 	return ExitFailure
 }
+
+// usageError is a command line cobra could not parse; plain mode points
+// at the command's help after the message.
+type usageError struct {
+	err error
+	cmd string
+}
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
 
 // jsonStderr says whether a run's stderr is a JSON channel: a bridge
 // reads it (--interactive-stdin) or events were asked for. It looks at the
@@ -121,13 +143,16 @@ func NewRootCmd(d Deps) *cobra.Command {
 		Short:         "jazz runs LLM agents whose every mutation passes an approval gate",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       BuildVersion(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().String("config", "", "path to a config file (must exist and hold a JSON object)")
 	root.PersistentFlags().Bool("debug", false, "debug logging")
 	root.PersistentFlags().BoolP("verbose", "v", false, "more diagnostics on stderr")
 	root.PersistentFlags().Bool("no-tui", false, "plain output (always on for jazz run)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
-	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d))
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err: err, cmd: cmd.CommandPath()} })
+	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d), NewVersionCmd(d))
+	registerCompletions(root, d)
 	return root
 }
 

@@ -91,21 +91,6 @@ func TestLookup(t *testing.T) {
 	}
 }
 
-func TestSnapshotParses(t *testing.T) {
-	table, err := snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for key, p := range table {
-		if !p.Known() {
-			t.Errorf("%s: no input or output price", key)
-		}
-	}
-	if len(table) < 30 {
-		t.Errorf("snapshot has %d entries, want a real table", len(table))
-	}
-}
-
 func BenchmarkLookup(b *testing.B) {
 	for b.Loop() {
 		Lookup("openai", "gpt-4o-mini", nil)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/provider/httpx"
 )
 
 // Request is one model call.
@@ -95,6 +96,22 @@ func NetworkError(err error, hint string) *Error {
 		msg += ". " + hint
 	}
 	return &Error{Message: msg, Retryable: true, Reason: "network issue", Err: err}
+}
+
+// LimitFailure is the Error for a call httpx stopped at one of its bounds
+// (no answer, a stalled stream, an oversized response), nil when err is
+// something else. name is the provider, for the message. A stall is worth
+// another attempt; an oversized answer would only come again.
+func LimitFailure(name string, err error) *Error {
+	le, ok := httpx.AsLimit(err)
+	if !ok {
+		return nil
+	}
+	e := &Error{Message: fmt.Sprintf("%s: %v", name, le), Retryable: le.Retryable(), Err: err}
+	if e.Retryable {
+		e.Reason = "network issue"
+	}
+	return e
 }
 
 // Known lists the provider names a model id may use.

@@ -82,6 +82,9 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", c.opts.Name, context.Cause(ctx))
 	}
+	if le := provider.LimitFailure(c.opts.Name, err); le != nil {
+		return le
+	}
 	inner := err
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -100,6 +103,9 @@ func (c *Client) readError(ctx context.Context, err error) error {
 	var pe *provider.Error
 	if errors.As(err, &pe) {
 		return err
+	}
+	if le := provider.LimitFailure(c.opts.Name, err); le != nil {
+		return le
 	}
 	var me *malformedError
 	if errors.As(err, &me) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/provider"
+	"github.com/jazz-run/jazz/provider/httpx"
 )
 
 // Options configures a Client.
@@ -32,8 +33,9 @@ type Options struct {
 	APIKey string
 	// Name is the provider name used in error messages ("openai", "ollama").
 	Name string
-	// HTTPClient defaults to a client with no overall timeout: a streamed
-	// answer may legitimately take minutes, and ctx bounds every call.
+	// HTTPClient defaults to an httpx client with the default bounds and
+	// no proxy; it has no overall timeout, since a streamed answer may
+	// legitimately take minutes, and ctx bounds every call.
 	HTTPClient *http.Client
 	// ExtraBody is merged into every request body, last, so it may add
 	// vendor fields (keep_alive, options) or override ours.
@@ -69,7 +71,7 @@ type Client struct {
 // New builds a Client. It does no I/O.
 func New(opts Options) *Client {
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
+		opts.HTTPClient = httpx.New(httpx.Options{Limits: httpx.DefaultLimits()})
 	}
 	if opts.Reasoning == nil {
 		opts.Reasoning = DefaultReasoning

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/jazz-run/jazz/provider"
+	"github.com/jazz-run/jazz/provider/httpx"
 	"github.com/jazz-run/jazz/provider/openai"
 	"github.com/jazz-run/jazz/provider/replay"
 )
@@ -37,7 +38,8 @@ type Settings struct {
 	NumCtx int
 	// Getenv reads the environment; nil uses os.Getenv.
 	Getenv func(string) string
-	// HTTPClient is shared by the clients; nil gives each its own.
+	// HTTPClient is shared by the clients; nil gives each its own httpx
+	// client with the default bounds and the proxy Getenv names.
 	HTTPClient *http.Client
 	// ReplayDir is where `replay/<script>` looks after the working
 	// directory.
@@ -144,11 +146,15 @@ func Open(ctx context.Context, name, model string, s Settings) (provider.Provide
 	if base == "" {
 		base = v.baseURL
 	}
+	client := s.HTTPClient
+	if client == nil {
+		client = httpx.New(httpx.Options{Limits: httpx.DefaultLimits(), Getenv: getenv})
+	}
 	opts := openai.Options{
 		BaseURL:         base,
 		APIKey:          key,
 		Name:            name,
-		HTTPClient:      s.HTTPClient,
+		HTTPClient:      client,
 		Reasoning:       v.reasoning,
 		UnreachableHint: v.hint,
 	}

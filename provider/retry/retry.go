@@ -20,7 +20,41 @@ const (
 	FirstDelay = time.Second
 	// MaxDelay caps every wait.
 	MaxDelay = 30 * time.Second
+	// StepCeiling bounds one model step, every attempt and wait included.
+	StepCeiling = 900 * time.Second
+	// SlowHint is how long an attempt runs before the user is told it is
+	// taking longer than expected.
+	SlowHint = 45 * time.Second
 )
+
+// CeilingError is a model step that outran its ceiling. It wraps the last
+// failure seen, if any.
+type CeilingError struct {
+	After time.Duration
+	Last  error
+}
+
+func (e *CeilingError) Error() string {
+	msg := fmt.Sprintf("The model did not finish within %s (the step ceiling, retries included)", ceilingText(e.After))
+	if e.Last != nil {
+		msg += "; last failure: " + e.Last.Error()
+	}
+	return msg + "."
+}
+
+func (e *CeilingError) Unwrap() error { return e.Last }
+
+func ceilingText(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%d s", int(d/time.Second))
+	}
+	return d.String()
+}
+
+// SlowMessage is the slow hint for an agent named agent.
+func SlowMessage(agent string) string {
+	return agent + " is taking longer than expected… still waiting on the model."
+}
 
 // Notice reports a retry about to happen, before its wait.
 type Notice struct {
@@ -62,6 +96,13 @@ type Options struct {
 	// Sleep waits d or until ctx ends; nil uses a timer. Tests inject one
 	// that records the delays and returns at once.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Ceiling bounds the whole call, attempts and waits included; past it
+	// the call fails with a CeilingError. 0 means no ceiling.
+	Ceiling time.Duration
+	// Slow, if set, is called (from a timer goroutine) once for each
+	// attempt still running SlowAfter after it started.
+	Slow      func(attempt int)
+	SlowAfter time.Duration
 }
 
 // Call is one attempt of a model call.
@@ -82,13 +123,47 @@ func Backoff(n int) time.Duration {
 // cancelled ctx), or Attempts are spent. It returns the last error
 // unchanged, so the caller can still inspect its *provider.Error.
 func Do(ctx context.Context, opts Options, call Call) (provider.Response, error) {
-	return run(ctx, opts, max(opts.Attempts, 1), 1, call)
+	return ceiling(ctx, opts, func(ctx context.Context) (provider.Response, error) {
+		return run(ctx, opts, max(opts.Attempts, 1), 1, call)
+	})
+}
+
+// ceiling runs f under opts.Ceiling and turns its expiry into a
+// CeilingError, whatever error the attempt in flight reported for it.
+func ceiling(ctx context.Context, opts Options, f Call) (provider.Response, error) {
+	if opts.Ceiling <= 0 {
+		return f(ctx)
+	}
+	cerr := &CeilingError{After: opts.Ceiling}
+	inner, cancel := context.WithTimeoutCause(ctx, opts.Ceiling, cerr)
+	defer cancel()
+	resp, err := f(inner)
+	if err != nil && ctx.Err() == nil && context.Cause(inner) == cerr {
+		return provider.Response{}, &CeilingError{After: opts.Ceiling, Last: lastFailure(err)}
+	}
+	return resp, err
+}
+
+// lastFailure is what an attempt said before the ceiling stopped it,
+// unless that was only the ceiling itself.
+func lastFailure(err error) error {
+	var ce *CeilingError
+	if errors.As(err, &ce) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
 }
 
 // DoStream runs a streaming call under the policy; after StreamAttempts
 // retryable failures it switches to the batch call with a fresh schedule
 // (agent-loop.md §6), announced by a Notice with Fallback set.
 func DoStream(ctx context.Context, opts Options, stream, batch Call) (provider.Response, error) {
+	return ceiling(ctx, opts, func(ctx context.Context) (provider.Response, error) {
+		return doStream(ctx, opts, stream, batch)
+	})
+}
+
+func doStream(ctx context.Context, opts Options, stream, batch Call) (provider.Response, error) {
 	attempts := max(opts.Attempts, 1)
 	resp, err := run(ctx, opts, min(max(opts.StreamAttempts, 1), attempts), attempts, stream)
 	if err == nil || !retryable(ctx, err) {
@@ -118,7 +193,15 @@ func Chat(ctx context.Context, p provider.Provider, req provider.Request, onDelt
 func run(ctx context.Context, opts Options, attempts, noticeMax int, call Call) (provider.Response, error) {
 	noticeMax = max(noticeMax, attempts)
 	for n := 1; ; n++ {
+		var slow *time.Timer
+		if opts.Slow != nil && opts.SlowAfter > 0 {
+			attempt := n
+			slow = time.AfterFunc(opts.SlowAfter, func() { opts.Slow(attempt) })
+		}
 		resp, err := call(ctx)
+		if slow != nil {
+			slow.Stop()
+		}
 		if err == nil {
 			return resp, nil
 		}

@@ -64,6 +64,32 @@ func TestDenylistSeesExpandedRedirections(t *testing.T) {
 	}
 }
 
+// runUnattended runs an agent with execute_command once, unattended,
+// under config and, when set, an approval policy.
+func runUnattended(t *testing.T, w *world, config, policy string) {
+	t.Helper()
+	w.writeConfig(config)
+	w.agent("sh", "execute_command")
+	args := []string{"run", "--agent", "sh", "--json", "--timeout", "60000"}
+	if policy != "" {
+		args = append(args, "--approval-policy", policy)
+	}
+	wantSuccess(t, w.exec("", append(args, "go")...))
+}
+
+// toolResults is what the model was sent back for each tool call, by id.
+func toolResults(srv *chatserver.Server) map[string]string {
+	results := map[string]string{}
+	for _, q := range srv.Requests() {
+		for _, m := range q.ToolMessages() {
+			if m.Content != nil {
+				results[m.ToolCallID] = *m.Content
+			}
+		}
+	}
+	return results
+}
+
 func TestGateRefusesEveryClassOfHole(t *testing.T) {
 	type probe struct {
 		id, command string
@@ -138,23 +164,9 @@ func TestGateRefusesEveryClassOfHole(t *testing.T) {
 			srv := chatserver.New(calls(cs...), answer("done"))
 			defer srv.Close()
 			w := soundWorld(t, srv)
-			w.writeConfig(tc.config)
-			w.agent("sh", "execute_command")
-			args := []string{"run", "--agent", "sh", "--json", "--timeout", "60000"}
-			if tc.policy != "" {
-				args = append(args, "--approval-policy", tc.policy)
-			}
-			wantSuccess(t, w.exec("", append(args, "go")...))
-			results := map[string]string{}
-			reqs := srv.Requests()
-			for _, q := range reqs {
-				for _, m := range q.ToolMessages() {
-					if m.Content != nil {
-						results[m.ToolCallID] = *m.Content
-					}
-				}
-			}
-			if len(reqs) != 2 {
+			runUnattended(t, w, tc.config, tc.policy)
+			results := toolResults(srv)
+			if reqs := srv.Requests(); len(reqs) != 2 {
 				t.Fatalf("%d model requests, want 2: a command was rated by a model", len(reqs))
 			}
 			for _, p := range tc.probes {

@@ -185,21 +185,8 @@ func TestShellAutoApprovalsReachTheRunner(t *testing.T) {
 			srv := chatserver.New(calls(shellCall("a1", tc.command)), answer("done"))
 			defer srv.Close()
 			w := newWorld(t, srv.URL())
-			w.writeConfig(tc.config)
-			w.agent("sh", "execute_command")
-			args := []string{"run", "--agent", "sh", "--json", "--timeout", "60000"}
-			if tc.policy != "" {
-				args = append(args, "--approval-policy", tc.policy)
-			}
-			wantSuccess(t, w.exec("", append(args, "go")...))
-			var got string
-			for _, q := range srv.Requests() {
-				for _, m := range q.ToolMessages() {
-					if m.ToolCallID == "a1" && m.Content != nil {
-						got = *m.Content
-					}
-				}
-			}
+			runUnattended(t, w, tc.config, tc.policy)
+			got := toolResults(srv)["a1"]
 			var res struct {
 				Stdout  string `json:"stdout"`
 				Success bool   `json:"success"`

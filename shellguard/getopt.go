@@ -116,7 +116,21 @@ func (p parsedArgs) has(names ...string) bool {
 // inspect-only call, or "".
 func parseOpts(s optSpec, args []string) (parsedArgs, string) {
 	var p parsedArgs
-	for i := 0; i < len(args); i++ {
+	i := 0
+	// value gives o the glued value if there is one, else the next word.
+	value := func(o *option, glued string, isGlued bool, word string) string {
+		switch {
+		case isGlued:
+			o.value, o.hasValue = glued, true
+		case i+1 < len(args):
+			i++
+			o.value, o.hasValue = args[i], true
+		default:
+			return fmt.Sprintf("%q without its value", word)
+		}
+		return ""
+	}
+	for ; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
@@ -148,13 +162,8 @@ func parseOpts(s optSpec, args []string) (parsedArgs, string) {
 			case optArg:
 				o.value, o.hasValue = val, glued
 			case reqArg, nextArg:
-				if glued {
-					o.value, o.hasValue = val, true
-				} else if i+1 < len(args) {
-					i++
-					o.value, o.hasValue = args[i], true
-				} else {
-					return p, fmt.Sprintf("%q without its value", a)
+				if why := value(&o, val, glued, a); why != "" {
+					return p, why
 				}
 			}
 			p.opts = append(p.opts, o)
@@ -176,20 +185,13 @@ func parseOpts(s optSpec, args []string) (parsedArgs, string) {
 			case optArg:
 				o.value, o.hasValue = rest, rest != ""
 			case reqArg:
-				if rest != "" {
-					o.value, o.hasValue = rest, true
-				} else if i+1 < len(args) {
-					i++
-					o.value, o.hasValue = args[i], true
-				} else {
-					return p, fmt.Sprintf("%q without its value", a)
+				if why := value(&o, rest, rest != "", a); why != "" {
+					return p, why
 				}
 			case nextArg:
-				if i+1 >= len(args) {
-					return p, fmt.Sprintf("%q without its value", a)
+				if why := value(&o, "", false, a); why != "" {
+					return p, why
 				}
-				i++
-				o.value, o.hasValue = args[i], true
 				p.opts = append(p.opts, o)
 				continue
 			}

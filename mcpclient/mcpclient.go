@@ -1,0 +1,565 @@
+// Package mcpclient talks to MCP servers (mcp.md) for one run or one CLI
+// command: it starts a stdio server under childproc (scrubbed environment
+// plus the server's declared env) or reaches a Streamable HTTP one,
+// connects on first need, lists its tools once, forwards calls as they
+// are, and ends every session and server process on Close.
+//
+// A server is a stranger's program: it may hang, die, or answer garbage.
+// Every wait is bounded (start, initialize and listing by the server's
+// connect timeout, a call by its context), and every failure comes back as
+// an error that names the server and says what happened, never a hang.
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jazz-run/jazz/childproc"
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/shellguard"
+)
+
+// Bounds on what a server may send.
+const (
+	// MaxMessage bounds one JSON-RPC message from a stdio server.
+	MaxMessage = 8 << 20
+	// MaxTools is the most tools taken from one server's listing.
+	MaxTools = 512
+	// stderrTail is how much of a server's stderr is kept for messages.
+	stderrTail = 4 << 10
+	// stopGrace is how long a stdio server may take to exit after its
+	// stdin closes, before it is signalled.
+	stopGrace = time.Second
+	// closeBound bounds closing one session.
+	closeBound = 2 * time.Second
+)
+
+// ErrClosed is returned once the client has been closed.
+var ErrClosed = errors.New("the MCP client is closed: the run is ending")
+
+// Options are a client's surroundings.
+type Options struct {
+	// Environ is jazz's environment; a stdio server gets it scrubbed
+	// (shell-safety.md §4) with its declared env on top. nil means none.
+	Environ []string
+	// Dir is where stdio servers start.
+	Dir string
+	// Version is jazz's version, sent as the client's.
+	Version string
+	// NoCgroup is childproc's (tests of the fallback).
+	NoCgroup bool
+}
+
+// Client holds the servers of one run. It is safe for concurrent use.
+type Client struct {
+	opts    Options
+	mu      sync.Mutex
+	servers map[string]*server
+	closed  bool
+}
+
+// server is one server's connection state.
+type server struct {
+	def config.MCPServer
+	// mu serialises connecting and guards the fields below.
+	mu     sync.Mutex
+	sess   *mcp.ClientSession
+	proc   *childproc.Proc
+	tools  []*mcp.Tool
+	listed bool
+	dead   chan struct{} // closed when sess ends
+	stderr *tail
+	closed bool
+}
+
+// New is a client for defs; it connects to nothing yet.
+func New(defs []config.MCPServer, o Options) *Client {
+	c := &Client{opts: o, servers: make(map[string]*server, len(defs))}
+	for _, d := range defs {
+		c.servers[d.Name] = &server{def: d}
+	}
+	return c
+}
+
+// Server returns the definition of name.
+func (c *Client) Server(name string) (config.MCPServer, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.servers[name]
+	if !ok {
+		return config.MCPServer{}, false
+	}
+	return s.def, true
+}
+
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+func (c *Client) server(name string) (*server, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	s, ok := c.servers[name]
+	if !ok {
+		return nil, fmt.Errorf("no MCP server named %q is configured", name)
+	}
+	if s.def.Err != nil {
+		return nil, s.def.Err
+	}
+	if !s.def.Enabled {
+		return nil, fmt.Errorf("MCP server %s is disabled", name)
+	}
+	return s, nil
+}
+
+// Tools connects to name if it is not connected and returns its tools,
+// listed once per connection.
+func (c *Client) Tools(ctx context.Context, name string) ([]*mcp.Tool, error) {
+	s, err := c.server(name)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := c.connectLocked(ctx, s); err != nil {
+		return nil, err
+	}
+	return s.tools, nil
+}
+
+// Call runs tool on server name with args exactly as given, connecting
+// (or reconnecting, once, after the server died) first. A tool the server
+// does not list is refused without a call.
+func (c *Client) Call(ctx context.Context, name, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	s, err := c.server(name)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	sess, err := c.connectLocked(ctx, s)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	known := false
+	names := make([]string, 0, len(s.tools))
+	for _, t := range s.tools {
+		names = append(names, t.Name)
+		known = known || t.Name == tool
+	}
+	dead, proc, stderr := s.dead, s.proc, s.stderr
+	s.mu.Unlock()
+	if !known {
+		return nil, fmt.Errorf("Tool %s not found in MCP server %s. Available tools: %s", tool, name, strings.Join(names, ", "))
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err == nil {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("MCP server %s did not answer %s in time: %w", name, tool, ctx.Err())
+	}
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	// Did the server go away under the call? Its session ends with it.
+	select {
+	case <-dead:
+		return nil, fmt.Errorf("MCP server %s %s during the call to %s%s", name, ended(proc), tool, stderr.suffix())
+	case <-time.After(50 * time.Millisecond):
+	}
+	return nil, fmt.Errorf("MCP tool execution failed: %s: %v", name, err)
+}
+
+// ended says how a server's session ended: its process's exit, when it
+// has one.
+func ended(p *childproc.Proc) string {
+	if p == nil {
+		return "closed the connection"
+	}
+	select {
+	case <-p.Done():
+		if e := p.Exit(); e != "" {
+			return "exited (" + e + ")"
+		}
+		return "exited"
+	case <-time.After(500 * time.Millisecond):
+		return "closed the connection"
+	}
+}
+
+// connectLocked returns s's live session, connecting (bounded by the
+// server's connect timeout) when it has none or its last one died. s.mu
+// is held.
+func (c *Client) connectLocked(ctx context.Context, s *server) (*mcp.ClientSession, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.sess != nil {
+		select {
+		case <-s.dead:
+			c.dropLocked(s)
+		default:
+			return s.sess, nil
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.def.ConnectTimeout)
+	defer cancel()
+	sess, proc, errTail, err := c.dial(cctx, s.def)
+	if err != nil {
+		if ctx.Err() == nil && cctx.Err() != nil {
+			err = fmt.Errorf("MCP server %s did not finish connecting within %s (start, initialize and tools/list)%s", s.def.Name, s.def.ConnectTimeout, errTail.suffix())
+		}
+		return nil, err
+	}
+	tools, err := listTools(cctx, sess)
+	if err != nil {
+		closeSession(sess, proc)
+		if ctx.Err() == nil && cctx.Err() != nil {
+			return nil, fmt.Errorf("MCP server %s did not list its tools within %s%s", s.def.Name, s.def.ConnectTimeout, errTail.suffix())
+		}
+		return nil, fmt.Errorf("MCP server %s: list tools: %v%s", s.def.Name, err, errTail.suffix())
+	}
+	s.sess, s.proc, s.stderr, s.tools, s.listed = sess, proc, errTail, tools, true
+	dead := make(chan struct{})
+	s.dead = dead
+	go func() { _ = sess.Wait(); close(dead) }()
+	return sess, nil
+}
+
+// dropLocked forgets a dead session and stops what is left of it.
+func (c *Client) dropLocked(s *server) {
+	closeSession(s.sess, s.proc)
+	s.sess, s.proc, s.dead = nil, nil, nil
+}
+
+// dial starts or reaches the server and runs the initialize handshake.
+func (c *Client) dial(ctx context.Context, d config.MCPServer) (*mcp.ClientSession, *childproc.Proc, *tail, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "jazz", Version: c.version()}, &mcp.ClientOptions{
+		// No roots, sampling or elicitation: a server gets nothing from
+		// jazz but the calls the gate let through.
+		Capabilities: &mcp.ClientCapabilities{},
+	})
+	errTail := &tail{}
+	switch d.Transport {
+	case config.MCPHTTP:
+		t := &mcp.StreamableClientTransport{
+			Endpoint:             d.URL,
+			HTTPClient:           &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: d.Headers}},
+			MaxRetries:           -1,
+			DisableStandaloneSSE: true,
+		}
+		sess, err := client.Connect(ctx, t, nil)
+		if err != nil {
+			return nil, nil, errTail, fmt.Errorf("connect to MCP server %s at %s: %v", d.Name, d.URL, err)
+		}
+		return sess, nil, errTail, nil
+	default:
+		env := shellguard.SanitizedEnv(c.opts.Environ, nil, c.opts.Dir)
+		env = overlay(env, d.Env)
+		proc, err := childproc.Start(childproc.Spec{
+			Argv: append([]string{d.Command}, d.Args...), Env: env, Dir: c.opts.Dir, Stderr: errTail, NoCgroup: c.opts.NoCgroup,
+		})
+		if err != nil {
+			return nil, nil, errTail, fmt.Errorf("start MCP server %s: %v", d.Name, err)
+		}
+		guard := &lineGuard{r: proc.Stdout(), onBad: func() {
+			// Fail closed: a server that breaks the framing is stopped,
+			// so every call waiting on it ends now.
+			go func() { _ = proc.Kill(context.Background()) }()
+		}}
+		errTail.guard = guard
+		t := &mcp.IOTransport{Reader: guard, Writer: proc.Stdin(), MaxLineLength: MaxMessage}
+		// Connect honours ctx, but a server that exits before it answers
+		// is told faster by its exit than by the timeout.
+		out := make(chan connected, 1)
+		go func() {
+			sess, err := client.Connect(ctx, t, nil)
+			out <- connected{sess, err}
+		}()
+		var r connected
+		select {
+		case r = <-out:
+		case <-proc.Done():
+			if r = awaitConnect(out, errors.New("exited")); r.err != nil {
+				closeSession(nil, proc)
+				return nil, nil, errTail, fmt.Errorf("MCP server %s %s before it finished initializing%s", d.Name, ended(proc), errTail.suffix())
+			}
+		case <-ctx.Done():
+			r = awaitConnect(out, ctx.Err())
+		}
+		if r.err != nil {
+			if ctx.Err() != nil {
+				closeSession(nil, proc)
+				return nil, nil, errTail, r.err
+			}
+			// A closed connection is usually the server's exit: say so.
+			t := time.NewTimer(500 * time.Millisecond)
+			select {
+			case <-proc.Done():
+				t.Stop()
+				closeSession(nil, proc)
+				return nil, nil, errTail, fmt.Errorf("MCP server %s %s before it finished initializing%s", d.Name, ended(proc), errTail.suffix())
+			case <-t.C:
+			}
+			closeSession(nil, proc)
+			return nil, nil, errTail, fmt.Errorf("MCP server %s failed to initialize: %v%s", d.Name, r.err, errTail.suffix())
+		}
+		return r.sess, proc, errTail, nil
+	}
+}
+
+// connected is the outcome of one Connect.
+type connected struct {
+	sess *mcp.ClientSession
+	err  error
+}
+
+// awaitConnect gives a Connect that should be ending a moment to report;
+// past it, the outcome is err (the session, should it come later, is
+// closed with the connection's end).
+func awaitConnect(out <-chan connected, err error) connected {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case r := <-out:
+		return r
+	case <-t.C:
+		return connected{err: err}
+	}
+}
+
+func (c *Client) version() string {
+	if c.opts.Version == "" {
+		return "dev"
+	}
+	return c.opts.Version
+}
+
+// listTools reads every page of the listing, at most MaxTools tools.
+func listTools(ctx context.Context, sess *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	for t, err := range sess.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+		if len(out) >= MaxTools {
+			break
+		}
+	}
+	return out, nil
+}
+
+// closeSession ends a session and its process, bounded.
+func closeSession(sess *mcp.ClientSession, proc *childproc.Proc) {
+	if sess != nil {
+		done := make(chan struct{})
+		go func() { _ = sess.Close(); close(done) }()
+		t := time.NewTimer(closeBound)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	if proc != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = proc.Stop(ctx, stopGrace)
+		cancel()
+	}
+}
+
+// Close ends every session and stops every server process, in parallel,
+// and returns when they are gone. Later calls fail with ErrClosed.
+func (c *Client) Close(ctx context.Context) error {
+	c.mu.Lock()
+	c.closed = true
+	servers := make([]*server, 0, len(c.servers))
+	for _, s := range c.servers {
+		servers = append(servers, s)
+	}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A call in flight holds s.mu only while connecting, which is
+			// bounded by the connect timeout.
+			s.mu.Lock()
+			s.closed = true
+			sess, proc := s.sess, s.proc
+			s.sess, s.proc = nil, nil
+			s.mu.Unlock()
+			closeSession(sess, proc)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("close MCP servers: %w", ctx.Err())
+	}
+}
+
+// overlay sets each of vars in env, replacing an existing entry.
+func overlay(env []string, vars map[string]string) []string {
+	if len(vars) == 0 {
+		return env
+	}
+	out := make([]string, 0, len(env)+len(vars))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, over := vars[name]; !over {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		out = append(out, k+"="+vars[k])
+	}
+	return out
+}
+
+// headerTransport adds a server's configured headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return h.base.RoundTrip(r)
+}
+
+// tail keeps the last stderrTail bytes a server wrote to stderr, and
+// what its stdout's guard saw.
+type tail struct {
+	mu    sync.Mutex
+	buf   []byte
+	guard *lineGuard
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > stderrTail {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-stderrTail:]...)
+	}
+	return len(p), nil
+}
+
+// suffix is what a message about the server adds: the protocol
+// violation that stopped it, or the last line of its stderr, or "".
+func (t *tail) suffix() string {
+	if t == nil {
+		return ""
+	}
+	if bad := t.guard.violation(); bad != "" {
+		return fmt.Sprintf("; it broke the protocol: it sent %q, which is not a JSON-RPC message, so it was stopped", bad)
+	}
+	t.mu.Lock()
+	s := strings.TrimSpace(string(t.buf))
+	t.mu.Unlock()
+	if s == "" {
+		return ""
+	}
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[i+1:])
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return "; its stderr says: " + s
+}
+
+// lineGuard passes a stdio server's output through, checking the
+// framing: every line must start a JSON object or array. The SDK's reader
+// stops at the first line that does not, leaving a handshake in progress
+// to wait for its timeout; the guard stops the server instead (onBad), so
+// whatever waits on it ends at once, and remembers what it sent.
+type lineGuard struct {
+	r       io.ReadCloser
+	onBad   func()
+	inLine  bool
+	mu      sync.Mutex
+	bad     []byte
+	tripped bool
+}
+
+func (g *lineGuard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	for i := 0; i < n; i++ {
+		c := p[i]
+		if g.inLine {
+			if c == '\n' {
+				g.inLine = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{', '[':
+			g.inLine = true
+			continue
+		}
+		g.trip(p[i:n])
+		return i, errors.New("not a JSON-RPC message")
+	}
+	return n, err
+}
+
+// Close closes the server's stdout.
+func (g *lineGuard) Close() error { return g.r.Close() }
+
+func (g *lineGuard) trip(rest []byte) {
+	g.mu.Lock()
+	first := !g.tripped
+	g.tripped = true
+	if line, _, _ := bytes.Cut(rest, []byte("\n")); first {
+		g.bad = append([]byte(nil), line[:min(len(line), 120)]...)
+	}
+	g.mu.Unlock()
+	if first && g.onBad != nil {
+		g.onBad()
+	}
+}
+
+// violation is the start of the offending line, or "".
+func (g *lineGuard) violation() string {
+	if g == nil {
+		return ""
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return string(g.bad)
+}

@@ -1,0 +1,140 @@
+package customtools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/tools"
+)
+
+func decl(t *testing.T, raw string) config.CustomTool {
+	t.Helper()
+	ds, err := config.ParseCustomToolsJSON(json.RawMessage("["+raw+"]"), "customTools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds[0]
+}
+
+func command(t *testing.T, argv []string, timeoutMs int) config.CustomTool {
+	b, _ := json.Marshal(argv)
+	return decl(t, fmt.Sprintf(`{"name":"cmd","description":"d","handler":{"type":"command","command":%s,"timeoutMs":%d}}`, b, timeoutMs))
+}
+
+func env(dir string) *tools.Env { return &tools.Env{Dir: tools.NewWorkDir(dir)} }
+
+func call(t *testing.T, tl tools.Tool, dir, args string) tools.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return tl.Handler(ctx, env(dir), json.RawMessage(args))
+}
+
+func TestRecord(t *testing.T) {
+	tl := Tool(decl(t, `{"name":"note","description":"Record a note.","handler":{"type":"record","response":"Noted."}}`), Options{})
+	if tl.Level != messages.LevelReadOnly || tl.Gated() {
+		t.Fatalf("record tool level %q", tl.Level)
+	}
+	if r := call(t, tl, t.TempDir(), `{"x":1}`); !r.Success || r.Value != "Noted." {
+		t.Fatalf("record: %+v", r)
+	}
+}
+
+func TestCommandRunsWithoutAShell(t *testing.T) {
+	dir := t.TempDir()
+	tl := Tool(command(t, []string{"cat"}, 5000), Options{Environ: func() []string { return []string{"PATH=/usr/bin:/bin"} }})
+	if tl.Level != messages.LevelHighRisk || !tl.Gated() || tl.Timeout != 5*time.Second+ExecutorSlack {
+		t.Fatalf("command tool: level %q timeout %v", tl.Level, tl.Timeout)
+	}
+	// The validated arguments arrive as JSON on stdin; a shell
+	// metacharacter in them is just a byte.
+	args := `{"q":"$(touch pwned); rm -rf /"}`
+	r := call(t, tl, dir, args)
+	if !r.Success || r.Value != args+"\n" {
+		t.Fatalf("cat: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+		t.Fatal("a shell ran the arguments")
+	}
+	pwd := Tool(command(t, []string{"pwd"}, 5000), Options{})
+	if r := call(t, pwd, dir, `{}`); !r.Success || strings.TrimSpace(r.Value.(string)) != dir {
+		t.Fatalf("pwd = %+v, want the agent's cwd %s", r, dir)
+	}
+}
+
+func TestCommandFailures(t *testing.T) {
+	dir := t.TempDir()
+	fail := Tool(command(t, []string{"sh", "-c", "echo partial; echo 'bad input' >&2; exit 4"}, 5000), Options{})
+	if r := call(t, fail, dir, `{}`); r.Success || r.Error != "Command exited with code 4: bad input" {
+		t.Fatalf("exit 4: %+v", r)
+	}
+	quiet := Tool(command(t, []string{"false"}, 5000), Options{})
+	if r := call(t, quiet, dir, `{}`); r.Error != "Command exited with code 1" {
+		t.Fatalf("false: %+v", r)
+	}
+	missing := Tool(command(t, []string{"no-such-tool-jz"}, 5000), Options{})
+	if r := call(t, missing, dir, `{}`); !strings.HasPrefix(r.Error, "Command could not start: program \"no-such-tool-jz\" is not on the PATH") {
+		t.Fatalf("missing: %+v", r)
+	}
+}
+
+func TestCommandTimeoutKillsTheTree(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "survived")
+	// A background child that would write the marker after the timeout.
+	tl := Tool(command(t, []string{"sh", "-c", "(sleep 1; touch " + marker + ") & sleep 30"}, 200), Options{})
+	start := time.Now()
+	r := call(t, tl, dir, `{}`)
+	if r.Success || r.Error != "Command timed out after 200ms" {
+		t.Fatalf("timeout: %+v", r)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("took %v", took)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a process of the timed-out command lived on")
+	}
+}
+
+func TestCommandOutputCap(t *testing.T) {
+	tl := Tool(command(t, []string{"sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x; head -c 100000 /dev/zero >&2; exit 0"}, 10000), Options{})
+	r := call(t, tl, t.TempDir(), `{}`)
+	s, _ := r.Value.(string)
+	if !r.Success || len(s) != OutputCap || !r.Truncated || strings.Contains(s, "truncated") {
+		t.Fatalf("capped output: success %v, %d bytes, truncated %v", r.Success, len(s), r.Truncated)
+	}
+	small := Tool(command(t, []string{"printf", "  padded  "}, 5000), Options{})
+	if r := call(t, small, t.TempDir(), `{}`); r.Value != "  padded  " || r.Truncated {
+		t.Fatalf("untrimmed: %+v", r)
+	}
+}
+
+// Secrets stay out of a command's environment unless the declaring
+// agent's envAllowlist names them; SSH_ variables never get in.
+func TestCommandEnvScrub(t *testing.T) {
+	environ := func() []string {
+		return []string{"PATH=/usr/bin:/bin", "HOME=/home/u", "GITHUB_TOKEN=ghp_1", "ALLOWED_API_KEY=k2", "PLAIN=p", "SSH_AUTH_SOCK=/s", "DB_URL=postgres://u:hunter2@db/x"}
+	}
+	tl := Tool(command(t, []string{"env"}, 5000), Options{Environ: environ, EnvAllowlist: []string{"ALLOWED_API_KEY", "SSH_AUTH_SOCK"}})
+	r := call(t, tl, t.TempDir(), `{}`)
+	out, _ := r.Value.(string)
+	for _, want := range []string{"PLAIN=p", "ALLOWED_API_KEY=k2", "GIT_TERMINAL_PROMPT=0", "HOME=/home/u"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("env lacks %s:\n%s", want, out)
+		}
+	}
+	for _, leak := range []string{"GITHUB_TOKEN", "SSH_AUTH_SOCK", "hunter2"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("env leaks %s:\n%s", leak, out)
+		}
+	}
+}

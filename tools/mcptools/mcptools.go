@@ -1,0 +1,304 @@
+// Package mcptools turns MCP servers into tools (mcp.md §2-5): each
+// discovered tool becomes mcp_<server>_<tool>, deferred (the model sees
+// its name and a one-line summary until search_tools loads its schema),
+// with arguments forwarded as sent and the server's risk tier, so the gate
+// stands before every call of a server that is not declared read-only.
+package mcptools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/mcpclient"
+	"github.com/jazz-run/jazz/tools"
+)
+
+// Prefix starts every MCP tool name; custom tools may not use it.
+const Prefix = "mcp_"
+
+// Bounds on what a server's listing may put before the model.
+const (
+	// MaxName is the longest tool name providers accept.
+	MaxName = 64
+	// MaxDescription bounds a tool's description.
+	MaxDescription = 4096
+	// MaxSchema bounds a tool's input schema, encoded; a bigger one is
+	// shown as an open object.
+	MaxSchema = 64 << 10
+	// MaxResult bounds a result's text for the model.
+	MaxResult = 256 << 10
+)
+
+// ServerKey is the lower-cased server name tool names are built from.
+func ServerKey(server string) string { return strings.ToLower(server) }
+
+// Category is the id naming all of a server's tools in an agent's list:
+// mcp_<server>.
+func Category(server string) string { return Prefix + ServerKey(server) }
+
+// Required returns the servers an agent's tool list needs: those with a
+// listed name that is their category (mcp_<server>, or mcp_<server>_*)
+// or starts with mcp_<server>_ (names containing _ are fine: prefix
+// matching). Nothing is connected.
+func Required(names []string, servers []config.MCPServer) []config.MCPServer {
+	var out []config.MCPServer
+	for _, s := range servers {
+		cat := Category(s.Name)
+		for _, n := range names {
+			n = strings.TrimSpace(n)
+			if n == cat || strings.HasPrefix(n, cat+"_") {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Expand replaces category entries (mcp_<server>, mcp_<server>_*) of an
+// agent's list by the names of that server's discovered tools.
+func Expand(names []string, servers []config.MCPServer, discovered []tools.Tool) []string {
+	cats := map[string]bool{}
+	for _, s := range servers {
+		cats[Category(s.Name)] = true
+	}
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		cat := strings.TrimSuffix(n, "_*")
+		if !cats[cat] {
+			out = append(out, n)
+			continue
+		}
+		for _, t := range discovered {
+			if strings.HasPrefix(t.Name, cat+"_") {
+				out = append(out, t.Name)
+			}
+		}
+	}
+	return out
+}
+
+// ToolName is the tool name of a server's tool: mcp_<server>_<tool>, with
+// every character a provider would refuse replaced by _, and cut to 64
+// characters with a short hash of the original (so two long names stay
+// apart).
+func ToolName(server, tool string) string {
+	var b strings.Builder
+	for _, r := range tool {
+		if r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	name := Prefix + ServerKey(server) + "_" + b.String()
+	if len(name) > MaxName {
+		sum := sha256.Sum256([]byte(tool))
+		h := hex.EncodeToString(sum[:4])
+		name = name[:MaxName-len(h)-1] + "_" + h
+	}
+	return name
+}
+
+// Warn reports a server the run goes on without.
+type Warn func(msg string)
+
+// Discover connects to each server (in parallel, each bounded by its
+// connect timeout) and returns their tools, sorted by name. A server that
+// cannot be reached is a warning and the run goes on without its tools
+// (mcp.md §3); so is a tool whose name collides with another's after
+// sanitising. d records which schemas search_tools has loaded.
+func Discover(ctx context.Context, c *mcpclient.Client, servers []config.MCPServer, d *tools.Deferral, warn Warn) []tools.Tool {
+	type found struct {
+		server config.MCPServer
+		tools  []*mcp.Tool
+		err    error
+	}
+	results := make([]found, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ts, err := c.Tools(ctx, s.Name)
+			results[i] = found{server: s, tools: ts, err: err}
+		}()
+	}
+	wg.Wait()
+	var out []tools.Tool
+	seen := map[string]string{}
+	for _, r := range results {
+		if r.err != nil {
+			warn(unavailable(r.server.Name, r.err))
+			continue
+		}
+		for _, mt := range r.tools {
+			t := Tool(c, r.server, mt, d)
+			if prev, dup := seen[t.Name]; dup {
+				warn(fmt.Sprintf("MCP server %s: tool %q is named %s like %q; it is left out", r.server.Name, mt.Name, t.Name, prev))
+				continue
+			}
+			seen[t.Name] = mt.Name
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// unavailable is the warning for a server that could not be connected:
+// credentials named as such (mcp.md §3).
+func unavailable(server string, err error) string {
+	msg := err.Error()
+	low := strings.ToLower(msg)
+	for _, w := range []string{"auth", "credential", "api key", "invalid", "unauthorized", "401", "403"} {
+		if strings.Contains(low, w) {
+			return fmt.Sprintf("%s MCP unavailable (invalid credentials): %s. The agent will continue without %s tools.", server, msg, server)
+		}
+	}
+	return fmt.Sprintf("%s MCP unavailable: %s. The agent will continue without %s tools.", server, msg, server)
+}
+
+// Tool is the tool for one of a server's tools.
+func Tool(c *mcpclient.Client, s config.MCPServer, mt *mcp.Tool, d *tools.Deferral) tools.Tool {
+	server, orig := s.Name, mt.Name
+	desc := strings.TrimSpace(mt.Description)
+	if desc == "" {
+		desc = fmt.Sprintf("Tool %s of the MCP server %s.", orig, server)
+	}
+	if len(desc) > MaxDescription {
+		desc = strings.ToValidUTF8(desc[:MaxDescription], "") + "…"
+	}
+	return tools.Tool{
+		Name:        ToolName(server, orig),
+		Description: desc,
+		Schema:      DisplaySchema(mt.InputSchema),
+		Level:       s.Risk,
+		Timeout:     s.CallTimeout,
+		Passthrough: true,
+		Deferral:    d,
+		Handler: func(ctx context.Context, _ *tools.Env, args json.RawMessage) tools.Result {
+			res, err := c.Call(ctx, server, orig, args)
+			if err != nil {
+				return tools.Fail(err.Error())
+			}
+			return Result(res)
+		},
+	}
+}
+
+// DisplaySchema is the server's input schema as shown to the model: the
+// object schema it declared, or an open object when it declared none,
+// something else, or something too big. It is never enforced.
+func DisplaySchema(in any) json.RawMessage {
+	b, err := json.Marshal(in)
+	if err != nil || len(b) > MaxSchema {
+		return json.RawMessage(tools.OpenObject)
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return json.RawMessage(tools.OpenObject)
+	}
+	switch m["type"] {
+	case "object":
+	case nil:
+		if _, has := m["properties"]; !has {
+			return json.RawMessage(tools.OpenObject)
+		}
+		m["type"] = "object"
+	default:
+		return json.RawMessage(tools.OpenObject)
+	}
+	delete(m, "$schema")
+	delete(m, "$id")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(tools.OpenObject)
+	}
+	return out
+}
+
+// Result is a call's outcome for the model (mcp.md §5): isError is a
+// failure whose message is the text content, else "Unknown error"; a
+// success is the text when all content is text, else the content (or the
+// structured content, when there is no content).
+func Result(r *mcp.CallToolResult) tools.Result {
+	if r == nil {
+		return tools.Fail("MCP tool execution failed: the server sent no result")
+	}
+	txt, allText := textOf(r.Content)
+	if r.IsError {
+		msg := strings.TrimSpace(txt)
+		if !allText || msg == "" {
+			msg = "Unknown error"
+		}
+		msg, _ = capText(msg)
+		return tools.Fail(msg)
+	}
+	var value any
+	switch {
+	case len(r.Content) > 0 && allText:
+		value = txt
+	case len(r.Content) > 0:
+		value = r.Content
+	case r.StructuredContent != nil:
+		value = r.StructuredContent
+	default:
+		value = ""
+	}
+	if s, ok := value.(string); ok {
+		s, cut := capText(s)
+		res := tools.OK(s)
+		res.Truncated = cut
+		return res
+	}
+	b, err := json.Marshal(value)
+	if err != nil {
+		return tools.Fail("MCP tool execution failed: the result could not be encoded: " + err.Error())
+	}
+	if len(b) > MaxResult {
+		s, _ := capText(string(b))
+		res := tools.OK(s)
+		res.Truncated = true
+		return res
+	}
+	return tools.OK(json.RawMessage(b))
+}
+
+func textOf(cs []mcp.Content) (string, bool) {
+	var b strings.Builder
+	all := true
+	for i, c := range cs {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			all = false
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(tc.Text)
+	}
+	return b.String(), all
+}
+
+// capText cuts s to MaxResult bytes (on a rune boundary) with a line
+// saying so.
+func capText(s string) (string, bool) {
+	if len(s) <= MaxResult {
+		return s, false
+	}
+	cut := strings.ToValidUTF8(s[:MaxResult], "")
+	return cut + fmt.Sprintf("\n[truncated: the MCP result exceeded %d bytes; showing the first %d]", MaxResult, MaxResult), true
+}

@@ -222,7 +222,11 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	if reg, err = withSubagentTool(reg); err != nil {
 		return err
 	}
-	eff := reg.Subset(o.Agent.Config.Tools)
+	eff, closeTools, err := agentTools(runCtx, o, reg, getenv, func(msg string) { warn("", msg) })
+	if err != nil {
+		return err
+	}
+	r.detach = append(r.detach, closeTools)
 
 	tap := &askTap{pub: r.bus, runID: runID}
 	gateCfg := gateactor.Config{

@@ -14,12 +14,17 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/e2e/chatserver"
+	"github.com/jazz-run/jazz/mcpclient/mcptest"
 )
 
 // jazzBin is the binary built once by TestMain.
 var jazzBin string
 
 func TestMain(m *testing.M) {
+	// The MCP tests start this test binary as their stdio server.
+	if mcptest.Main() {
+		return
+	}
 	os.Exit(buildAndRun(m))
 }
 

@@ -89,7 +89,7 @@ func (r *runner) environ() []string {
 
 func (r *runner) run(ctx context.Context, env *tools.Env, args json.RawMessage) tools.Result {
 	dir := ""
-	if env != nil && env.Dir != nil {
+	if env != nil {
 		dir = env.Cwd()
 	}
 	stderr := &capped{limit: OutputCap}

@@ -29,7 +29,7 @@ func command(t *testing.T, argv []string, timeoutMs int) config.CustomTool {
 	return decl(t, fmt.Sprintf(`{"name":"cmd","description":"d","handler":{"type":"command","command":%s,"timeoutMs":%d}}`, b, timeoutMs))
 }
 
-func env(dir string) *tools.Env { return &tools.Env{Dir: tools.NewWorkDir(dir)} }
+func env(dir string) *tools.Env { return &tools.Env{WorkDir: dir} }
 
 func call(t *testing.T, tl tools.Tool, dir, args string) tools.Result {
 	t.Helper()

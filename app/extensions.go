@@ -1,0 +1,171 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/mcpclient"
+	"github.com/jazz-run/jazz/tools"
+	"github.com/jazz-run/jazz/tools/customtools"
+	"github.com/jazz-run/jazz/tools/mcptools"
+)
+
+// mcpCloseBound bounds ending the run's MCP servers.
+const mcpCloseBound = 10 * time.Second
+
+// agentTools is the agent's effective tool set: the built-ins of reg, the
+// custom tools declared for it, and the tools of the MCP servers its list
+// requires, narrowed to the names it lists (plus the twins of its pairs,
+// and search_tools when some of them are deferred). MCP definitions are
+// read, and servers started, only when the list names an mcp_ tool, so a
+// run without one pays nothing for configured servers. The returned func
+// ends the servers; call it when the run ends.
+func agentTools(ctx context.Context, o RunOptions, reg *tools.Registry, getenv func(string) string, warn func(string)) (*tools.Registry, func(), error) {
+	noop := func() {}
+	custom, err := customTools(o, reg)
+	if err != nil {
+		return nil, noop, err
+	}
+	names := o.Agent.Config.Tools
+	var discovered []tools.Tool
+	closeMCP := noop
+	if wantsMCP(names) {
+		var client *mcpclient.Client
+		var required []config.MCPServer
+		client, required, err = openMCP(ctx, o, names, getenv, warn)
+		if err != nil {
+			return nil, noop, err
+		}
+		closeMCP = func() {
+			cctx, cancel := context.WithTimeout(context.Background(), mcpCloseBound)
+			defer cancel()
+			_ = client.Close(cctx)
+		}
+		discovered = mcptools.Discover(ctx, client, required, tools.NewDeferral(), warn)
+		names = mcptools.Expand(names, required, discovered)
+	}
+	all := toolsOf(reg)
+	all = append(all, custom...)
+	all = append(all, discovered...)
+	full, err := tools.NewRegistry(all...)
+	if err != nil {
+		closeMCP()
+		return nil, noop, fmt.Errorf("build the agent's tools: %w", err)
+	}
+	eff := full.Subset(names)
+	if deferred := mcptools.Deferred(eff); len(deferred) > 0 {
+		// search_tools serves exactly the deferred tools this agent holds.
+		withSearch := append(toolsOf(eff), mcptools.SearchTool(deferred, deferred[0].Deferral))
+		if eff, err = tools.NewRegistry(withSearch...); err != nil {
+			closeMCP()
+			return nil, noop, fmt.Errorf("add %s: %w", mcptools.SearchName, err)
+		}
+	}
+	return eff, closeMCP, nil
+}
+
+// toolsOf lists a registry's tools, hidden twins included.
+func toolsOf(reg *tools.Registry) []tools.Tool {
+	out := make([]tools.Tool, 0, len(reg.Names()))
+	for _, n := range reg.Names() {
+		if t, ok := reg.Lookup(n); ok {
+			out = append(out, *t)
+		}
+	}
+	return out
+}
+
+func wantsMCP(names []string) bool {
+	for _, n := range names {
+		if strings.HasPrefix(strings.TrimSpace(n), mcptools.Prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// openMCP reads the MCP definitions and returns a client for the servers
+// the agent's list requires. A required server whose definition is broken
+// fails the run (a config error, naming the field); a disabled one is a
+// warning.
+func openMCP(ctx context.Context, o RunOptions, names []string, getenv func(string) string, warn func(string)) (*mcpclient.Client, []config.MCPServer, error) {
+	defs, warnings, err := config.LoadMCPServers(ctx, config.MCPSources{
+		UserHome: userHome(getenv), Cwd: o.Cwd, JazzHome: o.Config.Home, Config: o.Config,
+	})
+	for _, w := range warnings {
+		warn(w)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var required []config.MCPServer
+	for _, s := range mcptools.Required(names, defs) {
+		switch {
+		case s.Err != nil:
+			return nil, nil, fmt.Errorf("agent %s needs MCP server %s, whose definition is invalid: %w", o.Agent.Name, s.Name, s.Err)
+		case !s.Enabled:
+			warn(fmt.Sprintf("MCP server %s is disabled. The agent will continue without %s tools.", s.Name, s.Name))
+		default:
+			required = append(required, s)
+		}
+	}
+	return mcpclient.New(required, mcpclient.Options{Environ: os.Environ(), Dir: o.Cwd}), required, nil
+}
+
+// userHome is the OS home, where ~/.agents/mcp.json lives.
+func userHome(getenv func(string) string) string {
+	if h := strings.TrimSpace(getenv("HOME")); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// customTools builds the custom tools of the agent's file and of the
+// config (tools-and-approval.md §8). A name declared in both must be the
+// same definition; a name a built-in has fails the run; at most
+// config.MaxCustomTools may be exposed to the agent.
+func customTools(o RunOptions, builtins *tools.Registry) ([]tools.Tool, error) {
+	own, err := config.ParseCustomToolsJSON(o.Agent.Config.CustomTools, fmt.Sprintf("agent %q: config.customTools", o.Agent.Name))
+	if err != nil {
+		return nil, err
+	}
+	decls := own
+	byName := map[string]config.CustomTool{}
+	for _, d := range own {
+		byName[d.Name] = d
+	}
+	for _, d := range o.Config.CustomTools {
+		prev, dup := byName[d.Name]
+		switch {
+		case dup && prev.Canonical == d.Canonical:
+			continue // the same tool declared twice
+		case dup:
+			return nil, fmt.Errorf("custom tool %q is declared differently by agent %q and by the config; one definition must go: %w",
+				d.Name, o.Agent.Name, config.ErrInvalid)
+		}
+		byName[d.Name] = d
+		decls = append(decls, d)
+	}
+	listed := map[string]bool{}
+	for _, n := range o.Agent.Config.Tools {
+		listed[strings.TrimSpace(n)] = true
+	}
+	exposed := 0
+	for _, d := range decls {
+		if _, clash := builtins.Lookup(d.Name); clash {
+			return nil, fmt.Errorf("custom tool %q has the name of a built-in tool; rename it: %w", d.Name, config.ErrInvalid)
+		}
+		if listed[d.Name] {
+			exposed++
+		}
+	}
+	if exposed > config.MaxCustomTools {
+		return nil, fmt.Errorf("agent %q lists %d custom tools; at most %d are allowed: %w", o.Agent.Name, exposed, config.MaxCustomTools, config.ErrInvalid)
+	}
+	return customtools.Tools(decls, customtools.Options{EnvAllowlist: o.Agent.Config.EnvAllowlist}), nil
+}

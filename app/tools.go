@@ -11,6 +11,7 @@ import (
 	"github.com/jazz-run/jazz/tools/gittools"
 	"github.com/jazz-run/jazz/tools/readtools"
 	"github.com/jazz-run/jazz/tools/shelltool"
+	"github.com/jazz-run/jazz/tools/webtools"
 	"github.com/jazz-run/jazz/tools/writetools"
 )
 
@@ -22,6 +23,14 @@ func BuiltinRegistry(o RunOptions) (*tools.Registry, error) {
 	all = append(all, writetools.Tools()...)
 	all = append(all, shelltool.Tools(shelltool.Options{})...)
 	all = append(all, gittools.Tools(gittools.Options{})...)
+	// JAZZ_NET_ALLOW: ranges the user lets the web tools reach despite
+	// the address rules; neither the model nor a project config sets it.
+	getenv := getenvOf(o)
+	allow, err := webtools.ParseAllow(getenv("JAZZ_NET_ALLOW"))
+	if err != nil {
+		return nil, err
+	}
+	all = append(all, webtools.Tools(webtools.Options{Allow: allow, Getenv: getenv})...)
 	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		return nil, fmt.Errorf("build tool registry: %w", err)

@@ -66,9 +66,10 @@ func Builtins() map[string]Persona {
 			SystemPrompt: "You are working as a researcher. Find and read what the task needs, cite the files and lines " +
 				"you rely on, separate facts from guesses, and do not change anything.",
 			// Mutations are withheld (tool-schemas.md: write, shell and
-			// git mutations), whatever the parent holds.
+			// git mutations, and http_request, which may POST), whatever
+			// the parent holds.
 			Deny: []string{"write_file", "edit_file", "mkdir", "rm", "mv", "cp", "execute_command",
-				"git_add", "git_commit", "git_push", "git_pull", "git_checkout", "git_merge", "git_rm", "git_tag"},
+				"git_add", "git_commit", "git_push", "git_pull", "git_checkout", "git_merge", "git_rm", "git_tag", "http_request"},
 		},
 	}
 }

@@ -65,6 +65,11 @@ type Tool struct {
 	// search_tools has loaded it: the model sees the name and Summary.
 	Deferral *Deferral
 	Handler  Handler
+	// Describe, for a single-phase gated tool, writes the approval
+	// message from the validated arguments (what will happen, secrets
+	// masked); an error fails the call before anyone is asked. Nil shows
+	// the arguments as JSON.
+	Describe func(args json.RawMessage) (string, error)
 }
 
 // EffectiveTimeout is the limit the tool actor applies; 0 means none.

@@ -151,7 +151,7 @@ func NewRootCmd(d Deps) *cobra.Command {
 	root.PersistentFlags().BoolP("verbose", "v", false, "more diagnostics on stderr")
 	root.PersistentFlags().Bool("no-tui", false, "plain output (always on for jazz run)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err: err, cmd: cmd.CommandPath()} })
-	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d), NewVersionCmd(d))
+	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d), NewMCPCmd(d), NewVersionCmd(d))
 	registerCompletions(root, d)
 	return root
 }

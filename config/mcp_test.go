@@ -205,3 +205,46 @@ func TestMCPFileErrors(t *testing.T) {
 		t.Fatalf("world-writable file: %v", err)
 	}
 }
+
+func TestUpdateMCPFile(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	// A bare map keeps its shape; other keys stay.
+	path := f.userMCP(t, `{"a": {"command": "x"}, "note": "kept"}`)
+	err := UpdateMCPFile(ctx, path, func(s map[string]json.RawMessage) error {
+		s["b"] = json.RawMessage(`{"url":"http://h/mcp"}`)
+		delete(s, "a")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	var top map[string]any
+	if json.Unmarshal(b, &top) != nil || top["note"] != "kept" || top["a"] != nil || top["b"] == nil || top["mcpServers"] != nil {
+		t.Fatalf("bare map rewritten as %s", b)
+	}
+	// A failing change writes nothing.
+	before, _ := os.ReadFile(path)
+	if err := UpdateMCPFile(ctx, path, func(map[string]json.RawMessage) error { return errors.New("no") }); err == nil {
+		t.Fatal("error lost")
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatal("a failed change wrote the file")
+	}
+	// A new file is {"mcpServers": …}, mode 0600.
+	fresh := filepath.Join(f.home, "new", ".agents", "mcp.json")
+	if err := UpdateMCPFile(ctx, fresh, func(s map[string]json.RawMessage) error { s["x"] = json.RawMessage(`{"command":"c"}`); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(fresh)
+	b, _ = os.ReadFile(fresh)
+	if st.Mode().Perm() != 0o600 || !strings.Contains(string(b), `"mcpServers"`) {
+		t.Fatalf("new file %v: %s", st.Mode(), b)
+	}
+	// A file that is not an object is left alone.
+	f.userMCP(t, `[1]`)
+	if err := UpdateMCPFile(ctx, path, func(map[string]json.RawMessage) error { return nil }); err == nil {
+		t.Fatal("an array was overwritten")
+	}
+}

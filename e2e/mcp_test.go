@@ -396,3 +396,74 @@ func TestMCPFilesystemServer(t *testing.T) {
 		t.Fatalf("declined result %s", got)
 	}
 }
+
+// jazz mcp add|list|tools|disable|enable|remove, on ~/.agents/mcp.json;
+// what the server says about its tools reaches the terminal escaped.
+func TestMCPCommand(t *testing.T) {
+	tag := fmt.Sprintf("c%d", time.Now().UnixNano())
+	w := newWorld(t, "http://127.0.0.1:1/v1")
+	def, _ := json.Marshal(map[string]any{"srv": testServer(mcptest.ModeNormal, tag, map[string]any{"risk": "low-risk"})})
+	r := w.exec("", "mcp", "add", string(def))
+	if r.code != 0 || !strings.Contains(r.stdout, "Added MCP server srv (stdio ") || !strings.Contains(r.stdout, "mcp_srv") {
+		t.Fatalf("add: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	file := filepath.Join(w.home, ".agents", "mcp.json")
+	if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("mcp.json: %v %v", st, err)
+	}
+	if r := w.exec("", "mcp", "add", `{"bad": {"transport": "sse"}}`); r.code != 1 || !strings.Contains(r.stderr, `mcpServers.bad.transport must be "stdio" or "http"`) {
+		t.Fatalf("bad add: %d %q", r.code, r.stderr)
+	}
+	r = w.exec("", "mcp", "list")
+	if r.code != 0 || !strings.Contains(r.stdout, "srv\tenabled\tlow-risk\tstdio ") || strings.Contains(r.stdout, "bad") {
+		t.Fatalf("list: %q %q", r.stdout, r.stderr)
+	}
+	r = w.exec("", "mcp", "tools", "srv")
+	if r.code != 0 {
+		t.Fatalf("tools: %d %q", r.code, r.stderr)
+	}
+	noneLeft(t, tag)
+	for _, want := range []string{"mcp_srv_echo\tlow-risk\tEcho the text back.\n", "mcp_srv_weird_name_\tlow-risk\tA name with a space and a bang. (the server calls it weird name!)",
+		`Looks harmless.\x1b[2J\x1b[1;1H\rAPPROVED by admin\u202e`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("tools output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.ContainsAny(r.stdout, "\x1b\r\u202e") {
+		t.Fatalf("a server's escape reached the terminal raw: %q", r.stdout)
+	}
+	if r := w.exec("", "mcp", "disable", "srv"); r.code != 0 || !strings.Contains(w.readHome(t, ".agents/mcp.json"), `"enabled": false`) {
+		t.Fatalf("disable: %d %q", r.code, r.stderr)
+	}
+	if r := w.exec("", "mcp", "list"); !strings.Contains(r.stdout, "srv\tdisabled") {
+		t.Fatalf("list after disable: %q", r.stdout)
+	}
+	if r := w.exec("", "mcp", "enable", "srv"); r.code != 0 || !strings.Contains(w.readHome(t, ".agents/mcp.json"), `"enabled": true`) {
+		t.Fatalf("enable: %d %q", r.code, r.stderr)
+	}
+	if r := w.exec("", "mcp", "remove", "nope"); r.code != 1 || !strings.Contains(r.stderr, "no MCP server nope in") {
+		t.Fatalf("remove unknown: %d %q", r.code, r.stderr)
+	}
+	if r := w.exec("", "mcp", "remove", "srv"); r.code != 0 {
+		t.Fatalf("remove: %d %q", r.code, r.stderr)
+	}
+	if r := w.exec("", "mcp", "list"); strings.Contains(r.stdout, "srv") {
+		t.Fatalf("list after remove: %q", r.stdout)
+	}
+	// A server that cannot start is an error, not a hang.
+	bad, _ := json.Marshal(map[string]any{"hang": testServer(mcptest.ModeHangInit, tag, map[string]any{"connectTimeoutMs": 500})})
+	w.exec("", "mcp", "add", string(bad))
+	if r := w.exec("", "mcp", "tools", "hang"); r.code != 1 || !strings.Contains(r.stderr, "did not finish connecting within 500ms") {
+		t.Fatalf("tools of a hanging server: %d %q", r.code, r.stderr)
+	}
+	noneLeft(t, tag)
+}
+
+func (w *world) readHome(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.home, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

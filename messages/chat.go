@@ -19,7 +19,22 @@ type ChatMessage struct {
 	ToolCallID string     `json:"toolCallId,omitempty"`
 	// Name is the tool name on a RoleTool message.
 	Name string `json:"name,omitempty"`
+	// Kind marks a message jazz wrote rather than the user or the model
+	// (KindSummary, KindMeltdown, KindPreamble); "" is an ordinary one.
+	// Providers never see it.
+	Kind string `json:"kind,omitempty"`
 }
+
+// Kinds of a ChatMessage jazz wrote itself.
+const (
+	// KindSummary is a compaction's summary, standing in for the messages
+	// it replaced; a later compaction merges into it.
+	KindSummary = "summary"
+	// KindMeltdown is the stored notice that the agent is looping.
+	KindMeltdown = "meltdown"
+	// KindPreamble is the work-state preamble of a resumed conversation.
+	KindPreamble = "preamble"
+)
 
 // ToolCall is a call exactly as the model emitted it: Arguments is the raw
 // string, which may not even be JSON.

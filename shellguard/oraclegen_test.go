@@ -197,7 +197,8 @@ func hexByte(b byte) string {
 // genFiles are fixture paths, including names a glob would turn into
 // options.
 var genFiles = []string{"f", "a.txt", "b.txt", "dir", "dir/x.go", "-", "evilhome", "evilbare", "*", "*.txt", "d*",
-	"~", "~/x", "{a,b}.txt", "out", "missing", ".", "..", "/dev/null", "script.sed", "prog.awk", "HEAD", "HEAD~1", "--", "-o"}
+	"~", "~/x", "{a,b}.txt", "out", "missing", ".", "..", "/dev/null", "script.sed", "prog.awk", "HEAD", "HEAD~1", "--", "-o",
+	"$(touch pwn-cs)", "`touch pwn-bq`", "<(touch pwn-ps)", "$((1))", "${x:-f}", "\"$@\"", "$HOME/x", "{1..3}", "@{u}", "-{o,}pwn-br"}
 
 func (g *gen) arg(prog string) string {
 	pool := genOptions[prog]

@@ -203,7 +203,7 @@ func (a *Agent) startTurn(c *actor.Context) {
 	}
 	if a.iteration >= max {
 		a.warn(fmt.Sprintf("iteration limit reached (%d)", max))
-		a.succeed(c, "")
+		a.finish(c, messages.RunFinished{OK: true, StopReason: messages.StopMaxIterations})
 		return
 	}
 	a.iteration++

@@ -44,6 +44,11 @@ type RunConfig struct {
 	// Finished is told the outcome, exactly once, from the root's
 	// goroutine, after the error event and RunFinished were published.
 	Finished func(RunOutcome)
+	// FailOn, when set, is asked about a run that ended well; a non-empty
+	// answer fails it with that message (the CLI's --fail-on-decline and
+	// --fail-on-max-iterations), so the outcome, its run_end event and
+	// the exit code agree.
+	FailOn func(messages.RunFinished) string
 }
 
 // RunOutcome is how a run ended.
@@ -197,12 +202,20 @@ func (r *Run) finish(c *actor.Context, f messages.RunFinished) {
 	} else if !f.OK && f.Error == "" {
 		f.Error = "The run failed."
 	}
-	if !f.OK {
+	f.StopReason = messages.StopReasonOf(f, r.cause)
+	if f.OK && r.cfg.FailOn != nil {
+		if msg := r.cfg.FailOn(f); msg != "" {
+			f.OK, f.Error = false, msg
+		}
+	}
+	if !f.OK && f.StopReason != messages.StopInterrupted {
 		// error events are always sent: a failure is never invisible on
-		// the live stream, whatever categories were chosen.
+		// the live stream, whatever categories were chosen. An interrupt
+		// is the caller's own doing, not a failure: run_end says it.
 		r.cfg.Events.Emit(messages.Event{Type: messages.EventErrorType, Place: r.cfg.Place,
 			Err: &messages.EventError{Name: errorName(r.cause), Message: f.Error}, Recoverable: messages.Ptr(false)})
 	}
+	r.cfg.Events.Emit(RunEnd(f))
 	if r.cfg.Bus != nil {
 		pub := f
 		pub.Transcript = nil // the conversation stays with the caller
@@ -211,6 +224,19 @@ func (r *Run) finish(c *actor.Context, f messages.RunFinished) {
 	if r.cfg.Finished != nil {
 		r.cfg.Finished(RunOutcome{RunFinished: f, Cause: r.cause})
 	}
+}
+
+// RunEnd is the run_end event of a run that ended as f: the last event
+// of every run's stream.
+func RunEnd(f messages.RunFinished) messages.Event {
+	u := f.Usage
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	ev := messages.Event{Type: messages.EventRunEnd, Place: f.Place, OK: messages.Ptr(f.OK), StopReason: f.StopReason,
+		CostUSD: messages.Ptr(f.CostUSD), CostKnown: messages.Ptr(f.CostKnown), Usage: &u}
+	if !f.OK {
+		ev.ErrorText = f.Error
+	}
+	return ev
 }
 
 // totals is the account's, false without one or when pricing it panics:

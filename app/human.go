@@ -78,9 +78,16 @@ func stderrOf(o RunOptions) io.Writer {
 //
 // Without a writer behind the sink (a Go program reading Run.Events) a
 // notice is a warning event on the bus, in the stream's order.
-func warner(stderr io.Writer, sink *events.Sink, em *events.Emitter, runID string) func(agent, msg string) {
+//
+// The event names the run and the agent: the one that warned, else the
+// run's top-level agent (a run-wide notice is about its run).
+func warner(stderr io.Writer, sink *events.Sink, em *events.Emitter, top messages.Place) func(agent, msg string) {
 	return func(agent, msg string) {
-		ev := messages.Event{Type: messages.EventWarning, Place: messages.Place{RunID: runID, AgentName: agent}, Message: msg}
+		place := messages.Place{RunID: top.RunID, AgentID: top.AgentID, AgentName: top.AgentName}
+		if agent != "" && agent != top.AgentName {
+			place.AgentID, place.AgentName = "", agent
+		}
+		ev := messages.Event{Type: messages.EventWarning, Place: place, Message: msg}
 		switch {
 		case sink != nil && sink.Writes():
 			sink.WriteLine(events.Render(ev))
@@ -95,6 +102,20 @@ func warner(stderr io.Writer, sink *events.Sink, em *events.Emitter, runID strin
 		}
 		fmt.Fprintln(stderr, "⚠ "+visible.Line(msg))
 	}
+}
+
+// runStart is the run_start event: the run, its agent, model and policy.
+func runStart(o RunOptions, place messages.Place, convID string) messages.Event {
+	policy := o.Policy
+	if policy == messages.PolicyNone {
+		policy = "none"
+	}
+	ev := messages.Event{Type: messages.EventRunStart, Place: place, Provider: o.Agent.Config.LLMProvider,
+		Model: o.Agent.Config.LLMProvider + "/" + o.Agent.Config.LLMModel, Policy: policy, Timestamp: events.Now()}
+	if o.Conversation != "" {
+		ev.ConversationID = convID
+	}
+	return ev
 }
 
 // turnMessages splits a run's transcript (system message, the prior

@@ -74,6 +74,19 @@ type RunOptions struct {
 	TeardownBudget time.Duration
 	// Faults injects crashes for the fault tests; nil in real runs.
 	Faults *faults.Plan
+	// RunID names the run (its bus subjects, events, envelope); empty
+	// mints one (NewRunID). A caller sets it to name the run before it
+	// starts, as `jazz run`'s header does.
+	RunID string
+	// FailOn, when set, is asked about a run that ended well; a non-empty
+	// answer fails the run with that message (--fail-on-decline,
+	// --fail-on-max-iterations), its run_end event included.
+	FailOn func(messages.RunFinished) string
+}
+
+// NewRunID mints a run id for an agent: run-<agentId>-<epochMs>.
+func NewRunID(agentID string) string {
+	return fmt.Sprintf("run-%s-%d", agentID, time.Now().UnixMilli())
 }
 
 // Outcome is how a run ended: what the CLI prints.

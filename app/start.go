@@ -84,7 +84,10 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 		return nil, errors.New("start run: RunOptions.Config is required")
 	}
 	getenv := getenvOf(o)
-	runID := fmt.Sprintf("run-%s-%d", o.Agent.ID, time.Now().UnixMilli())
+	runID := o.RunID
+	if runID == "" {
+		runID = NewRunID(o.Agent.ID)
+	}
 	r := &Run{
 		id:      runID,
 		place:   messages.Place{RunID: runID, AgentID: o.Agent.ID, AgentName: o.Agent.Name},
@@ -195,7 +198,9 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 			return fmt.Errorf("attach event sink: %w", err)
 		}
 	}
-	warn := warner(stderrOf(o), r.sink, emitter, runID)
+	// The stream's first line: which run this is.
+	emitter.Emit(runStart(o, place, convID))
+	warn := warner(stderrOf(o), r.sink, emitter, place)
 	notice = warn
 	if loadWarning != "" {
 		warn("", loadWarning)
@@ -310,6 +315,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 		Ledger:  account,
 		Events:  emitter,
 		Bus:     r.bus,
+		FailOn:  o.FailOn,
 		Finished: func(out actors.RunOutcome) {
 			select {
 			case r.outcome <- out:
@@ -450,8 +456,13 @@ func (r *Run) supervise(ctx context.Context) {
 		select {
 		case out = <-r.outcome:
 		case <-tctx.Done():
-			// The root did not answer within the budget: end without it.
-			out = actors.RunOutcome{RunFinished: messages.RunFinished{Place: r.place}, Cause: cause}
+			// The root did not answer within the budget: end without it,
+			// and say so on the stream it could not finish.
+			out = actors.RunOutcome{RunFinished: messages.RunFinished{Place: r.place, Error: runErr.Error()}, Cause: cause}
+			out.StopReason = messages.StopReasonOf(out.RunFinished, cause)
+			if r.sink != nil {
+				r.sink.WriteLine(events.Render(actors.RunEnd(out.RunFinished)))
+			}
 		}
 		out.OK = false
 		out.Error = runErr.Error()

@@ -18,6 +18,7 @@ import (
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/internal/faults"
 	"github.com/jazz-run/jazz/iostreams"
+	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/shellrun"
 )
 
@@ -97,7 +98,11 @@ func Execute(ctx context.Context, args []string, d Deps) int {
 		if jsonBeforeCommand(root, args) {
 			msg = "--json goes after the command name (jazz run --json ...): " + msg
 		}
-		writeFailure(d.IO.Out, msg, 0)
+		if selected(root, args).Name() == "run" {
+			writeRunFailure(d.IO.Out, msg, messages.RunFinished{}, 0)
+		} else {
+			writeFailure(d.IO.Out, msg, 0)
+		}
 		return ExitFailure
 	}
 	msg := err.Error()

@@ -39,15 +39,17 @@ type RunOptions struct {
 	AutoApproveTools string
 	Timezone         string
 	FailOnDecline    bool
-	NATSURL          string
-	RemoteApprovals  bool
-	Creds            string
-	Nkey             string
-	ApprovalTimeout  string
-	MaxRemotePolicy  string
-	ConfigPath       string
-	Debug            bool
-	Traceparent      string
+	// FailOnMaxIterations makes a run that hit its iteration cap exit 1.
+	FailOnMaxIterations bool
+	NATSURL             string
+	RemoteApprovals     bool
+	Creds               string
+	Nkey                string
+	ApprovalTimeout     string
+	MaxRemotePolicy     string
+	ConfigPath          string
+	Debug               bool
+	Traceparent         string
 }
 
 // NewRunCmd builds `jazz run`; runF replaces the run in tests.
@@ -83,6 +85,7 @@ func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Comm
 	f.StringVar(&o.AutoApproveTools, "auto-approve-tools", "", "comma list of tools approved whatever the policy")
 	f.StringVar(&o.Timezone, "timezone", "UTC", "IANA timezone of the run")
 	f.BoolVar(&o.FailOnDecline, "fail-on-decline", false, "exit 1 when the gate declined any call")
+	f.BoolVar(&o.FailOnMaxIterations, "fail-on-max-iterations", false, "exit 1 when the run stopped at its iteration limit (stopReason max_iterations)")
 	f.StringVar(&o.NATSURL, "nats-url", "", "external NATS server (default: embedded in-process; env JAZZ_NATS_URL)")
 	f.BoolVar(&o.RemoteApprovals, "remote-approvals", false, "approvals wait for a signed decision from an approver on the bus (default bus: the local `jazz bus serve`)")
 	f.StringVar(&o.Creds, "creds", "", "NATS credentials file for --nats-url (env JAZZ_NATS_CREDS)")
@@ -168,59 +171,32 @@ func positiveInt(flag, raw string) (int, error) {
 	return int(n), nil
 }
 
-// successEnvelope is the --json success shape.
-type successEnvelope struct {
-	OK         bool           `json:"ok"`
-	Answer     string         `json:"answer"`
-	CostUSD    float64        `json:"costUSD"`
-	CostKnown  bool           `json:"costKnown"`
-	TokenUsage usageView      `json:"tokenUsage"`
-	ToolCalls  []toolCallView `json:"toolCalls"`
-	Declined   []toolCallView `json:"declinedToolCalls"`
-}
-
-type usageView struct {
-	PromptTokens     int `json:"promptTokens"`
-	CompletionTokens int `json:"completionTokens"`
-	TotalTokens      int `json:"totalTokens"`
-	CacheReadTokens  int `json:"cacheReadTokens,omitempty"`
-}
-
-// toolCallView is one call of the run tree in the envelope, with the
-// agent that made it (depth 0 is the top-level agent).
-type toolCallView struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-	AgentID   string `json:"agentId,omitempty"`
-	AgentName string `json:"agentName,omitempty"`
-	Depth     int    `json:"depth"`
-	// DecidedBy is who approved or declined a gated call.
-	DecidedBy string `json:"decidedBy,omitempty"`
-}
-
-func callViews(calls []messages.AgentCall) []toolCallView {
-	out := make([]toolCallView, 0, len(calls))
-	for _, c := range calls {
-		out = append(out, toolCallView{ID: c.ID, Name: c.Name, Arguments: c.Arguments, AgentID: c.AgentID, AgentName: c.AgentName, Depth: c.Depth, DecidedBy: c.DecidedBy})
-	}
-	return out
-}
-
 // runRun is `jazz run`: validate, load, run, print.
 func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	// Until the flags are read, a bridge's stderr is known to be JSON;
 	// --events makes it so too once validated.
 	errLines := stderrLines{w: d.IO.ErrOut, json: o.InteractiveStdin}
 	reported := false // the run sent its own error event
-	fail := func(msg string, cost float64) error {
+	// Notices found before the run is named wait for its name (warning
+	// events carry the run id and agent), or for a failure.
+	var pending []string
+	flush := func() {
+		for _, w := range pending {
+			errLines.notice(w)
+		}
+		pending = nil
+	}
+	// failRun reports a failed run: what it had done (f) and spent.
+	failRun := func(msg string, f messages.RunFinished, cost float64) error {
+		flush()
 		if o.JSON {
-			writeFailure(d.IO.Out, msg, cost)
+			writeRunFailure(d.IO.Out, msg, f, cost)
 		} else {
 			errLines.failure(msg, reported)
 		}
 		return silentError{errors.New(msg)}
 	}
+	fail := func(msg string, _ float64) error { return failRun(msg, messages.RunFinished{}, 0) }
 	v, err := validate(o)
 	if err != nil {
 		return fail(err.Error(), 0)
@@ -264,13 +240,14 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	filter := events.NewFilter(v.events)
 	errLines.json = errLines.json || filter.Active()
 	notice := errLines.notice
-	for _, w := range warnings {
-		notice(w)
-	}
+	pending = append(pending, warnings...)
 	agent, err := (&agents.Store{Home: home}).Lookup(loadCtx, strings.TrimSpace(o.Agent))
 	if err != nil {
 		return fail(err.Error(), 0)
 	}
+	runID := app.NewRunID(agent.ID)
+	errLines.place = messages.Place{RunID: runID, AgentID: agent.ID, AgentName: agent.Name}
+	flush()
 	conv := strings.TrimSpace(o.Conversation)
 	if o.ConversationSet && conv == "" {
 		return fail("Invalid --conversation id: must be non-empty.", 0)
@@ -288,7 +265,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if reasoning == "" {
 		reasoning = agent.Config.ReasoningEffort
 	}
-	errLines.status("info", agent.Name, "started", "◉")
+	errLines.status("info", agent.Name+" (run "+runID+")", "started", "◉")
 	// The run's memory, events and teardown are app's: jazz run starts it,
 	// waits, and prints what it ended with.
 	run, err := app.Start(ctx, app.RunOptions{
@@ -315,6 +292,8 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		Cwd:           d.Cwd,
 		Traceparent:   o.Traceparent,
 		Faults:        d.Faults,
+		RunID:         runID,
+		FailOn:        failOn(o, maxIter),
 	})
 	if err != nil {
 		return fail(err.Error(), 0)
@@ -324,10 +303,10 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	cost := pricing.Round8(out.CostUSD)
 	reported = runReported(out, runErr)
 	if runErr != nil {
-		return fail(runErr.Error(), cost)
+		return failRun(runErr.Error(), out.RunFinished, cost)
 	}
 	if !out.OK {
-		return fail(out.Error, cost)
+		return failRun(out.Error, out.RunFinished, cost)
 	}
 	if out.SaveErr != nil {
 		msg := fmt.Sprintf("Warning: failed to save conversation %q: %v", conv, errors.Unwrap(out.SaveErr))
@@ -341,36 +320,33 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		notice(fmt.Sprintf("%s: the gate declined %d tool call(s)", agent.Name, len(out.Declined)))
 	}
 	if o.JSON {
-		env := successEnvelope{
-			OK: true, Answer: out.Answer, CostUSD: cost, CostKnown: out.CostKnown,
-			TokenUsage: usageView{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
-				TotalTokens: out.Usage.PromptTokens + out.Usage.CompletionTokens, CacheReadTokens: out.Usage.CacheReadTokens},
-			ToolCalls: callViews(out.ToolCalls),
-			Declined:  callViews(out.Declined),
-		}
-		b, err := json.Marshal(env)
+		b, err := json.Marshal(successOf(out.RunFinished, cost))
 		if err != nil {
-			return fail("encode result: "+err.Error(), cost)
-		}
-		if o.FailOnDecline && len(out.Declined) > 0 {
-			writeFailure(d.IO.Out, fmt.Sprintf("The gate declined %d tool call(s) and --fail-on-decline is set.", len(out.Declined)), cost)
-			return silentError{errors.New("declined")}
+			return failRun("encode result: "+err.Error(), out.RunFinished, cost)
 		}
 		_, _ = d.IO.Out.Write(append(b, '\n'))
 	} else {
-		if o.FailOnDecline && len(out.Declined) > 0 {
-			return fail(fmt.Sprintf("The gate declined %d tool call(s) and --fail-on-decline is set.", len(out.Declined)), cost)
-		}
-		answer := strings.TrimSpace(out.Answer)
-		if d.IO.IsStdoutTTY() {
-			// A person reads it: the model's escape sequences must not
-			// repaint the screen. Piped, the payload stays exactly raw.
-			answer = visible.Block(answer)
-		}
-		fmt.Fprintln(d.IO.Out, answer)
+		fmt.Fprintln(d.IO.Out, strings.TrimSpace(out.Answer))
 	}
 	errLines.status("success", "", "completed", "✔")
 	return nil
+}
+
+// failOn is the run's --fail-on-decline and --fail-on-max-iterations:
+// which endings that are not failures of the run still fail the command.
+func failOn(o RunOptions, maxIter int) func(messages.RunFinished) string {
+	if !o.FailOnDecline && !o.FailOnMaxIterations {
+		return nil
+	}
+	return func(f messages.RunFinished) string {
+		if o.FailOnDecline && len(f.Declined) > 0 {
+			return fmt.Sprintf("The gate declined %d tool call(s) and --fail-on-decline is set.", len(f.Declined))
+		}
+		if o.FailOnMaxIterations && f.StopReason == messages.StopMaxIterations {
+			return fmt.Sprintf("The run stopped at its iteration limit (%d) and --fail-on-max-iterations is set.", maxIter)
+		}
+		return ""
+	}
 }
 
 // runReported says whether app.Run already sent the run's error event:

@@ -18,12 +18,14 @@ import (
 type stderrLines struct {
 	w    io.Writer
 	json bool
+	// place names the run and its agent in JSON lines, once known.
+	place messages.Place
 }
 
 // notice is a warning: `⚠ <msg>` or {"type":"warning"}.
 func (s stderrLines) notice(msg string) {
 	if s.json {
-		_, _ = s.w.Write(events.Render(messages.Event{Type: messages.EventWarning, Message: msg}))
+		_, _ = s.w.Write(events.Render(messages.Event{Type: messages.EventWarning, Place: s.place, Message: msg}))
 		return
 	}
 	fmt.Fprintln(s.w, "⚠ "+visible.Line(msg))
@@ -32,8 +34,11 @@ func (s stderrLines) notice(msg string) {
 // status is the run's header or footer: text, or {"type":"status"}.
 func (s stderrLines) status(level, agent, text, glyph string) {
 	if s.json {
-		_, _ = s.w.Write(events.Render(messages.Event{Type: messages.EventStatus, Level: level,
-			Place: messages.Place{AgentName: agent}, Message: text}))
+		place := s.place
+		if place.AgentName == "" {
+			place.AgentName = agent
+		}
+		_, _ = s.w.Write(events.Render(messages.Event{Type: messages.EventStatus, Level: level, Place: place, Message: text}))
 		return
 	}
 	if agent != "" {
@@ -47,7 +52,7 @@ func (s stderrLines) status(level, agent, text, glyph string) {
 func (s stderrLines) failure(msg string, reported bool) {
 	if s.json {
 		if !reported {
-			_, _ = s.w.Write(events.Render(messages.Event{Type: messages.EventErrorType,
+			_, _ = s.w.Write(events.Render(messages.Event{Type: messages.EventErrorType, Place: s.place,
 				Err: &messages.EventError{Name: "RunError", Message: msg}, Recoverable: messages.Ptr(false)}))
 		}
 		return

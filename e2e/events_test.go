@@ -45,6 +45,8 @@ var hlSchema = map[string]map[string]byte{
 	"error":                   {"error": 'o', "recoverable": 'b'},
 	"warning":                 {"message": 's'},
 	"status":                  {"level": 's', "message": 's'},
+	"run_start":               {"runId": 's', "agentName": 's', "model": 's', "policy": 's'},
+	"run_end":                 {"runId": 's', "ok": 'b', "stopReason": 's', "costUSD": 'n', "usage": 'o'},
 }
 
 func hlKind(v any) byte {
@@ -186,7 +188,8 @@ func TestEventsCategories(t *testing.T) {
 				got[ev["type"].(string)] = true
 			}
 			for typ := range got {
-				if typ != "error" && typ != "warning" && typ != "status" && !contains(tc.allowed, typ) {
+				always := []string{"error", "warning", "status", "run_start", "run_end"}
+				if !contains(always, typ) && !contains(tc.allowed, typ) {
 					t.Errorf("%s let through by %q", typ, tc.cats)
 				}
 			}

@@ -24,6 +24,11 @@ const (
 	EventUserInputRequired     = "user_input_required"
 	EventWarning               = "warning"
 	EventStatus                = "status"
+	// EventRunStart and EventRunEnd bracket every run's stream: a reader
+	// knows the run's id, agent, model and policy from the first line and
+	// that nothing follows the last one.
+	EventRunStart = "run_start"
+	EventRunEnd   = "run_end"
 )
 
 // Event categories selectable with --events.
@@ -154,6 +159,16 @@ type Event struct {
 	Suggestions   []Suggestion `json:"suggestions,omitempty"`
 	AllowCustom   *bool        `json:"allowCustom,omitempty"`
 	CostUSD       *float64     `json:"costUSD,omitempty"`
+	// Policy (run_start) is the approval policy the run started with,
+	// "none" when it has none.
+	Policy string `json:"policy,omitempty"`
+	// ConversationID (run_start) is the run's memory key, when it has one.
+	ConversationID string `json:"conversationId,omitempty"`
+	// OK, StopReason and CostKnown (run_end) are how the run ended; its
+	// error, when it failed, is the event's "error" string.
+	OK         *bool  `json:"ok,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
+	CostKnown  *bool  `json:"costKnown,omitempty"`
 }
 
 // MarshalJSON writes `error` as a string for tool_execution_complete and as

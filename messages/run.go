@@ -229,6 +229,54 @@ type RunFinished struct {
 	// Texts are the assistant texts written along the way (for partial results).
 	Texts      []string `json:"texts,omitempty"`
 	Iterations int      `json:"iterations"`
+	// StopReason is why the run ended (Stop*): what the envelope's
+	// stopReason and the run_end event say.
+	StopReason string `json:"stopReason,omitempty"`
+}
+
+// Why a run ended: the envelope's stopReason and run_end's. Every part of
+// the runtime that ends a run names its reason with one of these.
+const (
+	// StopCompleted: the model gave its final answer.
+	StopCompleted = "completed"
+	// StopMaxIterations: the iteration cap ended the loop; the answer is
+	// what the model had written by then. Still ok (exit 0) unless the
+	// caller counts it as a failure (--fail-on-max-iterations).
+	StopMaxIterations = "max_iterations"
+	// StopDeclined: the run finished, but the gate declined at least one
+	// call, so the answer may say what could not be done.
+	StopDeclined = "declined"
+	// StopTimeout: --timeout (or the caller's deadline) stopped the run.
+	StopTimeout = "timeout"
+	// StopInterrupted: a signal, Ctrl-C, or the caller stopped the run.
+	// Not a failure of the run itself: no error event is sent for it.
+	StopInterrupted = "interrupted"
+	// StopError: the run failed (a model error, a crash, a bad option).
+	StopError = "error"
+)
+
+// StopReasonOf is the stop reason of a run that ended as f, stopped for
+// cause (Cause*, empty when it ended on its own): a stop names its cause;
+// a run that ended on its own keeps the reason its agent gave
+// (max_iterations), else says whether the gate declined anything.
+func StopReasonOf(f RunFinished, cause string) string {
+	switch cause {
+	case CauseTimeout:
+		return StopTimeout
+	case CauseCancelled:
+		return StopInterrupted
+	case CauseCrash:
+		return StopError
+	}
+	switch {
+	case !f.OK:
+		return StopError
+	case f.StopReason != "":
+		return f.StopReason
+	case len(f.Declined) > 0:
+		return StopDeclined
+	}
+	return StopCompleted
 }
 
 // ActorFailed reports that an actor panicked; the recover middleware sends

@@ -124,8 +124,10 @@ type Env struct {
 	Depth          int
 	Task           string
 	ConversationID string
-	JazzHome       string
-	Home           string
+	// Timezone is the run's IANA timezone (--timezone); "" is UTC.
+	Timezone string
+	JazzHome string
+	Home     string
 	// EnvAllowlist un-hides secret-looking variables for child processes.
 	EnvAllowlist []string
 	// Secrets are the run's own secrets: every tool result is redacted
@@ -147,6 +149,31 @@ type Env struct {
 	// that act on it themselves (git refuses a hostile repository below
 	// high-risk); nil reads as no policy.
 	Policy PolicyFunc
+	// Context is the calling agent's own context window, for the session
+	// tools (context_info, summarize_context); nil where none is wired.
+	Context ContextWindow
+}
+
+// ContextWindow is what the session tools may know about, and do to, the
+// history of the agent that calls them.
+type ContextWindow interface {
+	// Usage is the estimated size of the agent's next request and its
+	// budget, in tokens (budget 0 when unknown).
+	Usage() (used, budget int)
+	// Compact summarizes the older part of the history now, as automatic
+	// compaction would.
+	Compact(ctx context.Context) (Compaction, error)
+}
+
+// Compaction is what ContextWindow.Compact did.
+type Compaction struct {
+	// Empty: there is no history beyond the system prompt.
+	Empty bool
+	// Nothing: nothing lies between the system prompt and the recent part.
+	Nothing bool
+	// Before and After count the history's messages; Summarized the
+	// messages the summary replaced.
+	Before, After, Summarized int
 }
 
 // Cwd is the working directory the call runs in.

@@ -1,0 +1,262 @@
+// Package workstate keeps what an agent knows about its task beyond the
+// context window, per conversation, under JAZZ_HOME/work/<agentId>/
+// <conversationId>/ (agent-loop.md §4): journal.jsonl, where every
+// compaction appends its summary before the summary enters the context;
+// state.json, the task state update_task_state patches field by field;
+// and todos.json, manage_todos' list. A resumed conversation starts with a
+// preamble built from them, framed as claims to verify.
+//
+// Everything is private (0700 directories, 0600 files), bounded (at most
+// MaxBytes per conversation, the journal pruned oldest first), written
+// atomically (a temp file and a rename, or one append), and read only as
+// regular files that are not symlinks, so the directory can never be made
+// to hand out another of JAZZ_HOME's files.
+package workstate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jazz-run/jazz/safefile"
+)
+
+// Limits (agent-loop.md §4).
+const (
+	// MaxBytes bounds a conversation's work state on disk.
+	MaxBytes = 2 << 20
+	// MaxStateBytes bounds state.json and todos.json each; the journal has
+	// the rest.
+	MaxStateBytes = 256 << 10
+	// PreambleTokens bounds the resume preamble.
+	PreambleTokens = 2000
+	// preambleBytes is PreambleTokens at a conservative 3.5 bytes a token.
+	preambleBytes = PreambleTokens * 7 / 2
+)
+
+// File names inside a conversation's directory.
+const (
+	JournalFile = "journal.jsonl"
+	StateFile   = "state.json"
+	TodosFile   = "todos.json"
+)
+
+var (
+	agentIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	convIDRe  = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
+)
+
+// ErrNoConversation is a Store with no conversation to keep state for.
+var ErrNoConversation = errors.New("no conversation is active")
+
+// Store is one conversation's work state.
+type Store struct {
+	// Home is JAZZ_HOME.
+	Home string
+	// AgentID and ConversationID name the conversation.
+	AgentID, ConversationID string
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+func (s Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Dir is the conversation's directory. A conversation id that is not a
+// plain file name (it comes from --conversation and may hold anything) is
+// stored under its hash instead, so no id can name a path outside.
+func (s Store) Dir() (string, error) {
+	if s.Home == "" || strings.TrimSpace(s.ConversationID) == "" {
+		return "", ErrNoConversation
+	}
+	if !agentIDRe.MatchString(s.AgentID) {
+		return "", fmt.Errorf("work state: agent id %q must match %s", s.AgentID, agentIDRe)
+	}
+	conv := s.ConversationID
+	if !convIDRe.MatchString(conv) {
+		sum := sha256.Sum256([]byte(conv))
+		conv = "c-" + hex.EncodeToString(sum[:16])
+	}
+	return filepath.Join(s.Home, "work", s.AgentID, conv), nil
+}
+
+func (s Store) path(name string) (string, error) {
+	dir, err := s.Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
+}
+
+// mkdir makes the conversation's directory, private.
+func (s Store) mkdir() (string, error) {
+	dir, err := s.Dir()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create work state directory %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// read returns a work-state file's bytes: nil, nil when it does not
+// exist. A symlink, a non-regular file, one others may write or one over
+// limit is an error.
+func read(ctx context.Context, path string, limit int64) ([]byte, error) {
+	li, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if li.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("work state %s is a symlink; jazz reads its own files only", path)
+	}
+	data, _, err := safefile.Read(ctx, path, safefile.Options{MaxBytes: limit, What: "work state file", Private: true})
+	return data, err
+}
+
+// writeAtomic replaces path with data through a private temp file and a
+// rename (which replaces a symlink rather than following it).
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op once renamed
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Entry is one journal line.
+type Entry struct {
+	At   string `json:"at"`
+	Kind string `json:"kind"`
+	// Summary is a compaction's summary.
+	Summary        string `json:"summary"`
+	MessagesBefore int    `json:"messagesBefore,omitempty"`
+	MessagesAfter  int    `json:"messagesAfter,omitempty"`
+	TokensSaved    int    `json:"tokensSaved,omitempty"`
+}
+
+// KindCompaction is the journal entry of a compaction.
+const KindCompaction = "compaction"
+
+// Append adds e to the journal (At set to now when empty). When the
+// conversation's files would then pass MaxBytes, the oldest entries are
+// pruned. An entry bigger than the whole allowance is cut.
+func (s Store) Append(ctx context.Context, e Entry) error {
+	dir, err := s.mkdir()
+	if err != nil {
+		return err
+	}
+	if e.At == "" {
+		e.At = s.now().UTC().Format(time.RFC3339)
+	}
+	if e.Kind == "" {
+		e.Kind = KindCompaction
+	}
+	budget := MaxBytes - s.stateSize(dir)
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if over := len(line) + 1 - budget; over > 0 {
+		e.Summary = cut(e.Summary, len(e.Summary)-over-64) + "…"
+		if line, err = json.Marshal(e); err != nil {
+			return err
+		}
+	}
+	path := filepath.Join(dir, JournalFile)
+	if li, err := os.Lstat(path); err == nil && !li.Mode().IsRegular() {
+		return fmt.Errorf("work state %s is not a regular file; not appending to it", path)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	_, werr := f.Write(append(line, '\n'))
+	fi, serr := f.Stat()
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("append to %s: %w", path, werr)
+	}
+	if serr == nil && fi.Size() > int64(budget) {
+		return s.prune(ctx, path, budget)
+	}
+	return nil
+}
+
+// stateSize is the bytes state.json and todos.json hold.
+func (s Store) stateSize(dir string) int {
+	n := 0
+	for _, f := range []string{StateFile, TodosFile} {
+		if fi, err := os.Lstat(filepath.Join(dir, f)); err == nil && fi.Mode().IsRegular() {
+			n += int(fi.Size())
+		}
+	}
+	return n
+}
+
+// prune rewrites the journal with its newest lines that fit in budget.
+func (s Store) prune(ctx context.Context, path string, budget int) error {
+	data, err := read(ctx, path, MaxBytes*2)
+	if err != nil {
+		return fmt.Errorf("prune %s: %w", path, err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	size, first := 0, len(lines)
+	for first > 0 && size+len(lines[first-1]) <= budget {
+		first--
+		size += len(lines[first])
+	}
+	if err := writeAtomic(path, []byte(strings.Join(lines[first:], ""))); err != nil {
+		return fmt.Errorf("prune %s: %w", path, err)
+	}
+	return nil
+}
+
+// Journal returns the journal's entries, oldest first. Lines that do not
+// decode (a torn write) are skipped. A missing journal is empty.
+func (s Store) Journal(ctx context.Context) ([]Entry, error) {
+	path, err := s.path(JournalFile)
+	if err != nil {
+		return nil, err
+	}
+	data, err := read(ctx, path, MaxBytes*2)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, line := range strings.Split(string(data), "\n") {
+		var e Entry
+		if strings.TrimSpace(line) != "" && json.Unmarshal([]byte(line), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,208 @@
+package workstate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func store(t *testing.T) Store {
+	t.Helper()
+	return Store{Home: t.TempDir(), AgentID: "dev", ConversationID: "conv-1",
+		Now: func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }}
+}
+
+func TestDir(t *testing.T) {
+	home := t.TempDir()
+	for _, conv := range []string{"../../config", "a/b", "..", ".hidden", "x\x00y", strings.Repeat("z", 200), "ok id"} {
+		s := Store{Home: home, AgentID: "dev", ConversationID: conv}
+		dir, err := s.Dir()
+		if err != nil {
+			t.Fatalf("%q: %v", conv, err)
+		}
+		if filepath.Dir(dir) != filepath.Join(home, "work", "dev") || !strings.HasPrefix(filepath.Base(dir), "c-") {
+			t.Errorf("%q → %s", conv, dir)
+		}
+	}
+	s := Store{Home: home, AgentID: "dev", ConversationID: "run-dev-123.4"}
+	if dir, _ := s.Dir(); dir != filepath.Join(home, "work", "dev", "run-dev-123.4") {
+		t.Errorf("a plain id is used as is: %s", dir)
+	}
+	for _, bad := range []Store{{Home: home, AgentID: "../x", ConversationID: "c"}, {Home: home, AgentID: "dev"}, {AgentID: "dev", ConversationID: "c"}} {
+		if _, err := bad.Dir(); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+func TestPatchAndFormat(t *testing.T) {
+	s := store(t)
+	ctx := context.Background()
+	st, err := s.Patch(ctx, State{Goal: "ship it", Constraints: []string{"no new deps", "tests pass"},
+		WorkItems: []WorkItem{{Description: "parser", Status: "done", VerifiedBy: "go test ./parser"}, {Description: "docs", Status: "pending"}}},
+		[]string{"goal", "constraints", "workItems"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err = s.Patch(ctx, State{Constraints: []string{"only this"}, NextStep: "write docs", Goal: "ignored: not named"}, []string{"constraints", "nextStep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "**Goal:** ship it\n\n**Constraints:**\n- only this\n\n**Work items:**\n- [done] parser (verified by: go test ./parser)\n- [pending] docs\n\n**Next step:** write docs"
+	if got := Format(st); got != want {
+		t.Errorf("Format:\n%s\nwant\n%s", got, want)
+	}
+	if st.UpdatedAt != "2026-03-04T05:06:07Z" {
+		t.Errorf("updatedAt %q", st.UpdatedAt)
+	}
+	again, err := s.State(ctx)
+	if err != nil || Format(again) != want {
+		t.Fatalf("reload: %v\n%s", err, Format(again))
+	}
+	dir, _ := s.Dir()
+	for _, p := range []string{dir, filepath.Join(dir, StateFile)} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s: %v %v", p, fi.Mode(), err)
+		}
+	}
+	if _, err := s.Patch(ctx, State{Goal: strings.Repeat("g", MaxStateBytes)}, []string{"goal"}); err == nil {
+		t.Error("an oversized state was saved")
+	}
+}
+
+// TestOnlyItsOwnFiles: a work-state file that is a symlink (to a file
+// holding a secret), a FIFO, or writable by others is refused, never
+// read: the directory cannot be made to hand out another file.
+func TestOnlyItsOwnFiles(t *testing.T) {
+	ctx := context.Background()
+	s := store(t)
+	dir, err := s.mkdir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(s.Home, "config.json")
+	if err := os.WriteFile(secret, []byte(`{"goal": "sk-SECRET"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{StateFile, JournalFile, TodosFile} {
+		if err := os.Symlink(secret, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := s.State(ctx); err == nil || strings.Contains(st.Goal, "SECRET") {
+		t.Errorf("state via symlink: %+v %v", st, err)
+	}
+	if j, err := s.Journal(ctx); err == nil || len(j) > 0 {
+		t.Errorf("journal via symlink: %+v %v", j, err)
+	}
+	if _, err := s.Todos(ctx); err == nil {
+		t.Error("todos via symlink")
+	}
+	if p, _ := s.Preamble(ctx); strings.Contains(p, "SECRET") {
+		t.Errorf("preamble leaked: %q", p)
+	}
+	if err := s.Append(ctx, Entry{Summary: "x"}); err == nil {
+		t.Error("appended through a symlink")
+	}
+	if data, _ := os.ReadFile(secret); string(data) != `{"goal": "sk-SECRET"}` {
+		t.Errorf("the link's target changed: %q", data)
+	}
+	// A patch replaces the link itself, never writes through it.
+	if _, err := s.Patch(ctx, State{Goal: "g"}, []string{"goal"}); err == nil {
+		t.Error("patched over an unreadable state")
+	}
+	os.Remove(filepath.Join(dir, StateFile))
+	if err := os.WriteFile(filepath.Join(dir, StateFile), []byte(`{"goal":"x"}`), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(filepath.Join(dir, StateFile), 0o666)
+	if _, err := s.State(ctx); err == nil {
+		t.Error("a state file others may write was read")
+	}
+}
+
+func TestJournalPrunesOldestFirst(t *testing.T) {
+	ctx := context.Background()
+	s := store(t)
+	big := strings.Repeat("s", 100<<10)
+	for i := range 40 { // 4 MB of summaries
+		if err := s.Append(ctx, Entry{Summary: fmt.Sprintf("%02d %s", i, big), MessagesBefore: 10, MessagesAfter: 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, _ := s.Dir()
+	fi, err := os.Stat(filepath.Join(dir, JournalFile))
+	if err != nil || fi.Size() > MaxBytes || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("journal: %v %v", fi, err)
+	}
+	j, err := s.Journal(ctx)
+	if err != nil || len(j) < 10 {
+		t.Fatalf("journal: %d entries, %v", len(j), err)
+	}
+	if !strings.HasPrefix(j[len(j)-1].Summary, "39 ") || strings.HasPrefix(j[0].Summary, "00 ") {
+		t.Errorf("kept %q … %q", j[0].Summary[:3], j[len(j)-1].Summary[:3])
+	}
+	if j[0].Kind != KindCompaction || j[0].At == "" {
+		t.Errorf("entry %+v", j[0])
+	}
+	// One entry bigger than the whole allowance is cut, not refused.
+	if err := s.Append(ctx, Entry{Summary: strings.Repeat("h", 3<<20)}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, JournalFile)); fi.Size() > MaxBytes {
+		t.Errorf("journal %d bytes", fi.Size())
+	}
+}
+
+func TestTodos(t *testing.T) {
+	ctx := context.Background()
+	s := store(t)
+	if todos, err := s.Todos(ctx); err != nil || len(todos) != 0 {
+		t.Fatalf("empty: %v %v", todos, err)
+	}
+	want := []Todo{{Content: "a", Status: "pending", Priority: "high"}, {Content: "b", Status: "completed", Priority: "medium"}}
+	if err := s.SaveTodos(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Todos(ctx)
+	if err != nil || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("got %v %v", got, err)
+	}
+	if s.TodosPath() == "" || filepath.Base(s.TodosPath()) != TodosFile {
+		t.Error(s.TodosPath())
+	}
+}
+
+func TestPreamble(t *testing.T) {
+	ctx := context.Background()
+	s := store(t)
+	if p, err := s.Preamble(ctx); p != "" || err != nil {
+		t.Fatalf("nothing kept: %q %v", p, err)
+	}
+	if _, err := s.Patch(ctx, State{Goal: "port the parser", NextStep: "run the tests"}, []string{"goal", "nextStep"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := s.Append(ctx, Entry{Summary: fmt.Sprintf("summary %d %s", i, strings.Repeat("w", 1500))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Preamble(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) > preambleBytes || !strings.HasPrefix(p, PreambleHeader) || !strings.Contains(p, "claims to verify") {
+		t.Fatalf("preamble: %d bytes", len(p))
+	}
+	if !strings.Contains(p, "**Goal:** port the parser") || !strings.Contains(p, "summary 9") || strings.Contains(p, "summary 0 ") {
+		t.Errorf("preamble holds the state and the newest summaries only:\n%.600s", p)
+	}
+	if strings.Index(p, "summary 8") > strings.Index(p, "summary 9") {
+		t.Error("summaries must read oldest first")
+	}
+}

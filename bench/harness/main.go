@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/e2e/chatserver"
+	"github.com/jazz-run/jazz/mcpclient/mcptest"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/readtools"
 )
@@ -47,6 +48,10 @@ const (
 )
 
 func main() {
+	// The MCP scenario starts this binary as its stdio server.
+	if mcptest.Main() {
+		return
+	}
 	if os.Getenv(spawnEnv) != "" {
 		os.Exit(spawn())
 	}
@@ -128,6 +133,10 @@ func run() error {
 		return err
 	}
 	perCall := (hundred.median - one.median - handlers) / 100
+	mcpRes, err := j.measureMCP(o, home)
+	if err != nil {
+		return err
+	}
 	var histories []historyRun
 	for _, size := range []int{100 << 20, 12 << 20} {
 		h, err := j.history(srv, home, agentID, size, o.historyRuns)
@@ -160,6 +169,7 @@ func run() error {
 	fmt.Printf("%-34s %10s %10s %10s   ≤ 50 µs %s\n", "(c) runtime overhead per call", us(perCall), "", "", mark)
 	fmt.Println("\n(c) = (median 100-call run − median one-turn run − 100 handler calls in-process) / 100;")
 	fmt.Println("    it includes the second model round trip that carries the 100 results.")
+	mcpRes.print(one)
 	fmt.Printf("\n--conversation with one stored conversation, %d runs each (history rewritten before each)\n", o.historyRuns)
 	fmt.Printf("%-34s %10s %10s %14s\n", "history file", "median", "peak RSS", "sent to model")
 	for _, h := range histories {
@@ -174,6 +184,9 @@ func run() error {
 // respond scripts the model: the prompt picks how many file calls the
 // first turn asks for; a request that holds tool results gets the answer.
 func respond(_ int, req chatserver.Request) chatserver.Turn {
+	if req.Messages != nil && firstUser(req) == promptMCP {
+		return respondMCP(req)
+	}
 	if len(req.ToolMessages()) > 0 {
 		return chatserver.Turn{Text: "done"}
 	}

@@ -40,6 +40,9 @@ type Price struct {
 	Input     *float64 `json:"input,omitempty"`
 	Output    *float64 `json:"output,omitempty"`
 	CacheRead *float64 `json:"cache_read,omitempty"`
+	// CacheWrite is what writing the prompt cache costs per 1M tokens
+	// (Anthropic charges 1.25× input); unknown counts as the input price.
+	CacheWrite *float64 `json:"cache_write,omitempty"`
 }
 
 // Known reports whether p can price a call at all: the input or the output
@@ -56,6 +59,9 @@ func (p Price) Over(o Price) Price {
 	}
 	if Valid(o.CacheRead) {
 		p.CacheRead = o.CacheRead
+	}
+	if Valid(o.CacheWrite) {
+		p.CacheWrite = o.CacheWrite
 	}
 	return p
 }

@@ -598,7 +598,7 @@ func telemetry(b *builder, o map[string]any, home string) Telemetry {
 }
 
 // prices reads config `pricing`: {"provider/model": {input, output,
-// cache_read}} in USD per 1M tokens. A bad entry is a warning and ignored,
+// cache_read, cache_write}} in USD per 1M tokens. A bad entry is a warning and ignored,
 // so the snapshot (or "unknown") applies.
 func prices(b *builder, o map[string]any) map[string]pricing.Price {
 	out := make(map[string]pricing.Price, len(o))
@@ -606,11 +606,11 @@ func prices(b *builder, o map[string]any) map[string]pricing.Price {
 		path := "pricing." + key
 		e, ok := v.(map[string]any)
 		if !ok {
-			b.warn(path, "must be an object {input, output, cache_read}; ignored")
+			b.warn(path, "must be an object {input, output, cache_read, cache_write}; ignored")
 			continue
 		}
 		var p pricing.Price
-		for field, dst := range map[string]**float64{"input": &p.Input, "output": &p.Output, "cache_read": &p.CacheRead} {
+		for field, dst := range map[string]**float64{"input": &p.Input, "output": &p.Output, "cache_read": &p.CacheRead, "cache_write": &p.CacheWrite} {
 			if x, set := b.number(e, field, path+"."+field); set {
 				if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
 					b.warn(path+"."+field, "must be a non-negative number; ignored")

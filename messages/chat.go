@@ -23,6 +23,20 @@ type ChatMessage struct {
 	// (KindSummary, KindMeltdown, KindPreamble); "" is an ordinary one.
 	// Providers never see it.
 	Kind string `json:"kind,omitempty"`
+	// Thinking are an assistant turn's thinking blocks as the provider
+	// sent them (Anthropic's extended thinking). They go back with the
+	// turn, signatures untouched: a tool-use loop with thinking on
+	// fails without them.
+	Thinking []ThinkingBlock `json:"thinking,omitempty"`
+}
+
+// ThinkingBlock is one block of a model's thinking. Signature proves the
+// text unaltered; Redacted holds a redacted block's encrypted data
+// instead of text.
+type ThinkingBlock struct {
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Redacted  string `json:"redacted,omitempty"`
 }
 
 // Kinds of a ChatMessage jazz wrote itself.

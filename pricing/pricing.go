@@ -63,22 +63,31 @@ func LookupIn(cat *catalog.Catalog, provider, model string, overrides map[string
 	return Price{}, false
 }
 
-// Cost prices usage per providers.md §5: cr = min(cacheRead, prompt); cost =
-// (prompt−cr)×input + cr×(cache_read, else input) + completion×output, each
-// per 1M tokens, rounded to 8 decimals. known is false when neither the input
-// nor the output price is known; when only one is, the other counts as 0.
+// Cost prices usage per providers.md §5, cache writes added: cr =
+// min(cacheRead, prompt), cw = min(cacheWrite, prompt−cr); cost =
+// (prompt−cr−cw)×input + cr×(cache_read, else input) + cw×(cache_write,
+// else input) + completion×output, each per 1M tokens, rounded to 8
+// decimals. The prompt counts every token read, cached or not (providers
+// whose input count leaves the cache out, as Anthropic's does, are mapped
+// so by their client). known is false when neither the input nor the
+// output price is known; when only one is, the other counts as 0.
 func Cost(p Price, u messages.Usage) (usd float64, known bool) {
 	if !p.Known() {
 		return 0, false
 	}
 	prompt := max(u.PromptTokens, 0)
 	cr := min(max(u.CacheReadTokens, 0), prompt)
+	cw := min(max(u.CacheWriteTokens, 0), prompt-cr)
 	in := val(p.Input)
-	cacheRate := in
+	readRate, writeRate := in, in
 	if catalog.Valid(p.CacheRead) {
-		cacheRate = *p.CacheRead
+		readRate = *p.CacheRead
 	}
-	own := float64(prompt-cr)*in/1e6 + float64(cr)*cacheRate/1e6 + float64(max(u.CompletionTokens, 0))*val(p.Output)/1e6
+	if catalog.Valid(p.CacheWrite) {
+		writeRate = *p.CacheWrite
+	}
+	own := float64(prompt-cr-cw)*in/1e6 + float64(cr)*readRate/1e6 + float64(cw)*writeRate/1e6 +
+		float64(max(u.CompletionTokens, 0))*val(p.Output)/1e6
 	return Round8(own), true
 }
 

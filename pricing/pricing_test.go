@@ -28,6 +28,14 @@ func TestCost(t *testing.T) {
 		{"free is known", Price{Input: new(0.0), Output: new(0.0)}, messages.Usage{PromptTokens: 1000}, 0, true},
 		{"rounded to 8 decimals", Price{Input: new(0.15), Output: new(0.6)}, messages.Usage{PromptTokens: 1, CompletionTokens: 1}, 0.00000075, true},
 		{"rounding drops the ninth decimal", Price{Input: new(0.001)}, messages.Usage{PromptTokens: 1}, 0, true},
+		// Anthropic: 1000 read = 100 uncached + 300 written to the cache + 600 read from it.
+		{"cache write and read priced", Price{Input: new(3.0), Output: new(15.0), CacheRead: new(0.3), CacheWrite: new(3.75)},
+			messages.Usage{PromptTokens: 1000, CompletionTokens: 50, CacheReadTokens: 600, CacheWriteTokens: 300},
+			(100*3.0 + 600*0.3 + 300*3.75 + 50*15.0) / 1e6, true},
+		{"cache write falls back to input", Price{Input: new(3.0), Output: new(15.0)},
+			messages.Usage{PromptTokens: 1000, CacheWriteTokens: 300}, 1000 * 3.0 / 1e6, true},
+		{"cache write capped at what the reads leave", Price{Input: new(1.0), CacheRead: new(0.1), CacheWrite: new(2.0)},
+			messages.Usage{PromptTokens: 100, CacheReadTokens: 80, CacheWriteTokens: 500}, (80*0.1 + 20*2.0) / 1e6, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

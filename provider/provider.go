@@ -38,6 +38,9 @@ type Response struct {
 	Usage   messages.Usage
 	// UsageReported is false when the server sent no usage at all.
 	UsageReported bool
+	// StopReason is why the model stopped, in the server's words
+	// (end_turn, tool_use, max_tokens, refusal, …); "" when it said none.
+	StopReason string
 }
 
 // Provider is one model endpoint. OnDelta may be nil; it is called from the

@@ -1,8 +1,9 @@
 // Package registry turns a provider name and model into a ready
 // provider.Provider: which endpoint each vendor lives at, which env var
 // holds its key, how its base URL is overridden, and how it wants the
-// reasoning effort. Every vendor speaks Chat Completions through
-// provider/openai; `replay` plays a script from provider/replay.
+// reasoning effort. Every vendor but Anthropic speaks Chat Completions
+// through provider/openai; anthropic speaks the Messages API through
+// provider/anthropic; `replay` plays a script from provider/replay.
 //
 // Open does no network I/O, so resolving a model is cheap at start-up.
 package registry
@@ -18,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/jazz-run/jazz/provider"
+	"github.com/jazz-run/jazz/provider/anthropic"
 	"github.com/jazz-run/jazz/provider/httpx"
 	"github.com/jazz-run/jazz/provider/openai"
 	"github.com/jazz-run/jazz/provider/replay"
@@ -67,7 +69,7 @@ func vendors() map[string]vendor {
 	return map[string]vendor{
 		"openai":     {baseURL: "https://api.openai.com/v1", keyEnv: "OPENAI_API_KEY", urlEnv: "OPENAI_BASE_URL"},
 		"openrouter": {baseURL: "https://openrouter.ai/api/v1", keyEnv: "OPENROUTER_API_KEY", reasoning: openRouterReasoning},
-		"anthropic":  {baseURL: "https://api.anthropic.com/v1", keyEnv: "ANTHROPIC_API_KEY"},
+		"anthropic":  {baseURL: anthropic.DefaultBaseURL, keyEnv: "ANTHROPIC_API_KEY", urlEnv: "ANTHROPIC_BASE_URL"},
 		"gemini":     {baseURL: "https://generativelanguage.googleapis.com/v1beta/openai", keyEnv: "GOOGLE_GENERATIVE_AI_API_KEY", reasoning: noneToDisable},
 		"xai":        {baseURL: "https://api.x.ai/v1", keyEnv: "XAI_API_KEY"},
 		"ai_gateway": {baseURL: "https://ai-gateway.vercel.sh/v1", keyEnv: "AI_GATEWAY_API_KEY"},
@@ -149,6 +151,11 @@ func Open(ctx context.Context, name, model string, s Settings) (provider.Provide
 	client := s.HTTPClient
 	if client == nil {
 		client = httpx.New(httpx.Options{Limits: httpx.DefaultLimits(), Getenv: getenv})
+	}
+	if name == "anthropic" {
+		// The Messages API natively: prompt caching, extended thinking
+		// and exact usage, which the OpenAI-compatible endpoint loses.
+		return anthropic.New(anthropic.Options{BaseURL: base, APIKey: key, HTTPClient: client}), nil
 	}
 	opts := openai.Options{
 		BaseURL:         base,

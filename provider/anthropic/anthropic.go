@@ -1,0 +1,394 @@
+// Package anthropic is a client of Anthropic's Messages API over plain
+// net/http: request building (system prompt, tools, tool results,
+// thinking blocks sent back with their signatures, prompt-cache
+// breakpoints), the SSE stream (text, tool-use JSON, thinking and
+// signature deltas, usage, stop reasons, error events), the batch answer,
+// and the mapping of failures to provider.Error for the retry policy.
+//
+// Why not github.com/anthropics/anthropic-sdk-go: it adds about 13 MB to
+// the binary for what is here a few hundred lines, it retries on its own
+// (provider/retry owns that, agent-loop.md §6), and this package parses
+// the stream the same way provider/openai does, so both are read and
+// tested alike: against an in-test server speaking the wire format.
+//
+// It owns no retries: one Chat is one request.
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/provider"
+	"github.com/jazz-run/jazz/provider/httpx"
+)
+
+// Version is the anthropic-version header the client speaks.
+const Version = "2023-06-01"
+
+// DefaultBaseURL is the API root; ANTHROPIC_BASE_URL and
+// llm.anthropic.base_url override it (with or without /v1).
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// Thinking budgets per reasoning effort, in tokens.
+var thinkingBudget = map[string]int{"low": 2048, "medium": 8192, "high": 16384}
+
+// Options configures a Client.
+type Options struct {
+	BaseURL string
+	APIKey  string
+	// HTTPClient defaults to an httpx client with the default bounds
+	// (connect, first byte, idle body, size); ctx bounds the whole call.
+	HTTPClient *http.Client
+	// MaxTokens caps the answer; 0 picks a default for the model.
+	MaxTokens int
+}
+
+// Client is one Messages endpoint. It is safe for concurrent use.
+type Client struct {
+	opts Options
+	url  string
+}
+
+// New builds a Client. It does no I/O.
+func New(opts Options) *Client {
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = httpx.New(httpx.Options{Limits: httpx.DefaultLimits()})
+	}
+	base := strings.TrimRight(strings.TrimSpace(opts.BaseURL), "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	opts.BaseURL = base
+	if !strings.HasSuffix(base, "/v1") {
+		base += "/v1"
+	}
+	return &Client{opts: opts, url: base + "/messages"}
+}
+
+var _ provider.Provider = (*Client)(nil)
+
+// Chat sends one request. With req.Stream it reads the SSE stream and
+// calls onDelta for each text or thinking piece, in order. Errors are
+// *provider.Error, except a cancelled ctx (returned wrapped) and a
+// request that cannot be built (a plain error, never retried).
+func (c *Client) Chat(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (provider.Response, error) {
+	body, err := c.requestBody(req)
+	if err != nil {
+		return provider.Response{}, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return provider.Response{}, fmt.Errorf("anthropic: build request: %w", err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Anthropic-Version", Version)
+	hreq.Header.Set("X-Api-Key", c.opts.APIKey)
+	if req.Stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
+	resp, err := c.opts.HTTPClient.Do(hreq)
+	if err != nil {
+		return provider.Response{}, c.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
+	defer stop()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return provider.Response{}, provider.ClassifyStatus(resp.StatusCode, errorMessage(resp.StatusCode, raw))
+	}
+	var out provider.Response
+	if req.Stream {
+		out, err = readStream(resp.Body, onDelta)
+	} else {
+		out, err = readBatch(resp.Body)
+	}
+	if err != nil {
+		return provider.Response{}, c.readError(ctx, err)
+	}
+	return out, nil
+}
+
+// maxTokens is the answer cap: the option, else 8192 (4096 for the
+// Claude 3 models, whose limit it is), plus the thinking budget.
+func (c *Client) maxTokens(model string, budget int) int {
+	n := c.opts.MaxTokens
+	if n <= 0 {
+		n = 8192
+		if strings.HasPrefix(model, "claude-3-") && !strings.HasPrefix(model, "claude-3-5") && !strings.HasPrefix(model, "claude-3-7") {
+			n = 4096
+		}
+	}
+	return n + budget
+}
+
+// requestBody builds the JSON body.
+func (c *Client) requestBody(req provider.Request) ([]byte, error) {
+	if req.Model == "" {
+		return nil, errors.New("anthropic: no model given")
+	}
+	w := wireRequest{Model: req.Model, Stream: req.Stream}
+	var system []string
+	var convo []messages.ChatMessage
+	for _, m := range req.Messages {
+		if m.Role == messages.RoleSystem {
+			if strings.TrimSpace(m.Content) != "" {
+				system = append(system, m.Content)
+			}
+			continue
+		}
+		convo = append(convo, m)
+	}
+	if len(system) > 0 {
+		text := strings.Join(system, "\n\n")
+		w.System = []wireBlock{{Type: "text", Text: &text, CacheControl: ephemeral()}}
+	}
+	msgs, err := toWire(convo)
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) == 0 {
+		return nil, errors.New("anthropic: a request needs at least one user message")
+	}
+	// Cache the conversation so far: the next request, which repeats it,
+	// reads it from the cache.
+	last := &msgs[len(msgs)-1].Content
+	(*last)[len(*last)-1].CacheControl = ephemeral()
+	w.Messages = msgs
+	for _, t := range req.Tools {
+		schema := t.Parameters
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if len(w.Tools) > 0 {
+		w.Tools[len(w.Tools)-1].CacheControl = ephemeral()
+	}
+	budget := thinkingBudget[req.ReasoningEffort]
+	if budget > 0 && !thinkingContinues(convo) {
+		// A tool-use loop begun without thinking cannot turn it on: the
+		// API wants the turn being continued to start with a thinking
+		// block.
+		budget = 0
+	}
+	if budget > 0 {
+		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: budget}
+	} else if req.Temperature != nil {
+		// With thinking the API takes no temperature.
+		w.Temperature = req.Temperature
+	}
+	w.MaxTokens = c.maxTokens(req.Model, budget)
+	b, err := json.Marshal(w)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: encode request: %w", err)
+	}
+	return b, nil
+}
+
+func ephemeral() *wireCache { return &wireCache{Type: "ephemeral"} }
+
+// thinkingContinues says whether thinking may be on for this request: no
+// tool-use loop is open, or the assistant turn it continues has thinking.
+func thinkingContinues(convo []messages.ChatMessage) bool {
+	for i := len(convo) - 1; i >= 0; i-- {
+		switch m := convo[i]; m.Role {
+		case messages.RoleUser:
+			return true
+		case messages.RoleAssistant:
+			return len(m.ToolCalls) == 0 || len(m.Thinking) > 0
+		}
+	}
+	return true
+}
+
+// toWire maps the conversation: tool results become the user turn's
+// tool_result blocks, and consecutive turns of one role are merged (the
+// API wants them alternating).
+func toWire(convo []messages.ChatMessage) ([]wireMessage, error) {
+	var out []wireMessage
+	add := func(role string, blocks ...wireBlock) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			return
+		}
+		out = append(out, wireMessage{Role: role, Content: blocks})
+	}
+	for i, m := range convo {
+		switch m.Role {
+		case messages.RoleUser:
+			add("user", textBlock(m.Content))
+		case messages.RoleTool:
+			if m.ToolCallID == "" {
+				return nil, fmt.Errorf("anthropic: message %d: tool result without a tool call id", i)
+			}
+			content := m.Content
+			add("user", wireBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &content})
+		case messages.RoleAssistant:
+			var blocks []wireBlock
+			for _, t := range m.Thinking {
+				if t.Redacted != "" {
+					blocks = append(blocks, wireBlock{Type: "redacted_thinking", Data: t.Redacted})
+					continue
+				}
+				text, sig := t.Thinking, t.Signature
+				blocks = append(blocks, wireBlock{Type: "thinking", Thinking: &text, Signature: &sig})
+			}
+			if strings.TrimSpace(m.Content) != "" {
+				blocks = append(blocks, textBlock(m.Content))
+			}
+			for _, tc := range m.ToolCalls {
+				blocks = append(blocks, wireBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: toolInput(tc.Arguments)})
+			}
+			if len(blocks) == 0 {
+				blocks = append(blocks, textBlock("(no answer)"))
+			}
+			add("assistant", blocks...)
+		default:
+			return nil, fmt.Errorf("anthropic: message %d: unknown role %q", i, m.Role)
+		}
+	}
+	return out, nil
+}
+
+func textBlock(s string) wireBlock {
+	if strings.TrimSpace(s) == "" {
+		s = "(empty)" // the API refuses blank text blocks
+	}
+	return wireBlock{Type: "text", Text: &s}
+}
+
+// toolInput is a tool call's arguments as the object the API wants; what
+// the model sent that is not an object (a cut stream) goes back as {}.
+func toolInput(args string) json.RawMessage {
+	var v map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &v) != nil || v == nil {
+		return json.RawMessage(`{}`)
+	}
+	return json.RawMessage(args)
+}
+
+// readBatch decodes a non-streamed answer.
+func readBatch(r io.Reader) (provider.Response, error) {
+	var wr wireResponse
+	if err := json.NewDecoder(r).Decode(&wr); err != nil {
+		return provider.Response{}, &malformedError{fmt.Errorf("decode response: %w", err)}
+	}
+	if wr.Error != nil {
+		return provider.Response{}, eventError(wr.Error)
+	}
+	var a assembler
+	a.start(&wr)
+	for i, b := range wr.Content {
+		b := b
+		a.blockStart(i, &b)
+	}
+	a.stopReason = wr.StopReason
+	a.done = true
+	return a.response(), nil
+}
+
+// malformedError is an answer the client could not parse: retried as a
+// network issue (a proxy cut or mangled the stream), and the retry policy
+// falls back to a batch call.
+type malformedError struct{ err error }
+
+func (e *malformedError) Error() string { return e.err.Error() }
+func (e *malformedError) Unwrap() error { return e.err }
+
+// errorMessage extracts the message of an error body
+// ({"type":"error","error":{"type","message"}}), else the raw text.
+func errorMessage(status int, raw []byte) string {
+	var body struct {
+		Error *wireError `json:"error"`
+	}
+	msg := ""
+	if json.Unmarshal(raw, &body) == nil && body.Error != nil && body.Error.Message != "" {
+		msg = body.Error.Message
+		if body.Error.Type != "" {
+			msg = body.Error.Type + ": " + msg
+		}
+	}
+	if msg == "" {
+		msg = strings.TrimSpace(string(raw))
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	return cut(msg, 500)
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// errorStatus is the HTTP status an error event's type stands for.
+var errorStatus = map[string]int{
+	"invalid_request_error": 400, "authentication_error": 401, "permission_error": 403, "not_found_error": 404,
+	"request_too_large": 413, "rate_limit_error": 429, "api_error": 500, "timeout_error": 504, "overloaded_error": 529,
+}
+
+// eventError classifies an error sent inside a 200 answer (an SSE error
+// event) as if it were the status it stands for: overloaded and API
+// errors are retried, an invalid request is not.
+func eventError(e *wireError) error {
+	status, ok := errorStatus[e.Type]
+	if !ok {
+		status = 500 // an unknown failure of the server's
+	}
+	msg := e.Message
+	if e.Type != "" {
+		msg = e.Type + ": " + msg
+	}
+	return provider.ClassifyStatus(status, cut(msg, 500))
+}
+
+// transportError maps a failed round trip; a ctx that ended is the
+// caller's doing, never retried.
+func (c *Client) transportError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("anthropic: %w", context.Cause(ctx))
+	}
+	inner := err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		inner = ue.Err
+	}
+	return provider.NetworkError(fmt.Errorf("cannot reach anthropic at %s: %w", c.opts.BaseURL, inner), "")
+}
+
+// readError maps a failure while reading a 2xx answer.
+func (c *Client) readError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("anthropic: %w", context.Cause(ctx))
+	}
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	var me *malformedError
+	if errors.As(err, &me) {
+		return &provider.Error{Message: "anthropic sent a malformed answer: " + me.err.Error(), Retryable: true, Reason: "network issue", Err: err}
+	}
+	return provider.NetworkError(fmt.Errorf("anthropic: connection lost while reading the answer: %w", err), "")
+}

@@ -227,7 +227,9 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	if reg, err = withSubagentTool(reg); err != nil {
 		return err
 	}
-	eff, closeTools, err := agentTools(runCtx, o, reg, getenv, func(msg string) { warn("", msg) })
+	// Connecting to MCP servers is bounded by each one's connect timeout,
+	// and by --timeout and the caller like every step before the run.
+	eff, closeTools, err := agentTools(loadCtx, o, reg, getenv, func(msg string) { warn("", msg) })
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,13 @@ package e2e_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -466,4 +469,28 @@ func (w *world) readHome(t *testing.T, rel string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A Streamable HTTP server, with its configured headers, through jazz run.
+func TestMCPHTTPServer(t *testing.T) {
+	var auth atomic.Value
+	auth.Store("")
+	h := mcptest.Handler()
+	mcpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Header.Get("Authorization"))
+		h.ServeHTTP(w, r)
+	}))
+	defer mcpSrv.Close()
+	srv := chatserver.New(calls(call("e1", "mcp_web_echo", map[string]string{"text": "over http"})), answer("ok"))
+	defer srv.Close()
+	w := newWorld(t, srv.URL())
+	w.mcpConfig(map[string]any{"web": map[string]any{"url": mcpSrv.URL, "headers": map[string]string{"Authorization": "Bearer h77p"}, "risk": "read-only"}})
+	w.agent("m", "mcp_web_echo")
+	wantSuccess(t, w.exec("", "run", "--agent", "m", "--json", "go"))
+	if got := toolResult(t, srv.Requests()[1], "e1"); got != "echo: over http" {
+		t.Fatalf("result %s", got)
+	}
+	if got := auth.Load().(string); got != "Bearer h77p" {
+		t.Fatalf("Authorization = %q", got)
+	}
 }

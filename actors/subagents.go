@@ -82,6 +82,51 @@ type Subagents struct {
 	// Seq numbers children across the whole tree, so ids are unique in
 	// the run; NewSubagents sets it and children share it.
 	Seq *atomic.Int64
+	// IDPrefix starts every child id ("subagent" when empty). A worker
+	// running a task's agent gives its children the agent's id, so the
+	// submitter can tell the task's agents from its own.
+	IDPrefix string
+	// Runner runs the children somewhere else (a worker pool); nil runs
+	// them here, under a supervisor actor on Engine.
+	Runner ChildRunner
+}
+
+// ChildRunner runs one child to its end and reports how it ended; every
+// failure is an outcome, never a panic. The child's ctx is the
+// spawn_subagent call's: cancelling it stops the child.
+type ChildRunner interface {
+	RunChild(ctx context.Context, c ChildRun) ChildOutcome
+}
+
+// ChildRun is one child, ready to run: Config is its config as a local
+// child's (place, tool set, prompts, budget, ledger node, gate, events).
+type ChildRun struct {
+	Config Config
+	// Engine is where the parent lives (its gate among it).
+	Engine *actor.Engine
+	// Prompt is the child's first message: the preamble and the task.
+	Prompt string
+	// History is conversation before Prompt (a whole run sent to a
+	// worker); a child has none.
+	History []messages.ChatMessage
+	// Trace is the child's subagent span.
+	Trace messages.Trace
+	// Timeout bounds the child; MaxDepth and SubagentIterations are the
+	// tree's limits for the child's own children.
+	Timeout            time.Duration
+	MaxDepth           int
+	SubagentIterations int
+	SubagentTimeout    time.Duration
+	// Spec says what to do when the child fails.
+	Spec supervisor.Spec
+}
+
+// ChildOutcome is how a child ended.
+type ChildOutcome struct {
+	Finished messages.RunFinished
+	// Kind is empty when the child finished on its own and OK.
+	Kind   supervisor.FailureKind
+	Reason string
 }
 
 // NewSubagents is the spawner of a run's top-level agent, with a fresh
@@ -131,14 +176,6 @@ func spawnSubagent(ctx context.Context, env *tools.Env, args json.RawMessage) to
 		return tools.Fail(NoParentContext)
 	}
 	return env.Subagents.Spawn(ctx, env.Cwd(), args)
-}
-
-// childOutcome is how a child ended, as its supervisor reports it.
-type childOutcome struct {
-	fin messages.RunFinished
-	// kind is empty when the child finished on its own and OK.
-	kind   supervisor.FailureKind
-	reason string
 }
 
 // Spawn runs one child for a spawn_subagent call and blocks until it ends:
@@ -203,7 +240,14 @@ func (s *Subagents) Spawn(ctx context.Context, cwd string, raw json.RawMessage) 
 	// on the run's deadline: its own mark must not keep the clock running
 	// through the child's waits for a person.
 	idle := deadline.Idle(ctx)
-	o := s.supervise(ctx, cfg, spec, SubagentPreamble+task, telemetry.Inject(sctx))
+	run := ChildRun{Config: cfg, Engine: s.Engine, Prompt: SubagentPreamble + task, Trace: telemetry.Inject(sctx),
+		Timeout: s.timeout(), MaxDepth: s.MaxDepth, SubagentIterations: s.MaxIterations, SubagentTimeout: s.timeout(), Spec: spec}
+	var o ChildOutcome
+	if s.Runner != nil {
+		o = s.Runner.RunChild(sctx, run)
+	} else {
+		o = s.RunLocal(ctx, run)
+	}
 	idle()
 	span.End(subagentRunResult(o))
 	dur := time.Since(start).Milliseconds()
@@ -218,7 +262,11 @@ func (s *Subagents) Spawn(ctx context.Context, cwd string, raw json.RawMessage) 
 // working directory (starting at cwd) and spawner.
 func (s *Subagents) childConfig(a subagentArgs, p personas.Persona, cwd string) (Config, string) {
 	n, now := s.Seq.Add(1), time.Now().UnixMilli()
-	id := fmt.Sprintf("subagent-%d-%d", n, now)
+	prefix := s.IDPrefix
+	if prefix == "" {
+		prefix = "subagent"
+	}
+	id := fmt.Sprintf("%s-%d-%d", prefix, n, now)
 	name := strings.TrimSpace(a.Name)
 	if name == "" {
 		name = fmt.Sprintf("Sub-Agent (%s)", p.Name)
@@ -248,7 +296,7 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona, cwd string) 
 	}
 	// The child owns its own directory: its cd never moves its parent.
 	env := &tools.Env{AgentID: id, AgentName: name, Depth: cfg.Place.Depth, Task: cfg.Task,
-		ConversationID: fmt.Sprintf("subagent-conv-%d-%d", n, now), WorkDir: cwd}
+		ConversationID: fmt.Sprintf("%s-conv-%d-%d", prefix, n, now), WorkDir: cwd}
 	if pe := s.Parent.Env; pe != nil {
 		env.JazzHome, env.Home, env.EnvAllowlist, env.Secrets = pe.JazzHome, pe.Home, pe.EnvAllowlist, pe.Secrets
 		env.Asker = pe.Asker // run-scoped: one numbering of questions
@@ -293,33 +341,46 @@ func TaskPreview(task string) string {
 	return "..." + string(r[len(r)-77:])
 }
 
-// supervise runs the child under a small supervisor actor and waits for
-// its outcome, its time limit or ctx. Whatever happens, the supervisor
-// (and with it the child and the child's calls) is gone when it returns.
-func (s *Subagents) supervise(ctx context.Context, cfg Config, spec supervisor.Spec, prompt string, trace messages.Trace) childOutcome {
-	timeout := s.Timeout
+func (s *Subagents) timeout() time.Duration {
+	if s.Timeout <= 0 {
+		return DefaultSubagentTimeout
+	}
+	return s.Timeout
+}
+
+// RunLocal runs the child here, under a small supervisor actor on
+// s.Engine, and waits for its outcome, its time limit or ctx. Whatever
+// happens, the supervisor (and with it the child and the child's calls)
+// is gone when it returns.
+func (s *Subagents) RunLocal(ctx context.Context, c ChildRun) ChildOutcome {
+	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultSubagentTimeout
 	}
+	spec := c.Spec
+	if spec == (supervisor.Spec{}) {
+		spec = supervisor.DefaultSubagentSpec()
+	}
 	restarts := 0
 	for {
-		o := s.attempt(ctx, cfg, spec, prompt, trace, timeout)
-		if o.kind != supervisor.FailTimeout {
+		o := s.attempt(ctx, c, spec, timeout)
+		if o.Kind != supervisor.FailTimeout {
 			return o
 		}
-		if supervisor.Decide(spec, supervisor.ChildFailure{Kind: o.kind, Restarts: restarts, Reason: o.reason}) != supervisor.Restart {
+		if supervisor.Decide(spec, supervisor.ChildFailure{Kind: o.Kind, Restarts: restarts, Reason: o.Reason}) != supervisor.Restart {
 			return o
 		}
 		restarts++
 	}
 }
 
-func (s *Subagents) attempt(ctx context.Context, cfg Config, spec supervisor.Spec, prompt string, trace messages.Trace, timeout time.Duration) childOutcome {
+func (s *Subagents) attempt(ctx context.Context, run ChildRun, spec supervisor.Spec, timeout time.Duration) ChildOutcome {
+	cfg := run.Config
 	childCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cfg.Ctx = childCtx
-	done := make(chan childOutcome, 1)
-	deliver := func(o childOutcome) {
+	done := make(chan ChildOutcome, 1)
+	deliver := func(o ChildOutcome) {
 		select {
 		case done <- o:
 		default:
@@ -331,10 +392,10 @@ func (s *Subagents) attempt(ctx context.Context, cfg Config, spec supervisor.Spe
 			rc.Send(cfg.Root, messages.ActorFailed{Place: cfg.Place, Actor: f.Actor, Role: messages.RoleSubagent,
 				Reason: fmt.Sprintf("Sub-agent %s crashed: %s", cfg.Place.AgentName, reason)})
 		}
-		deliver(childOutcome{fin: messages.RunFinished{Place: cfg.Place}, kind: supervisor.FailPanic, reason: reason})
+		deliver(ChildOutcome{Finished: messages.RunFinished{Place: cfg.Place}, Kind: supervisor.FailPanic, Reason: reason})
 	}
 	sup := s.Engine.Spawn(func() actor.Receiver {
-		return &childSupervisor{spec: spec, cfg: cfg, prompt: prompt, trace: trace, deliver: deliver}
+		return &childSupervisor{spec: spec, cfg: cfg, prompt: run.Prompt, history: run.History, trace: run.Trace, deliver: deliver}
 	}, "subagent", actor.WithID(cfg.Place.AgentID), actor.WithMiddleware(supervisor.Recover(cfg.Place, report)),
 		actor.WithInboxSize(childInbox))
 	defer func() {
@@ -363,28 +424,28 @@ func (s *Subagents) attempt(ctx context.Context, cfg Config, spec supervisor.Spe
 	defer grace.Stop()
 	select {
 	case o := <-done:
-		o.kind, o.reason = kind, reason
+		o.Kind, o.Reason = kind, reason
 		return o
 	case <-grace.C:
-		return childOutcome{fin: messages.RunFinished{Place: cfg.Place}, kind: kind, reason: reason}
+		return ChildOutcome{Finished: messages.RunFinished{Place: cfg.Place}, Kind: kind, Reason: reason}
 	}
 }
 
 // subagentResult is what the parent's model reads, plus the child's spend.
-func subagentResult(name string, o childOutcome) tools.Result {
-	f := o.fin
+func subagentResult(name string, o ChildOutcome) tools.Result {
+	f := o.Finished
 	text := answerText(f)
-	if o.kind == "" && f.OK {
+	if o.Kind == "" && f.OK {
 		return tools.Result{Success: true, Value: text}
 	}
 	var msg string
-	switch o.kind {
+	switch o.Kind {
 	case supervisor.FailPanic:
-		msg = fmt.Sprintf("Sub-agent %s crashed (%s). Do the task yourself or delegate a narrower one.", name, o.reason)
+		msg = fmt.Sprintf("Sub-agent %s crashed (%s). Do the task yourself or delegate a narrower one.", name, o.Reason)
 	case supervisor.FailTimeout:
-		msg = fmt.Sprintf("Sub-agent %s %s.", name, o.reason)
+		msg = fmt.Sprintf("Sub-agent %s %s.", name, o.Reason)
 	case supervisor.FailCancelled:
-		msg = fmt.Sprintf("Sub-agent %s was %s.", name, o.reason)
+		msg = fmt.Sprintf("Sub-agent %s was %s.", name, o.Reason)
 	default:
 		msg = fmt.Sprintf("Sub-agent %s failed: %s", name, f.Error)
 	}
@@ -398,18 +459,18 @@ func subagentResult(name string, o childOutcome) tools.Result {
 }
 
 // subagentRunResult is how a child ended, for its span.
-func subagentRunResult(o childOutcome) telemetry.RunResult {
-	f := o.fin
+func subagentRunResult(o ChildOutcome) telemetry.RunResult {
+	f := o.Finished
 	r := telemetry.RunResult{Iterations: f.Iterations, Usage: f.Usage, CostUSD: f.CostUSD}
 	switch {
-	case o.kind == "" && f.OK:
+	case o.Kind == "" && f.OK:
 		r.Outcome = telemetry.OutcomeCompleted
-	case o.kind == supervisor.FailCancelled:
-		r.Outcome, r.Err = telemetry.OutcomeCancelled, o.reason
-	case o.kind == supervisor.FailTimeout:
-		r.Outcome, r.Err = "timeout", o.reason
+	case o.Kind == supervisor.FailCancelled:
+		r.Outcome, r.Err = telemetry.OutcomeCancelled, o.Reason
+	case o.Kind == supervisor.FailTimeout:
+		r.Outcome, r.Err = "timeout", o.Reason
 	default:
-		r.Outcome, r.Err = telemetry.OutcomeFailed, firstNonEmptyString(f.Error, o.reason, "sub-agent failed")
+		r.Outcome, r.Err = telemetry.OutcomeFailed, firstNonEmptyString(f.Error, o.Reason, "sub-agent failed")
 	}
 	return r
 }
@@ -458,8 +519,9 @@ type childSupervisor struct {
 	spec     supervisor.Spec
 	cfg      Config
 	prompt   string
+	history  []messages.ChatMessage
 	trace    messages.Trace // the subagent span's context, for the child's run
-	deliver  func(childOutcome)
+	deliver  func(ChildOutcome)
 	agent    *actor.PID
 	restarts int
 	stopping bool
@@ -476,7 +538,7 @@ func (s *childSupervisor) Receive(c *actor.Context) {
 			return
 		}
 		if m.OK || s.stopping {
-			s.finish(childOutcome{fin: m})
+			s.finish(ChildOutcome{Finished: m})
 			return
 		}
 		s.failed(c, supervisor.FailRun, m.Error, m)
@@ -497,7 +559,7 @@ func (s *childSupervisor) Receive(c *actor.Context) {
 	case stopChild:
 		s.stopping = true
 		if s.agent == nil {
-			s.finish(childOutcome{fin: messages.RunFinished{Place: s.cfg.Place}, kind: m.kind, reason: m.reason})
+			s.finish(ChildOutcome{Finished: messages.RunFinished{Place: s.cfg.Place}, Kind: m.kind, Reason: m.reason})
 			return
 		}
 		c.Send(s.agent, messages.CancelRun{Place: s.cfg.Place, Reason: m.reason})
@@ -508,7 +570,7 @@ func (s *childSupervisor) start(c *actor.Context) {
 	producer := faults.Wrap[messages.RunRequested](New(s.cfg), s.cfg.Faults != nil && s.cfg.Faults.Subagent, "sub-agent")
 	s.agent = c.SpawnChild(producer, "agent", actor.WithID(fmt.Sprintf("a%d", s.restarts)),
 		actor.WithMiddleware(supervisor.Recover(s.cfg.Place, nil)), actor.WithInboxSize(childInbox))
-	c.Send(s.agent, messages.RunRequested{Place: s.cfg.Place, Trace: s.trace.Clone(), Prompt: s.prompt})
+	c.Send(s.agent, messages.RunRequested{Place: s.cfg.Place, Trace: s.trace.Clone(), Prompt: s.prompt, History: s.history})
 }
 
 // fromAgent drops messages from a child already replaced by a restart.
@@ -527,9 +589,9 @@ func (s *childSupervisor) failed(c *actor.Context, kind supervisor.FailureKind, 
 	case supervisor.Escalate:
 		s.escalate(c, messages.ActorFailed{Place: s.cfg.Place, Actor: c.PID().String(),
 			Reason: fmt.Sprintf("Sub-agent %s crashed: %s", s.cfg.Place.AgentName, reason), Role: messages.RoleSubagent})
-		s.finish(childOutcome{fin: fin, kind: kind, reason: reason})
+		s.finish(ChildOutcome{Finished: fin, Kind: kind, Reason: reason})
 	default:
-		s.finish(childOutcome{fin: fin, kind: kind, reason: reason})
+		s.finish(ChildOutcome{Finished: fin, Kind: kind, Reason: reason})
 	}
 }
 
@@ -540,7 +602,7 @@ func (s *childSupervisor) escalate(c *actor.Context, f messages.ActorFailed) {
 	}
 }
 
-func (s *childSupervisor) finish(o childOutcome) {
+func (s *childSupervisor) finish(o ChildOutcome) {
 	s.done = true
 	s.deliver(o)
 }

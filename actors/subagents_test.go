@@ -571,7 +571,7 @@ func TestSubagentResultText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := subagentResult("kid", childOutcome{fin: tt.fin})
+			r := subagentResult("kid", ChildOutcome{Finished: tt.fin})
 			if !r.Success || r.Value != tt.want {
 				t.Fatalf("result = %+v, want %q", r, tt.want)
 			}

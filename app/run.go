@@ -50,9 +50,12 @@ type RunOptions struct {
 	// NATSURL.
 	NATS []bus.ClientOption
 	// Remote is set by --remote-approvals.
-	Remote    *RemoteApprovals
-	Reachable bool // a human can answer approvals (and, at hand, questions)
-	Bridge    bool // --interactive-stdin: the stdin protocol
+	Remote *RemoteApprovals
+	// RemotePool runs the whole agent on a worker of this pool (`jazz run
+	// --remote`); the gate, events, ledger and envelope stay here.
+	RemotePool string
+	Reachable  bool // a human can answer approvals (and, at hand, questions)
+	Bridge     bool // --interactive-stdin: the stdin protocol
 	// TerminalHuman: a person at a terminal answers prompts on Stderr.
 	TerminalHuman bool
 	Stdin         io.Reader

@@ -28,6 +28,7 @@ import (
 	"github.com/jazz-run/jazz/telemetry"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/asktools"
+	"github.com/jazz-run/jazz/workerpool"
 )
 
 // Run is one run started by Start. Its methods are safe for concurrent
@@ -202,6 +203,10 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	emitter.Emit(runStart(o, place, convID))
 	warn := warner(stderrOf(o), r.sink, emitter, place)
 	notice = warn
+	pool, err := r.startPool(ctx, warn)
+	if err != nil {
+		return err
+	}
 	if loadWarning != "" {
 		warn("", loadWarning)
 	}
@@ -310,6 +315,13 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 			s := actors.NewSubagents(engine, cfg, maxDepth, maxIter)
 			s.Timeout = subagentTimeout
 			env.Subagents = s
+			if pool != nil {
+				if o.RemotePool != "" {
+					return workerpool.RemoteAgent(pool, actors.ChildRun{Config: cfg, Engine: engine, MaxDepth: maxDepth,
+						SubagentIterations: maxIter, SubagentTimeout: subagentTimeout})
+				}
+				s.Runner = pool // children run on the pool's workers
+			}
 			return faults.Wrap[messages.RunRequested](actors.New(cfg), o.Faults != nil && o.Faults.Agent, "agent")
 		},
 		Request: messages.RunRequested{Place: place, Trace: telemetry.Inject(spanCtx), Prompt: o.Prompt, History: prior},

@@ -39,6 +39,10 @@ type Options struct {
 	// Cert and Key are a client certificate, when the server wants one.
 	Cert, Key string
 	Name      string
+	// InboxPrefix replaces _INBOX for replies and deliveries: a worker's
+	// must be busserver.WorkerInboxPrefix of its key, the only inboxes the
+	// server lets it read.
+	InboxPrefix string
 	// ReconnectFor is how long a lost connection keeps retrying before it
 	// closes for good (default 2 minutes).
 	ReconnectFor time.Duration
@@ -156,6 +160,9 @@ func (o Options) NATSOptions() ([]nats.Option, error) {
 			return nil, fmt.Errorf("nkey seed file %s: %w", o.Nkey, err)
 		}
 		opts = append(opts, opt)
+	}
+	if o.InboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(o.InboxPrefix))
 	}
 	tlsOpt, err := o.tlsConfig()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/workstore"
 )
 
 // Roles of the identities the server creates on first start. Approvers
@@ -77,18 +78,24 @@ const kvSubjects = "$KV." + approvals.Bucket + ".>"
 //     policy changes.
 //   - approver: reads requests, writes decisions (KV compare-and-set),
 //     publishes signed policy changes and audit lines.
-//   - observer: reads everything an approver reads and writes nothing.
-//   - worker: jazz.work.> only (reserved for workers).
+//     A runner also submits pool tasks, answers its workers (decisions
+//     and cancel records) and hears what they report; it may not speak
+//     as a worker.
+//   - observer: reads everything an approver reads and writes nothing;
+//     it may list the live workers.
+//   - worker: see WorkerPermissions (each worker key has its own).
 func Permissions(role string) *server.Permissions {
 	read := &server.SubjectPermission{Allow: []string{"_INBOX.>", "jazz.run.>", kvSubjects}}
 	switch role {
 	case RoleRunner:
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{
-				Allow: append([]string{"jazz.run.>", kvSubjects, approvals.AuditSubject + ".>"}, jsRead...),
-				Deny:  []string{"jazz.run.*.approval.decided", "jazz.run.*.policy", "jazz.run.*.policy.>"},
+				Allow: append([]string{"jazz.run.>", kvSubjects, approvals.AuditSubject + ".>",
+					"jazz.work.*.task", "jazz.work.*.to.*.>", workstore.KeySubject("cancel.*"),
+					"$JS.API.CONSUMER.MSG.NEXT." + workstore.OutStream + ".>", "$SRV.>"}, jsRead...),
+				Deny: []string{"jazz.run.*.approval.decided", "jazz.run.*.policy", "jazz.run.*.policy.>"},
 			},
-			Subscribe: read,
+			Subscribe: &server.SubjectPermission{Allow: append(append([]string{}, read.Allow...), "jazz.work.*.w.*.>")},
 		}
 	case RoleApprover:
 		return &server.Permissions{
@@ -99,13 +106,8 @@ func Permissions(role string) *server.Permissions {
 		}
 	case RoleObserver:
 		return &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: append([]string{}, jsRead...)},
+			Publish:   &server.SubjectPermission{Allow: append([]string{"$SRV.>"}, jsRead...)},
 			Subscribe: read,
-		}
-	case RoleWorker:
-		return &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: []string{"jazz.work.>"}},
-			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "jazz.work.>"}},
 		}
 	}
 	// An unknown role may do nothing at all.
@@ -116,14 +118,22 @@ func Permissions(role string) *server.Permissions {
 }
 
 // users is the server's nkey user list: the built-in roles, every
-// approver in JAZZ_HOME, and the server's own admin key (in memory only).
-func users(roles map[string]string, approvers []approvals.Approver, adminPub string) []*server.NkeyUser {
+// approver and worker in JAZZ_HOME, and the server's own admin key (in
+// memory only).
+func users(roles map[string]string, approvers []approvals.Approver, workers []Worker, adminPub string) []*server.NkeyUser {
 	var out []*server.NkeyUser
 	for _, role := range roleSeeds {
-		out = append(out, &server.NkeyUser{Nkey: roles[role], Permissions: Permissions(role)})
+		p := Permissions(role)
+		if role == RoleWorker {
+			p = WorkerPermissions(roles[role])
+		}
+		out = append(out, &server.NkeyUser{Nkey: roles[role], Permissions: p})
 	}
 	for _, a := range approvers {
 		out = append(out, &server.NkeyUser{Nkey: a.PublicKey, Permissions: Permissions(RoleApprover)})
+	}
+	for _, w := range workers {
+		out = append(out, &server.NkeyUser{Nkey: w.PublicKey, Permissions: WorkerPermissions(w.PublicKey)})
 	}
 	out = append(out, &server.NkeyUser{Nkey: adminPub})
 	return out

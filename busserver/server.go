@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/workstore"
 )
 
 // DefaultPort is where `jazz bus serve` listens unless told otherwise.
@@ -110,6 +111,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	workers, err := ReadWorkersFile(o.Home)
+	if err != nil {
+		return nil, err
+	}
 	admin, err := nkeys.CreateUser()
 	if err != nil {
 		return nil, fmt.Errorf("create admin key: %w", err)
@@ -128,7 +133,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		NoSigs:     true, // signals belong to jazz
 		NoLog:      o.Logf == nil,
 		MaxPayload: 8 << 20,
-		Nkeys:      users(roles, approvers, adminPub),
+		Nkeys:      users(roles, approvers, workers, adminPub),
 		// A client that vanished is noticed within seconds.
 		PingInterval: 5 * time.Second,
 		MaxPingsOut:  3,
@@ -182,12 +187,13 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	go s.watchApprovers(rctx, o.Home, approvers, o.Reload, o.Logf)
+	go s.watchApprovers(rctx, o.Home, identities{approvers, workers}, o.Reload, o.Logf)
 	return s, nil
 }
 
-// ensureAssets creates the approvals bucket and the audit stream through
-// an in-process admin connection.
+// ensureAssets creates the approvals bucket, the audit stream and the
+// worker pools' streams and bucket through an in-process admin
+// connection.
 func (s *Server) ensureAssets(ctx context.Context) error {
 	nc, err := s.AdminConn()
 	if err != nil {
@@ -199,7 +205,28 @@ func (s *Server) ensureAssets(ctx context.Context) error {
 	if _, err := approvals.OpenStore(cctx, nc, true); err != nil {
 		return err
 	}
-	return nil
+	return workstore.Ensure(cctx, nc, 1)
+}
+
+// identities are the people and workers JAZZ_HOME lets in.
+type identities struct {
+	approvers []approvals.Approver
+	workers   []Worker
+}
+
+func readIdentities(home string) (identities, error) {
+	a, err := approvals.ReadApproversFile(home)
+	if err != nil {
+		return identities{}, err
+	}
+	if _, err := approvals.NewRegistry(a); err != nil {
+		return identities{}, err
+	}
+	w, err := ReadWorkersFile(home)
+	if err != nil {
+		return identities{}, err
+	}
+	return identities{a, w}, nil
 }
 
 // AdminConn is an in-process connection with every permission (for
@@ -213,9 +240,10 @@ func (s *Server) AdminConn() (*nats.Conn, error) {
 	return nc, nil
 }
 
-// watchApprovers reloads the server's users when approvers.json changes,
-// so `jazz bus add-approver` takes effect without a restart.
-func (s *Server) watchApprovers(ctx context.Context, home string, last []approvals.Approver, every time.Duration, logf func(string, ...any)) {
+// watchApprovers reloads the server's users when approvers.json or
+// workers.json changes, so `jazz bus add-approver` and `jazz bus
+// add-worker` take effect without a restart.
+func (s *Server) watchApprovers(ctx context.Context, home string, last identities, every time.Duration, logf func(string, ...any)) {
 	defer close(s.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -225,7 +253,7 @@ func (s *Server) watchApprovers(ctx context.Context, home string, last []approva
 			return
 		case <-t.C:
 		}
-		list, err := approvals.ReadApproversFile(home)
+		list, err := readIdentities(home)
 		if err != nil {
 			if logf != nil {
 				logf("approvers not reloaded: %v", err)
@@ -235,14 +263,8 @@ func (s *Server) watchApprovers(ctx context.Context, home string, last []approva
 		if reflect.DeepEqual(list, last) {
 			continue
 		}
-		if _, err := approvals.NewRegistry(list); err != nil {
-			if logf != nil {
-				logf("approvers not reloaded: %v", err)
-			}
-			continue
-		}
 		next := s.opts
-		next.Nkeys = users(s.roles, list, s.adminPub)
+		next.Nkeys = users(s.roles, list.approvers, list.workers, s.adminPub)
 		if err := s.srv.ReloadOptions(&next); err != nil {
 			if logf != nil {
 				logf("approvers not reloaded: %v", err)
@@ -251,7 +273,7 @@ func (s *Server) watchApprovers(ctx context.Context, home string, last []approva
 		}
 		s.opts, last = next, list
 		if logf != nil {
-			logf("approvers reloaded: %d", len(list))
+			logf("approvers reloaded: %d, workers: %d", len(list.approvers), len(list.workers))
 		}
 	}
 }

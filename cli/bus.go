@@ -15,12 +15,13 @@ import (
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/workstore"
 )
 
 // NewBusCmd builds `jazz bus`: the shared NATS server and its identities.
 func NewBusCmd(d Deps) *cobra.Command {
 	cmd := &cobra.Command{Use: "bus", Short: "Run the NATS server runs and approvers share, and manage who may use it"}
-	cmd.AddCommand(newBusServeCmd(d), newBusAddApproverCmd(d), newBusInitCmd(d))
+	cmd.AddCommand(newBusServeCmd(d), newBusAddApproverCmd(d), newBusInitCmd(d), newBusAddWorkerCmd(d), newBusClusterCmd(d))
 	return cmd
 }
 
@@ -29,9 +30,10 @@ func NewBusCmd(d Deps) *cobra.Command {
 // and approvers are not.
 func newBusInitCmd(d Deps) *cobra.Command {
 	var o busclient.Options
+	var replicas int
 	cmd := &cobra.Command{
 		Use:   "init --nats-url URL (--creds FILE | --nkey FILE)",
-		Short: "Create the approvals bucket and audit stream on an external NATS deployment",
+		Short: "Create the approvals bucket, audit stream and worker-pool streams on an external NATS deployment",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o = o.WithEnv(d.Getenv)
@@ -46,7 +48,11 @@ func newBusInitCmd(d Deps) *cobra.Command {
 			if _, err := approvals.OpenStore(ctx, nc, true); err != nil {
 				return err
 			}
+			if err := workstore.Ensure(ctx, nc, replicas); err != nil {
+				return err
+			}
 			fmt.Fprintf(d.IO.ErrOut, "bucket %s and stream %s are ready on %s\n", approvals.Bucket, approvals.AuditStream, busclient.Redact(o.URL))
+			fmt.Fprintf(d.IO.ErrOut, "worker pools: streams %s, %s and bucket %s (%d replicas)\n", workstore.TaskStream, workstore.OutStream, workstore.Bucket, replicas)
 			return nil
 		},
 	}
@@ -56,6 +62,7 @@ func newBusInitCmd(d Deps) *cobra.Command {
 	f.StringVar(&o.Nkey, "nkey", "", "nkey seed allowed to create streams (env JAZZ_NATS_NKEY)")
 	f.StringVar(&o.CA, "tls-ca", "", "CA certificate of the server (env JAZZ_NATS_CA)")
 	f.StringVar(&o.TLSPin, "tls-pin", "", "sha256:… pin of the server's certificate (env JAZZ_NATS_TLS_PIN)")
+	f.IntVar(&replicas, "replicas", 1, "copies of the worker-pool streams (3 on a cluster)")
 	return cmd
 }
 
@@ -206,5 +213,101 @@ picks the new approver up within a second.`,
 	f.BoolVar(&printSeed, "print", false, "print the seed on stdout instead of writing it to JAZZ_HOME")
 	f.StringVar(&publicKey, "public-key", "", "record this public key; the person keeps their own seed")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func newBusAddWorkerCmd(d Deps) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "add-worker NAME",
+		Short: "Give a worker its own identity: it may take pool tasks and speak only for its own",
+		Long: `Create an nkey identity for a worker and let it into the bus: its seed is written to
+JAZZ_HOME/bus/workers/NAME.nk (mode 0600), for 'jazz worker --nkey'. The server lets
+each worker publish only under its own key, so a runner believes a report about a task
+only from the worker that took it. A running 'jazz bus serve' lets it in within a second.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := config.Home(d.Getenv, d.Cwd)
+			if err != nil {
+				return err
+			}
+			if err := config.CheckWritable(home); err != nil {
+				return err
+			}
+			w, err := busserver.AddWorker(home, args[0])
+			if err != nil {
+				return err
+			}
+			seed := busserver.WorkerSeedPath(home, w.Name)
+			if asJSON {
+				b, _ := json.Marshal(map[string]any{"name": w.Name, "publicKey": w.PublicKey, "seedFile": seed})
+				fmt.Fprintln(d.IO.Out, string(b))
+				return nil
+			}
+			fmt.Fprintln(d.IO.Out, w.PublicKey)
+			fmt.Fprintf(d.IO.ErrOut, "worker %s: seed written to %s\n  run it with: jazz worker --nkey %s\n", w.Name, seed, seed)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the identity as JSON")
+	return cmd
+}
+
+// newBusClusterCmd runs a local cluster for trying worker pools on one
+// machine (`make cluster`).
+func newBusClusterCmd(d Deps) *cobra.Command {
+	var nodes, port int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "cluster [--nodes 3] [--port 4242]",
+		Short: "Run a local NATS cluster (JetStream replicated) on 127.0.0.1 for trying worker pools",
+		Long: `Run NODES bus servers on 127.0.0.1, joined by cluster routes, with the worker-pool
+streams and bucket replicated on up to three of them, until interrupted. The identities
+are JAZZ_HOME's, as with 'jazz bus serve', and server.json names every node, so runs,
+workers and approvers on this machine find the cluster without --nats-url. For trials
+and tests only: no TLS, loopback only.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := config.Home(d.Getenv, d.Cwd)
+			if err != nil {
+				return err
+			}
+			if err := config.CheckWritable(home); err != nil {
+				return err
+			}
+			if nodes < 1 || nodes > 9 {
+				return fmt.Errorf("--nodes must be between 1 and 9, got %d", nodes)
+			}
+			o := busserver.ClusterOptions{Home: home, Nodes: nodes}
+			if port > 0 {
+				for i := 0; i < nodes; i++ {
+					o.Ports = append(o.Ports, port+i)
+				}
+			}
+			if debug, _ := cmd.Flags().GetBool("debug"); debug {
+				o.Logf = func(f string, a ...any) { fmt.Fprintf(d.IO.ErrOut, "bus: "+f+"\n", a...) }
+			}
+			c, err := busserver.StartCluster(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if asJSON {
+				b, _ := json.Marshal(map[string]any{"url": c.URL(), "nodes": nodes})
+				fmt.Fprintln(d.IO.Out, string(b))
+			} else {
+				fmt.Fprintln(d.IO.Out, c.URL())
+			}
+			fmt.Fprintf(d.IO.ErrOut, "jazz bus cluster of %d nodes on %s; Ctrl-C stops it\n", nodes, c.URL())
+			fmt.Fprintf(d.IO.ErrOut, "  a worker:  jazz worker --nkey %s\n", busserver.RoleSeedPath(home, busserver.RoleWorker))
+			fmt.Fprintf(d.IO.ErrOut, "  a run:     set \"workerPool\": \"default\" in %s/config.json, then jazz run ...\n", home)
+			<-cmd.Context().Done()
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&nodes, "nodes", 3, "servers in the cluster")
+	f.IntVar(&port, "port", 0, "client port of the first node (the others follow); default: free ports")
+	f.BoolVar(&asJSON, "json", false, "print the cluster URL as JSON")
 	return cmd
 }

@@ -52,9 +52,9 @@ func Main() int {
 	_ = shellrun.ProtectSelf()
 	cwd, _ := os.Getwd()
 	d := Deps{IO: iostreams.System(), Getenv: os.Getenv, Cwd: cwd}
-	if selected(NewRootCmd(d), os.Args[1:]).Name() == "run" {
+	if name := selected(NewRootCmd(d), os.Args[1:]).Name(); name == "run" || name == "worker" {
 		// jazz run is plain by contract, and so is any jazz a tool starts
-		// from it (headless-run.md §1).
+		// from it (headless-run.md §1); a worker runs the same agents.
 		_ = os.Setenv("JAZZ_NO_TUI", "1")
 		if jsonStderr(os.Args[1:]) {
 			// Libraries that log through the standard logger (the actor
@@ -156,7 +156,8 @@ func NewRootCmd(d Deps) *cobra.Command {
 	root.PersistentFlags().BoolP("verbose", "v", false, "more diagnostics on stderr")
 	root.PersistentFlags().Bool("no-tui", false, "plain output (always on for jazz run)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err: err, cmd: cmd.CommandPath()} })
-	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d), NewMCPCmd(d), NewVersionCmd(d))
+	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d), NewMCPCmd(d), NewVersionCmd(d),
+		NewWorkerCmd(d), NewWorkersCmd(d))
 	registerCompletions(root, d)
 	return root
 }

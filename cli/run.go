@@ -19,6 +19,7 @@ import (
 	"github.com/jazz-run/jazz/pricing"
 	"github.com/jazz-run/jazz/store/agents"
 	"github.com/jazz-run/jazz/visible"
+	"github.com/jazz-run/jazz/workerpool"
 )
 
 // RunOptions are `jazz run`'s flags as parsed.
@@ -50,6 +51,10 @@ type RunOptions struct {
 	ConfigPath          string
 	Debug               bool
 	Traceparent         string
+	// Remote runs the agent on a worker of Pool (default: the config's
+	// workerPool, else "default").
+	Remote bool
+	Pool   string
 }
 
 // NewRunCmd builds `jazz run`; runF replaces the run in tests.
@@ -93,6 +98,8 @@ func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Comm
 	f.StringVar(&o.ApprovalTimeout, "approval-timeout", "", "milliseconds a remote approval may wait before the call is declined (default 600000)")
 	f.StringVar(&o.MaxRemotePolicy, "max-remote-policy", "", "highest policy a signed remote change may set (default: the starting policy)")
 	f.StringVar(&o.Traceparent, "traceparent", "", "W3C traceparent: trace the run as a child of the caller's span (env TRACEPARENT)")
+	f.BoolVar(&o.Remote, "remote", false, "run the agent on a worker of a pool (`jazz worker`); approvals, events and the result stay here")
+	f.StringVar(&o.Pool, "pool", "", "worker pool for --remote (default: the config's workerPool, else default)")
 	return cmd
 }
 
@@ -257,7 +264,11 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if maxIter == 0 {
 		maxIter = cfg.MaxIterations
 	}
-	natsURL, natsOpts, remote, err := remoteOptions(o, v.policy, cfg, getenv)
+	remotePool, usesPool, err := runPool(o, cfg)
+	if err != nil {
+		return fail(err.Error(), 0)
+	}
+	natsURL, natsOpts, remote, err := remoteOptions(o, v.policy, cfg, getenv, usesPool)
 	if err != nil {
 		return fail(err.Error(), 0)
 	}
@@ -291,6 +302,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		Getenv:        getenv,
 		Cwd:           d.Cwd,
 		Traceparent:   o.Traceparent,
+		RemotePool:    remotePool,
 		Faults:        d.Faults,
 		RunID:         runID,
 		FailOn:        failOn(o, maxIter),
@@ -385,4 +397,24 @@ func streaming(o RunOptions, cats []string, cfg *config.Config, getenv func(stri
 		}
 	}
 	return stdoutTTY
+}
+
+// runPool is the pool --remote runs the agent on ("" without --remote),
+// and whether the run uses a pool at all (--remote, or workerPool).
+func runPool(o RunOptions, cfg *config.Config) (string, bool, error) {
+	configured, err := app.WorkerPool(app.RunOptions{Config: cfg})
+	if err != nil {
+		return "", false, err
+	}
+	if o.Pool != "" && !o.Remote {
+		return "", false, errors.New("--pool needs --remote")
+	}
+	if !o.Remote {
+		return "", configured != "", nil
+	}
+	pool := firstNonEmpty(o.Pool, configured, workerpool.DefaultPool)
+	if messages.SubjectToken(pool) != pool {
+		return "", false, fmt.Errorf("Invalid --pool %q: use letters, digits, '-' or '_'.", pool)
+	}
+	return pool, true, nil
 }

@@ -20,12 +20,21 @@ const DefaultApprovalTimeout = 10 * time.Minute
 
 // remoteOptions resolves the bus a run uses and, with --remote-approvals,
 // who may approve and for how long. Everything is checked before any
-// model call: a run that could never be approved fails now, not later.
-func remoteOptions(o RunOptions, policy string, cfg *config.Config, getenv func(string) string) (string, []nats.Option, *app.RemoteApprovals, error) {
+// model call: a run that could never be approved fails now, not later. A
+// run that uses a worker pool (pool) needs a shared bus too: the local
+// `jazz bus serve` (or cluster) unless one is named.
+func remoteOptions(o RunOptions, policy string, cfg *config.Config, getenv func(string) string, pool bool) (string, []nats.Option, *app.RemoteApprovals, error) {
 	if !o.RemoteApprovals && (o.ApprovalTimeout != "" || o.MaxRemotePolicy != "") {
 		return "", nil, nil, fmt.Errorf("--approval-timeout and --max-remote-policy need --remote-approvals")
 	}
 	bo := busclient.Options{URL: o.NATSURL, Creds: o.Creds, Nkey: o.Nkey, Name: "jazz-run"}.WithEnv(getenv)
+	if bo.URL == "" && pool && !o.RemoteApprovals {
+		local, err := bo.WithLocal(cfg.Home, busserver.RoleSeedPath(cfg.Home, busserver.RoleRunner))
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("worker pool: %w", err)
+		}
+		bo = local
+	}
 	if bo.URL == "" && !o.RemoteApprovals {
 		if o.Creds != "" || o.Nkey != "" {
 			return "", nil, nil, fmt.Errorf("--creds and --nkey need --nats-url or --remote-approvals")

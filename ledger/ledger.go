@@ -166,6 +166,47 @@ func (l *Ledger) MarkDecided(id, by string) {
 	}
 }
 
+// RecordRemote adds what l's agent and its subtree spent and called
+// while they ran elsewhere (a worker of a pool): usage as one response's
+// is checked (unreported or refused makes the tree's cost unknown), and
+// each call keeps the agent that made it, unless it names none or one
+// not below l's agent, which l's agent then answers for.
+func (l *Ledger) RecordRemote(u messages.Usage, reported bool, calls, declined []messages.AgentCall) error {
+	err := ErrNoUsage
+	if reported {
+		err = Validate(u)
+	}
+	if l == nil {
+		return err
+	}
+	l.book.mu.Lock()
+	defer l.book.mu.Unlock()
+	if err != nil {
+		l.unknown = true
+	} else {
+		l.usage = Add(l.usage, u)
+	}
+	for _, c := range calls {
+		l.book.seq++
+		l.calls = append(l.calls, entry{seq: l.book.seq, call: l.pin(c)})
+	}
+	for _, c := range declined {
+		l.book.seq++
+		l.declined = append(l.declined, entry{seq: l.book.seq, call: l.pin(c)})
+	}
+	return err
+}
+
+// pin keeps a remote call's agent when it is l's or one below it.
+func (l *Ledger) pin(c messages.AgentCall) messages.AgentCall {
+	if c.AgentID == l.agent.AgentID || (c.AgentID != "" && c.Depth > l.agent.Depth) {
+		return c
+	}
+	t := l.tag(c.ToolCall)
+	t.DecidedBy = c.DecidedBy
+	return t
+}
+
 func (l *Ledger) tag(c messages.ToolCall) messages.AgentCall {
 	return messages.AgentCall{ToolCall: c, AgentID: l.agent.AgentID, AgentName: l.agent.AgentName, Depth: l.agent.Depth}
 }

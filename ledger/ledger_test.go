@@ -129,3 +129,33 @@ func TestConcurrentRecords(t *testing.T) {
 		t.Fatalf("totals %v, %d calls", got.CostUSD, len(got.ToolCalls))
 	}
 }
+
+func TestRecordRemoteKeepsAgentsBelowAndRefusesBadUsage(t *testing.T) {
+	root := New(messages.Place{AgentID: "top"}, func(u messages.Usage) (float64, bool) { return float64(u.TotalTokens), true })
+	child := root.Child(messages.Place{AgentID: "c1", AgentName: "kid", Depth: 1})
+	calls := []messages.AgentCall{
+		{ToolCall: messages.ToolCall{ID: "1", Name: "ls"}, AgentID: "c1", Depth: 1},
+		{ToolCall: messages.ToolCall{ID: "2", Name: "ls"}, AgentID: "c1-1-2", AgentName: "grandkid", Depth: 2},
+		// Claims to be the top-level agent: the child answers for it.
+		{ToolCall: messages.ToolCall{ID: "3", Name: "write_file"}, AgentID: "top", Depth: 0, DecidedBy: "policy"},
+	}
+	if err := child.RecordRemote(messages.Usage{TotalTokens: 7}, true, calls, calls[2:]); err != nil {
+		t.Fatal(err)
+	}
+	tot := root.Totals()
+	if tot.Usage.TotalTokens != 7 || !tot.CostKnown || tot.CostUSD != 7 {
+		t.Fatalf("totals = %+v", tot)
+	}
+	if len(tot.ToolCalls) != 3 || tot.ToolCalls[1].AgentID != "c1-1-2" || tot.ToolCalls[2].AgentID != "c1" || tot.ToolCalls[2].Depth != 1 {
+		t.Fatalf("calls = %+v", tot.ToolCalls)
+	}
+	if len(tot.Declined) != 1 || tot.Declined[0].AgentID != "c1" || tot.Declined[0].DecidedBy != "policy" {
+		t.Fatalf("declined = %+v", tot.Declined)
+	}
+	if err := child.RecordRemote(messages.Usage{TotalTokens: -5}, true, nil, nil); err == nil {
+		t.Fatal("negative usage accepted")
+	}
+	if tot := root.Totals(); tot.CostKnown || tot.Usage.TotalTokens != 7 {
+		t.Fatalf("after refused usage: %+v", tot)
+	}
+}

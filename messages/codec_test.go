@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func place() Place {
@@ -115,5 +116,39 @@ func TestSubjectsAreScopedAndSafe(t *testing.T) {
 	}
 	if CategoryOf(EventToolCall) != CategoryTools || CategoryOf(EventErrorType) != CategoryAlways {
 		t.Fatal("categories")
+	}
+}
+
+func TestWorkMessagesRoundTrip(t *testing.T) {
+	usage := Usage{PromptTokens: 3, CompletionTokens: 1, TotalTokens: 4}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	temp := 0.5
+	roundTrip(t, WorkTask{TaskID: "t1", Pool: "p", Kind: TaskSubagent, Place: place(), Trace: trace, Provider: "openai",
+		Model: "m", SystemPrompt: "sys " + WorkDirMarker, Prompt: "do it", History: []ChatMessage{{Role: RoleUser, Content: "hi"}},
+		Task: "brief", Tools: []string{"ls", "write_file", "execute_write_file"}, MaxIterations: 30, MaxDepth: 3,
+		SubagentIterations: 30, SubagentTimeoutMs: 1000, ReasoningEffort: "low", Temperature: &temp,
+		EnvAllowlist: []string{"GOPATH"}, Stream: true, TimeoutMs: 5000, Expires: now, Sent: now})
+	roundTrip(t, WorkClaimed{TaskID: "t1", Worker: "UKEY", Name: "w1", Attempt: 2, LeaseMs: 2000, Version: "v1"})
+	roundTrip(t, WorkBeat{TaskID: "t1", Attempt: 1, Usage: usage, UsageUnknown: true})
+	roundTrip(t, WorkEvent{TaskID: "t1", Attempt: 1, Event: json.RawMessage(`{"type":"tool_call"}`), Trace: trace})
+	roundTrip(t, WorkApproval{TaskID: "t1", Attempt: 1, Seq: 2, Required: ApprovalRequired{Place: place(), ToolCallID: "c",
+		ToolName: "write_file", RiskLevel: LevelHighRisk, ExecuteToolName: "execute_write_file", ExecuteArgs: json.RawMessage(`{"path":"x"}`)}})
+	roundTrip(t, WorkDecision{TaskID: "t1", Attempt: 1, Seq: 2, Decision: ApprovalDecided{Place: place(), ToolCallID: "c",
+		Approved: true, DecidedBy: DecidedByBridge, Judgement: json.RawMessage(`{"by":"human"}`)}})
+	roundTrip(t, WorkResult{TaskID: "t1", Attempt: 1, Finished: RunFinished{Place: place(), OK: true, Answer: "a",
+		ToolCalls: []AgentCall{}}, Kind: "timeout", Reason: "r", Usage: usage, UsageUnknown: true,
+		Calls: []AgentCall{{ToolCall: ToolCall{ID: "1", Name: "ls"}, AgentID: "x", Depth: 1}}, NotRetried: true})
+	roundTrip(t, WorkCancel{TaskID: "t1", Reason: "stop", Kind: "cancelled", Below: 2})
+	roundTrip(t, WorkGated{TaskID: "t1", Attempt: 1, Worker: "UKEY", Tool: "write_file", At: now})
+	roundTrip(t, WorkerStatus{Worker: "UKEY", Name: "w", Pool: "p", Capacity: 4, Running: 1, Done: 9, Version: "v"})
+}
+
+func TestWorkSubjectsStayInTheirTokens(t *testing.T) {
+	got := WorkerSubject("p.*", "W>", "run.1", "t 1", WorkKindResult)
+	if got != "jazz.work.p__.w.W_.run_1.t_1.result" {
+		t.Fatalf("subject %q", got)
+	}
+	if WorkRunWildcard("p", "r") != "jazz.work.p.w.*.r.>" || WorkDecisionSubject("p", "W", "t") != "jazz.work.p.to.W.t.decision" {
+		t.Fatal("wildcards")
 	}
 }

@@ -1,0 +1,392 @@
+package busserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/workstore"
+)
+
+// ClusterOptions configure a local cluster of bus servers: for tests and
+// manual trials of worker pools on one machine (`make cluster`), never a
+// deployment (no TLS; everything on 127.0.0.1).
+type ClusterOptions struct {
+	// Home is JAZZ_HOME: the identities (as `jazz bus serve` makes them),
+	// each node's store under Home/bus/cluster/<node>, and server.json
+	// naming every node.
+	Home string
+	// Nodes defaults to 3; the pools' assets are replicated on all of
+	// them (at most 3 copies).
+	Nodes int
+	// Ports are the client ports, one per node; empty picks free ones.
+	Ports []int
+	// Logf receives the servers' notices; nil keeps them quiet.
+	Logf func(format string, args ...any)
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	o        ClusterOptions
+	roles    map[string]string
+	admin    nkeys.KeyPair
+	adminPub string
+	routeURL func(port int) *url.URL
+
+	mu    sync.Mutex
+	nodes []*clusterNode
+	ids   identities
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+type clusterNode struct {
+	opts server.Options
+	srv  *server.Server
+}
+
+// StartCluster starts the nodes, waits for JetStream to have a leader,
+// creates the approvals and worker-pool assets (replicated) and writes
+// server.json with every node's URL.
+func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
+	if o.Home == "" {
+		return nil, errors.New("bus cluster: no JAZZ_HOME")
+	}
+	if o.Nodes <= 0 {
+		o.Nodes = 3
+	}
+	if len(o.Ports) != 0 && len(o.Ports) != o.Nodes {
+		return nil, fmt.Errorf("bus cluster: %d ports for %d nodes", len(o.Ports), o.Nodes)
+	}
+	roles, err := ensureRoleKeys(o.Home)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := readIdentities(o.Home)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := nkeys.CreateUser()
+	if err != nil {
+		return nil, fmt.Errorf("create admin key: %w", err)
+	}
+	adminPub, _ := admin.PublicKey()
+	// Routes authenticate with a password made for this cluster, so
+	// nothing else on the machine can join it as a node.
+	var pw [16]byte
+	if _, err := rand.Read(pw[:]); err != nil {
+		return nil, err
+	}
+	routeUser, routePass := "route", hex.EncodeToString(pw[:])
+	c := &Cluster{o: o, roles: roles, admin: admin, adminPub: adminPub, ids: ids, routeURL: func(port int) *url.URL {
+		return &url.URL{Scheme: "nats", User: url.UserPassword(routeUser, routePass), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	}}
+	ok := false
+	defer func() {
+		if !ok {
+			c.Close()
+		}
+	}()
+	// A clustered JetStream node needs its routes from the start: every
+	// route port is chosen before the first node starts.
+	routePorts, err := freePorts(o.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < o.Nodes; i++ {
+		port := -1
+		if len(o.Ports) > 0 {
+			port = o.Ports[i]
+		}
+		name := fmt.Sprintf("jazz-%d", i+1)
+		store := filepath.Join(o.Home, approvals.BusDir, "cluster", name)
+		if err := os.MkdirAll(store, 0o700); err != nil {
+			return nil, fmt.Errorf("create store %s: %w", store, err)
+		}
+		var routes []*url.URL
+		for j, rp := range routePorts {
+			if j != i {
+				routes = append(routes, c.routeURL(rp))
+			}
+		}
+		so := server.Options{
+			ServerName: name,
+			Host:       "127.0.0.1",
+			Port:       port,
+			JetStream:  true,
+			StoreDir:   store,
+			NoSigs:     true,
+			NoLog:      o.Logf == nil,
+			MaxPayload: 8 << 20,
+			Nkeys:      users(roles, ids.approvers, ids.workers, adminPub),
+			Cluster: server.ClusterOpts{Name: "jazz", Host: "127.0.0.1", Port: routePorts[i],
+				Username: routeUser, Password: routePass},
+			Routes:       routes,
+			PingInterval: 2 * time.Second,
+			MaxPingsOut:  2,
+		}
+		n := &clusterNode{opts: so}
+		if err := c.startNode(n); err != nil {
+			return nil, err
+		}
+		// A restart keeps the node's client port: clients find it where
+		// it was.
+		n.opts.Port = n.srv.Addr().(*net.TCPAddr).Port
+		c.nodes = append(c.nodes, n)
+	}
+	if err := c.ensureAssets(ctx); err != nil {
+		return nil, err
+	}
+	info := Info{URL: c.URL(), PID: os.Getpid()}
+	data, _ := json.MarshalIndent(info, "", "  ")
+	if err := approvals.WriteSecret(InfoPath(o.Home), append(data, '\n')); err != nil {
+		return nil, err
+	}
+	c.stop, c.done = make(chan struct{}), make(chan struct{})
+	go c.watch()
+	ok = true
+	return c, nil
+}
+
+// watch lets in the approvers and workers added to JAZZ_HOME, as `jazz
+// bus serve` does.
+func (c *Cluster) watch() {
+	defer close(c.done)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+			if err := c.Reload(); err != nil && c.o.Logf != nil {
+				c.o.Logf("identities not reloaded: %v", err)
+			}
+		}
+	}
+}
+
+// Reload makes every node know JAZZ_HOME's approvers and workers now.
+func (c *Cluster) Reload() error {
+	ids, err := readIdentities(c.o.Home)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if reflect.DeepEqual(ids, c.ids) {
+		return nil
+	}
+	var errs []error
+	for _, n := range c.nodes {
+		n.opts.Nkeys = users(c.roles, ids.approvers, ids.workers, c.adminPub)
+		if n.srv != nil {
+			next := n.opts
+			if err := n.srv.ReloadOptions(&next); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", n.opts.ServerName, err))
+			}
+		}
+	}
+	c.ids = ids
+	return errors.Join(errs...)
+}
+
+// freePorts finds n ports free on 127.0.0.1 now.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("bus cluster: find a free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func (c *Cluster) startNode(n *clusterNode) error {
+	opts := n.opts
+	srv, err := server.NewServer(&opts)
+	if err != nil {
+		return fmt.Errorf("create NATS server %s: %w", n.opts.ServerName, err)
+	}
+	if c.o.Logf != nil {
+		name := n.opts.ServerName
+		srv.SetLoggerV2(logger{func(f string, a ...any) { c.o.Logf(name+": "+f, a...) }}, false, false, false)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(15 * time.Second) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return fmt.Errorf("NATS server %s did not start (is port %d in use?)", n.opts.ServerName, n.opts.Port)
+	}
+	n.srv = srv
+	return nil
+}
+
+// ensureAssets creates the replicated assets once the cluster's
+// JetStream has a leader (which takes a few seconds after start).
+func (c *Cluster) ensureAssets(ctx context.Context) error {
+	replicas := min(len(c.nodes), 3)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var last error
+	for {
+		last = c.tryAssets(ctx, replicas)
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("bus cluster: JetStream did not become ready: %w", last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) tryAssets(ctx context.Context, replicas int) error {
+	nc, err := c.AdminConn(0)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	actx, done := context.WithTimeout(ctx, 10*time.Second)
+	defer done()
+	if _, err := approvals.OpenStore(actx, nc, true); err != nil {
+		return err
+	}
+	return workstore.Ensure(actx, nc, replicas)
+}
+
+// AdminConn is an in-process connection to node i with every
+// permission; the admin key exists only in this process.
+func (c *Cluster) AdminConn(i int) (*nats.Conn, error) {
+	c.mu.Lock()
+	srv := c.nodes[i].srv
+	c.mu.Unlock()
+	if srv == nil {
+		return nil, fmt.Errorf("node %d is down", i)
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(srv), nats.Name("jazz-bus-admin"), nats.Nkey(c.adminPub, c.admin.Sign))
+	if err != nil {
+		return nil, fmt.Errorf("connect to node %d in-process: %w", i, err)
+	}
+	return nc, nil
+}
+
+// URL lists every node's client URL, comma-separated, as clients take
+// it (--nats-url): a client fails over to any of them.
+func (c *Cluster) URL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	urls := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		urls[i] = c.nodeURL(n)
+	}
+	return strings.Join(urls, ",")
+}
+
+// NodeURL is node i's client URL.
+func (c *Cluster) NodeURL(i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodeURL(c.nodes[i])
+}
+
+func (c *Cluster) nodeURL(n *clusterNode) string {
+	return "nats://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(n.opts.Port))
+}
+
+// Nodes is how many nodes the cluster has (up or down).
+func (c *Cluster) Nodes() int { return len(c.nodes) }
+
+// NodeOf is the index of the node where a client connection named name
+// is connected, or -1.
+func (c *Cluster) NodeOf(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, n := range c.nodes {
+		if n.srv == nil {
+			continue
+		}
+		cz, err := n.srv.Connz(&server.ConnzOptions{})
+		if err != nil {
+			continue
+		}
+		for _, ci := range cz.Conns {
+			if ci.Name == name {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// Stop shuts node i down, as if its machine went away: its clients are
+// cut and must fail over.
+func (c *Cluster) Stop(i int) {
+	c.mu.Lock()
+	n := c.nodes[i]
+	srv := n.srv
+	n.srv = nil
+	c.mu.Unlock()
+	if srv != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}
+}
+
+// Restart starts a stopped node i again on its ports and store.
+func (c *Cluster) Restart(i int) error {
+	c.mu.Lock()
+	n := c.nodes[i]
+	c.mu.Unlock()
+	if n.srv != nil {
+		return nil
+	}
+	fresh := &clusterNode{opts: n.opts}
+	if err := c.startNode(fresh); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	n.srv = fresh.srv
+	c.mu.Unlock()
+	return nil
+}
+
+// Close stops every node.
+func (c *Cluster) Close() {
+	if c.stop != nil {
+		close(c.stop)
+		<-c.done
+		c.stop = nil
+	}
+	for i := range c.nodes {
+		c.Stop(i)
+	}
+}

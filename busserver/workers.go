@@ -1,0 +1,158 @@
+package busserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
+
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/workstore"
+)
+
+// Files of the worker identities `jazz bus add-worker` creates.
+const (
+	WorkersFile = "workers.json"
+	WorkerSeeds = "workers"
+)
+
+// Worker is one worker identity: a name for people, and the public key
+// the server knows it by and its subjects are named after.
+type Worker struct {
+	Name      string `json:"name"`
+	PublicKey string `json:"publicKey"`
+}
+
+// WorkersPath is JAZZ_HOME/bus/workers.json.
+func WorkersPath(home string) string { return filepath.Join(home, approvals.BusDir, WorkersFile) }
+
+// WorkerSeedPath is where a local worker's seed is kept.
+func WorkerSeedPath(home, name string) string {
+	return filepath.Join(home, approvals.BusDir, WorkerSeeds, name+".nk")
+}
+
+// ReadWorkersFile reads workers.json; a missing file is an empty list.
+func ReadWorkersFile(home string) ([]Worker, error) {
+	data, err := os.ReadFile(WorkersPath(home))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read workers: %w", err)
+	}
+	var list []Worker
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, fmt.Errorf("%s: %w", WorkersPath(home), err)
+	}
+	for _, w := range list {
+		if err := w.validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w", WorkersPath(home), err)
+		}
+	}
+	return list, nil
+}
+
+func (w Worker) validate() error {
+	if !approvals.ValidName(w.Name) {
+		return fmt.Errorf("worker name %q: use letters, digits, '.', '_' or '-' (at most 64)", w.Name)
+	}
+	if !nkeys.IsValidPublicUserKey(w.PublicKey) {
+		return fmt.Errorf("worker %s: %q is not an nkey user public key", w.Name, w.PublicKey)
+	}
+	return nil
+}
+
+// AddWorker creates an identity for a worker called name, writes its
+// seed to WorkerSeedPath (0600) and records it in workers.json; a running
+// `jazz bus serve` lets it in within a second.
+func AddWorker(home, name string) (Worker, error) {
+	list, err := ReadWorkersFile(home)
+	if err != nil {
+		return Worker{}, err
+	}
+	for _, w := range list {
+		if w.Name == name {
+			return Worker{}, fmt.Errorf("worker %q already exists (public key %s); remove it from %s first to replace it", name, w.PublicKey, WorkersPath(home))
+		}
+	}
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return Worker{}, fmt.Errorf("create worker key: %w", err)
+	}
+	pub, _ := kp.PublicKey()
+	seed, _ := kp.Seed()
+	w := Worker{Name: name, PublicKey: pub}
+	if err := w.validate(); err != nil {
+		return Worker{}, err
+	}
+	if err := approvals.WriteSecret(WorkerSeedPath(home, name), append(seed, '\n')); err != nil {
+		return Worker{}, err
+	}
+	data, _ := json.MarshalIndent(append(list, w), "", "  ")
+	if err := approvals.WriteSecret(WorkersPath(home), append(data, '\n')); err != nil {
+		return Worker{}, err
+	}
+	return w, nil
+}
+
+// WorkerInboxPrefix is the inbox prefix a worker's connection must use:
+// its subscriptions are confined to it, so no worker reads what the
+// server delivers to another (tasks, JetStream replies).
+func WorkerInboxPrefix(publicKey string) string {
+	return "_INBOX.w." + messages.SubjectToken(publicKey)
+}
+
+// WorkerPermissions are what the worker with publicKey may do, enforced
+// by the server:
+//
+//   - publish only in its own namespace, jazz.work.*.w.<key>.> (claims,
+//     heartbeats, events, approval requests, results): a message there
+//     comes from it, so nobody else can speak for its tasks and it can
+//     speak for no run (jazz.run.> is closed to it);
+//   - take tasks from the pools' shared durable consumers and acknowledge
+//     them, create such a consumer only with a pool's task filter, and
+//     neither queue tasks nor touch a stream;
+//   - write only gated.* records in the work bucket (never cancel.*), and
+//     read and watch the bucket;
+//   - receive only what is sent to it (jazz.work.*.to.<key>.>) and its own
+//     inbox; answer the micro service requests ($SRV) it receives.
+//
+// What subject permissions cannot say: a worker given one task could
+// still write gated.<other task> (it only stops that task's retry) or
+// acknowledge messages of its pool it was never given (it never learns
+// their reply subjects). Runners check the rest: a report counts only
+// from the worker that claimed the task.
+func WorkerPermissions(publicKey string) *server.Permissions {
+	key := messages.SubjectToken(publicKey)
+	kvStream := "KV_" + workstore.Bucket
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{
+			"jazz.work.*.w." + key + ".>",
+			"$JS.API.INFO",
+			"$JS.API.STREAM.INFO." + workstore.TaskStream,
+			"$JS.API.STREAM.INFO." + kvStream,
+			"$JS.API.CONSUMER.CREATE." + workstore.TaskStream + ".*.jazz.work.*.task",
+			"$JS.API.CONSUMER.INFO." + workstore.TaskStream + ".*",
+			"$JS.API.CONSUMER.MSG.NEXT." + workstore.TaskStream + ".*",
+			"$JS.ACK." + workstore.TaskStream + ".>",
+			workstore.KeySubject("gated.*"),
+			"$JS.API.DIRECT.GET." + kvStream + ".>",
+			"$JS.API.STREAM.MSG.GET." + kvStream,
+			"$JS.API.CONSUMER.CREATE." + kvStream + ".>",
+			"$JS.API.CONSUMER.DELETE." + kvStream + ".>",
+			"$JS.API.CONSUMER.INFO." + kvStream + ".>",
+			"$JS.FC." + kvStream + ".>",
+		}},
+		Subscribe: &server.SubjectPermission{Allow: []string{
+			WorkerInboxPrefix(publicKey) + ".>",
+			"jazz.work.*.to." + key + ".>",
+			"$SRV.>",
+		}},
+		Response: &server.ResponsePermission{MaxMsgs: 1},
+	}
+}

@@ -1,0 +1,226 @@
+package messages
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Work subjects. A worker pool is a JetStream work-queue stream of tasks
+// and, per worker, a namespace only that worker may publish in: the
+// server's permissions name the worker's own key (or, on an operator
+// cluster, {{subject()}}), so a message on a worker's subject is known to
+// come from it.
+//
+//	jazz.work.<pool>.task                                WorkTask       (runner → stream → one worker)
+//	jazz.work.<pool>.w.<worker>.<run>.<task>.claim       WorkClaimed    (worker → runner, stream)
+//	jazz.work.<pool>.w.<worker>.<run>.<task>.approval    WorkApproval   (worker → runner, stream)
+//	jazz.work.<pool>.w.<worker>.<run>.<task>.result      WorkResult     (worker → runner, stream)
+//	jazz.work.<pool>.w.<worker>.<run>.<task>.beat        WorkBeat       (worker → runner)
+//	jazz.work.<pool>.w.<worker>.<run>.<task>.event       WorkEvent      (worker → runner)
+//	jazz.work.<pool>.w.<worker>.<run>.<task>.ask         WorkApproval   (worker → runner: a re-ask)
+//	jazz.work.<pool>.to.<worker>.<task>.decision         WorkDecision   (runner → worker)
+//	jazz.work.<pool>.to.<worker>.status                  the worker's micro endpoint
+//
+// Every token is passed through SubjectToken.
+const workRoot = "jazz.work."
+
+// Kinds of the messages a worker publishes about a task (the last token
+// of its subject).
+const (
+	WorkKindClaim    = "claim"
+	WorkKindApproval = "approval"
+	WorkKindResult   = "result"
+	WorkKindBeat     = "beat"
+	WorkKindEvent    = "event"
+	WorkKindAsk      = "ask"
+)
+
+// WorkTaskSubject is where a pool's tasks are queued.
+func WorkTaskSubject(pool string) string { return workRoot + SubjectToken(pool) + ".task" }
+
+// WorkerSubject is where worker publishes kind about task of run.
+func WorkerSubject(pool, worker, runID, taskID, kind string) string {
+	return workRoot + SubjectToken(pool) + ".w." + SubjectToken(worker) + "." + SubjectToken(runID) + "." +
+		SubjectToken(taskID) + "." + SubjectToken(kind)
+}
+
+// WorkRunWildcard matches everything any worker of pool publishes about
+// the tasks of runID.
+func WorkRunWildcard(pool, runID string) string {
+	return workRoot + SubjectToken(pool) + ".w.*." + SubjectToken(runID) + ".>"
+}
+
+// WorkDecisionSubject carries the runner's decisions to worker.
+func WorkDecisionSubject(pool, worker, taskID string) string {
+	return workRoot + SubjectToken(pool) + ".to." + SubjectToken(worker) + "." + SubjectToken(taskID) + ".decision"
+}
+
+// WorkerInbox matches everything sent to worker in pool.
+func WorkerInbox(pool, worker string) string {
+	return workRoot + SubjectToken(pool) + ".to." + SubjectToken(worker) + ".>"
+}
+
+// WorkStatusSubject is a worker's status endpoint.
+func WorkStatusSubject(pool, worker string) string {
+	return workRoot + SubjectToken(pool) + ".to." + SubjectToken(worker) + ".status"
+}
+
+// Kinds of task.
+const (
+	// TaskSubagent is one spawn_subagent child.
+	TaskSubagent = "subagent"
+	// TaskRun is a whole run (`jazz run --remote`): the top-level agent.
+	TaskRun = "run"
+)
+
+// WorkTask is one unit of work for a pool: an agent to run, with
+// everything it may do and nothing it must not know. It carries no
+// credential of the submitter: the worker calls the model with its own
+// keys, and the submitter's own secrets are redacted from the text.
+type WorkTask struct {
+	// TaskID is unguessable: only the worker the task is delivered to
+	// learns it, so only it can speak about the task.
+	TaskID string `json:"taskId"`
+	Pool   string `json:"pool"`
+	Kind   string `json:"kind"`
+	// Place is the agent the task runs: the run, its id, name and depth.
+	Place Place `json:"place"`
+	// Trace is the submitter's span (spawn_subagent's): the task's spans
+	// nest under it.
+	Trace    Trace  `json:"trace,omitempty"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// SystemPrompt is the agent's instructions; a line naming the
+	// submitter's working directory names WorkDirMarker instead.
+	SystemPrompt string `json:"systemPrompt"`
+	// Prompt is the agent's first user message (a child's: the preamble
+	// and the task).
+	Prompt  string        `json:"prompt"`
+	History []ChatMessage `json:"history,omitempty"`
+	// Task is a child's brief, shown with its approvals.
+	Task string `json:"task,omitempty"`
+	// Tools is the tool ceiling: every name the agent may call, twins
+	// included. The worker offers only these, whatever it has.
+	Tools              []string `json:"tools"`
+	MaxIterations      int      `json:"maxIterations"`
+	MaxDepth           int      `json:"maxDepth"`
+	SubagentIterations int      `json:"subagentIterations,omitempty"`
+	SubagentTimeoutMs  int64    `json:"subagentTimeoutMs,omitempty"`
+	ReasoningEffort    string   `json:"reasoningEffort,omitempty"`
+	Temperature        *float64 `json:"temperature,omitempty"`
+	EnvAllowlist       []string `json:"envAllowlist,omitempty"`
+	Stream             bool     `json:"stream,omitempty"`
+	// TimeoutMs bounds the agent on the worker (the submitter's own
+	// timer bounds it too); Expires is when a task nobody started is
+	// dropped.
+	TimeoutMs int64     `json:"timeoutMs"`
+	Expires   time.Time `json:"expires"`
+	// Sent is when the submitter queued the task.
+	Sent time.Time `json:"sent"`
+}
+
+// WorkDirMarker stands for the worker's working directory in a task's
+// system prompt.
+const WorkDirMarker = "{{jazz.workdir}}"
+
+// WorkClaimed says a worker started attempt Attempt of a task.
+type WorkClaimed struct {
+	TaskID string `json:"taskId"`
+	// Worker is the worker's key, as its subject names it.
+	Worker  string `json:"worker"`
+	Name    string `json:"name,omitempty"`
+	Attempt int    `json:"attempt"`
+	// LeaseMs is how long the task's message stays with the worker
+	// without a heartbeat before JetStream hands it to another.
+	LeaseMs int64  `json:"leaseMs"`
+	Version string `json:"version,omitempty"`
+}
+
+// WorkBeat is a worker's heartbeat for a running task, with what the
+// agent has spent so far (for a worker that is lost before its result).
+type WorkBeat struct {
+	TaskID  string `json:"taskId"`
+	Attempt int    `json:"attempt"`
+	Usage   Usage  `json:"usage"`
+	// UsageUnknown: a response had no usable usage.
+	UsageUnknown bool `json:"usageUnknown,omitempty"`
+}
+
+// WorkEvent is one event of the task's agents, for the submitter's stream.
+type WorkEvent struct {
+	TaskID  string          `json:"taskId"`
+	Attempt int             `json:"attempt"`
+	Event   json.RawMessage `json:"event"`
+	Trace   Trace           `json:"trace,omitempty"`
+}
+
+// WorkApproval carries a gated call of the task to the submitter's gate:
+// a worker never decides one. Seq numbers the attempt's requests.
+type WorkApproval struct {
+	TaskID   string           `json:"taskId"`
+	Attempt  int              `json:"attempt"`
+	Seq      int              `json:"seq"`
+	Required ApprovalRequired `json:"required"`
+}
+
+// WorkDecision is the submitter's gate's answer to one WorkApproval.
+type WorkDecision struct {
+	TaskID   string          `json:"taskId"`
+	Attempt  int             `json:"attempt"`
+	Seq      int             `json:"seq"`
+	Decision ApprovalDecided `json:"decision"`
+}
+
+// WorkResult is how an attempt of a task ended.
+type WorkResult struct {
+	TaskID  string `json:"taskId"`
+	Attempt int    `json:"attempt"`
+	// Finished is the agent's end: answer, texts, error, transcript.
+	Finished RunFinished `json:"finished"`
+	// Kind is empty when the agent ended on its own (supervisor
+	// failure kinds otherwise: timeout, cancelled, panic, run).
+	Kind   string `json:"kind,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Usage is everything the task's agents spent; UsageUnknown says a
+	// response reported none (the cost is then a lower bound).
+	Usage        Usage `json:"usage"`
+	UsageUnknown bool  `json:"usageUnknown,omitempty"`
+	// Calls and Declined are every call of the task's agents.
+	Calls    []AgentCall `json:"calls,omitempty"`
+	Declined []AgentCall `json:"declined,omitempty"`
+	// NotRetried: the worker refused a redelivered task because an
+	// earlier attempt had started a gated action.
+	NotRetried bool `json:"notRetried,omitempty"`
+}
+
+// WorkCancel is the durable record that a task must stop: the worker
+// running it (or taking it later, or reconnecting) stops attempts below
+// Below, or every attempt when Below is 0.
+type WorkCancel struct {
+	TaskID string `json:"taskId"`
+	Reason string `json:"reason"`
+	Kind   string `json:"kind,omitempty"`
+	Below  int    `json:"below,omitempty"`
+}
+
+// WorkGated is the durable record, written before any execute twin runs,
+// that an attempt of a task started a gated action: a redelivered task
+// with one is never run again.
+type WorkGated struct {
+	TaskID  string    `json:"taskId"`
+	Attempt int       `json:"attempt"`
+	Worker  string    `json:"worker"`
+	Tool    string    `json:"tool"`
+	At      time.Time `json:"at"`
+}
+
+// WorkerStatus is a worker's load, as `jazz workers` lists it.
+type WorkerStatus struct {
+	Worker   string `json:"worker"`
+	Name     string `json:"name,omitempty"`
+	Pool     string `json:"pool"`
+	Capacity int    `json:"capacity"`
+	Running  int    `json:"running"`
+	Done     int64  `json:"done"`
+	Version  string `json:"version,omitempty"`
+}

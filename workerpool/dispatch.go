@@ -1,0 +1,743 @@
+package workerpool
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
+	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/workstore"
+)
+
+// Defaults shared by runners and workers.
+const (
+	// DefaultLease is how long a task stays with a worker that stopped
+	// heartbeating before JetStream hands it to another (AckWait).
+	DefaultLease = 10 * time.Second
+	// MaxAttempts is how many workers may take a task (MaxDeliver): the
+	// first, and one retry when it was lost before any gated action.
+	MaxAttempts = 2
+	// stopGrace is how long a stopped remote agent may take to send what
+	// it has (its partial texts and spend).
+	stopGrace = time.Second
+)
+
+// DispatcherOptions configure the runner side of one run.
+type DispatcherOptions struct {
+	// Conn reaches the bus as a runner.
+	Conn *nats.Conn
+	Pool string
+	// RunID is the root run's id: every task's subjects carry it.
+	RunID string
+	// Lease is the worker lease assumed until a worker states its own;
+	// 0 means DefaultLease.
+	Lease time.Duration
+	// Warn prints a notice on the run's diagnostics.
+	Warn func(msg string)
+}
+
+// Dispatcher sends the agents of one run to a pool and waits for them. It
+// implements actors.ChildRunner.
+type Dispatcher struct {
+	o       DispatcherOptions
+	js      jetstream.JetStream
+	kv      jetstream.KeyValue
+	subs    []*nats.Subscription
+	consume jetstream.ConsumeContext
+
+	mu    sync.Mutex
+	tasks map[string]*remote
+}
+
+// NewDispatcher binds the pool's assets and starts hearing the run's
+// workers. Close it when the run ends.
+func NewDispatcher(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
+	if o.Conn == nil || o.Pool == "" || o.RunID == "" {
+		return nil, errors.New("worker pool: a connection, a pool and a run id are required")
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
+	}
+	h, err := workstore.Open(ctx, o.Conn)
+	if err != nil {
+		return nil, fmt.Errorf("worker pool %s: %w", o.Pool, err)
+	}
+	d := &Dispatcher{o: o, js: h.JS, kv: h.Bucket, tasks: map[string]*remote{}}
+	ok := false
+	defer func() {
+		if !ok {
+			d.Close()
+		}
+	}()
+	// Heartbeats, events and re-asks are core messages: losing one costs
+	// nothing a later one does not bring.
+	for _, kind := range []string{messages.WorkKindBeat, messages.WorkKindEvent, messages.WorkKindAsk} {
+		subj := strings.TrimSuffix(messages.WorkRunWildcard(o.Pool, o.RunID), ">") + "*." + kind
+		sub, err := o.Conn.Subscribe(subj, func(m *nats.Msg) { d.route(m.Subject, m.Data, m.Header) })
+		if err != nil {
+			return nil, fmt.Errorf("worker pool %s: subscribe %s: %w", o.Pool, subj, err)
+		}
+		_ = sub.SetPendingLimits(-1, -1)
+		d.subs = append(d.subs, sub)
+	}
+	// Claims, approval requests and results are kept by the stream, and
+	// an ordered consumer resumes where it was after a reconnect.
+	cons, err := h.JS.OrderedConsumer(ctx, workstore.OutStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{messages.WorkRunWildcard(o.Pool, o.RunID)},
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worker pool %s: follow %s: %w", o.Pool, workstore.OutStream, err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) { d.route(m.Subject(), m.Data(), m.Headers()) })
+	if err != nil {
+		return nil, fmt.Errorf("worker pool %s: follow %s: %w", o.Pool, workstore.OutStream, err)
+	}
+	d.consume = cc
+	if err := o.Conn.Flush(); err != nil {
+		return nil, fmt.Errorf("worker pool %s: %w", o.Pool, err)
+	}
+	ok = true
+	return d, nil
+}
+
+// Close stops hearing the workers; tasks still waiting end as cancelled.
+func (d *Dispatcher) Close() {
+	for _, s := range d.subs {
+		_ = s.Unsubscribe()
+	}
+	d.subs = nil
+	if d.consume != nil {
+		d.consume.Stop()
+		d.consume = nil
+	}
+}
+
+// inbound is one report about a task, or the gate's answer to one.
+type inbound struct {
+	worker  string
+	kind    string
+	data    []byte
+	decided *gateAnswer
+}
+
+// gateAnswer is the root gate's decision on a forwarded request.
+type gateAnswer struct {
+	attempt, seq int
+	worker       string
+	d            messages.ApprovalDecided
+}
+
+// route hands a worker's message to the task it speaks of. The worker
+// named in the subject is who sent it (the server lets each worker
+// publish only under its own key).
+func (d *Dispatcher) route(subject string, data []byte, _ nats.Header) {
+	tok := strings.Split(subject, ".")
+	// jazz.work.<pool>.w.<worker>.<run>.<task>.<kind>
+	if len(tok) != 8 || tok[3] != "w" || tok[5] != messages.SubjectToken(d.o.RunID) {
+		return
+	}
+	d.mu.Lock()
+	t := d.tasks[tok[6]]
+	d.mu.Unlock()
+	if t == nil {
+		return
+	}
+	t.deliver(inbound{worker: tok[4], kind: tok[7], data: data})
+}
+
+// NewTaskID is a fresh, unguessable task id.
+func NewTaskID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "t" + hex.EncodeToString(b[:])
+}
+
+// RunChild sends one spawn_subagent child to the pool and waits for it,
+// its time limit or ctx, like a local child.
+func (d *Dispatcher) RunChild(ctx context.Context, c actors.ChildRun) actors.ChildOutcome {
+	return d.Run(ctx, messages.TaskSubagent, c)
+}
+
+// Run sends one agent (kind TaskSubagent or TaskRun) to the pool and
+// waits for it. c.Timeout 0 leaves it to ctx alone.
+func (d *Dispatcher) Run(ctx context.Context, kind string, c actors.ChildRun) actors.ChildOutcome {
+	cfg := c.Config
+	t := &remote{
+		d: d, id: NewTaskID(), kind: kind, cfg: cfg, engine: c.Engine,
+		in: make(chan inbound, 64), done: make(chan struct{}),
+		lease: d.o.Lease, decisions: map[[2]int]messages.WorkDecision{}, asked: map[[2]int]bool{}, atGate: map[[2]int]string{},
+	}
+	task := t.task(c)
+	d.mu.Lock()
+	d.tasks[messages.SubjectToken(t.id)] = t
+	d.mu.Unlock()
+	defer func() {
+		close(t.done)
+		d.mu.Lock()
+		delete(d.tasks, messages.SubjectToken(t.id))
+		d.mu.Unlock()
+	}()
+	return t.run(ctx, task, c.Timeout)
+}
+
+// remote is one task as its runner follows it. Only run's goroutine
+// touches its fields (deliver only sends on in).
+type remote struct {
+	d      *Dispatcher
+	id     string
+	kind   string
+	cfg    actors.Config
+	engine *actor.Engine
+	in     chan inbound
+	done   chan struct{}
+
+	// worker and attempt are the current claim; lease its worker's.
+	worker   string
+	attempt  int
+	lease    time.Duration
+	lastBeat time.Time
+	// lostAt is when the current attempt's worker was given up on.
+	lostAt time.Time
+	// beat is the spend the current attempt last reported.
+	beat messages.WorkBeat
+	// gated names the tool of the first gated action the root gate
+	// approved for this task: from then on it is never run again.
+	gated     string
+	decisions map[[2]int]messages.WorkDecision
+	asked     map[[2]int]bool
+	// atGate are the requests the root gate has now, by tool name.
+	atGate   map[[2]int]string
+	busyDone func()
+}
+
+func (t *remote) deliver(m inbound) {
+	select {
+	case t.in <- m:
+	case <-t.done:
+	}
+}
+
+// task is the wire form of the agent: its place, prompts, tool ceiling
+// and limits, with the run's own secrets taken out of every text.
+func (t *remote) task(c actors.ChildRun) messages.WorkTask {
+	cfg := c.Config
+	red := func(s string) string { return s }
+	var sec *secrets.Set
+	if cfg.Env != nil {
+		sec = cfg.Env.Secrets
+	}
+	if sec != nil {
+		red = sec.Redact
+	}
+	sys := cfg.SystemPrompt
+	if cfg.Env != nil && cfg.Env.WorkDir != "" {
+		sys = strings.ReplaceAll(sys, "The current working directory is "+cfg.Env.WorkDir+".",
+			"The current working directory is "+messages.WorkDirMarker+".")
+	}
+	var names []string
+	if cfg.Registry != nil {
+		names = cfg.Registry.Names()
+	}
+	history := make([]messages.ChatMessage, len(c.History))
+	for i, m := range c.History {
+		m.Content, m.Reasoning = red(m.Content), red(m.Reasoning)
+		calls := make([]messages.ToolCall, len(m.ToolCalls))
+		for j, tc := range m.ToolCalls {
+			tc.Arguments = red(tc.Arguments)
+			calls[j] = tc
+		}
+		m.ToolCalls = calls
+		history[i] = m
+	}
+	if len(history) == 0 {
+		history = nil
+	}
+	now := time.Now()
+	timeout := c.Timeout
+	expires := now.Add(workstore.MaxAge - time.Hour)
+	if timeout > 0 && now.Add(timeout).Before(expires) {
+		expires = now.Add(timeout)
+	}
+	var envAllow []string
+	if cfg.Env != nil {
+		envAllow = cfg.Env.EnvAllowlist
+	}
+	return messages.WorkTask{
+		TaskID: t.id, Pool: t.d.o.Pool, Kind: t.kind, Place: cfg.Place, Trace: c.Trace.Clone(),
+		Provider: cfg.Provider, Model: cfg.Model, SystemPrompt: red(sys), Prompt: red(c.Prompt), History: history,
+		Task: red(cfg.Task), Tools: names, MaxIterations: cfg.MaxIterations, MaxDepth: c.MaxDepth,
+		SubagentIterations: c.SubagentIterations, SubagentTimeoutMs: c.SubagentTimeout.Milliseconds(), ReasoningEffort: cfg.ReasoningEffort, Temperature: cfg.Temperature,
+		EnvAllowlist: envAllow, Stream: cfg.Stream, TimeoutMs: timeout.Milliseconds(), Expires: expires, Sent: now,
+	}
+}
+
+// run queues the task and follows it to its end.
+func (t *remote) run(ctx context.Context, task messages.WorkTask, timeout time.Duration) actors.ChildOutcome {
+	place := t.cfg.Place
+	// The child works while it is on a worker: the run's clock runs,
+	// except while its calls wait on the gate (which pauses it for a
+	// person).
+	t.busyDone = t.cfg.Deadline.Busy()
+	defer func() { t.busyDone() }()
+	if err := t.publish(ctx, task); err != nil {
+		return actors.ChildOutcome{Finished: messages.RunFinished{Place: place, Error: err.Error()}, Kind: supervisor.FailRun,
+			Reason: err.Error()}
+	}
+	var timer <-chan time.Time
+	if timeout > 0 {
+		tm := time.NewTimer(timeout)
+		defer tm.Stop()
+		timer = tm.C
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return t.stop(supervisor.FailCancelled, "stopped: the run is stopping")
+		case <-timer:
+			return t.stop(supervisor.FailTimeout, fmt.Sprintf("timed out after %s", timeout))
+		case <-tick.C:
+			if o, end := t.checkLease(); end {
+				return o
+			}
+		case m := <-t.in:
+			if o, end := t.handle(m); end {
+				return o
+			}
+		}
+	}
+}
+
+// publish queues the task once: its id is the message id, so a retried
+// publish is not queued twice.
+func (t *remote) publish(ctx context.Context, task messages.WorkTask) error {
+	data, err := messages.Encode(task)
+	if err != nil {
+		return err
+	}
+	msg := &nats.Msg{Subject: messages.WorkTaskSubject(t.d.o.Pool), Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, task.TaskID)
+	pctx, done := context.WithTimeout(ctx, 15*time.Second)
+	defer done()
+	var last error
+	for {
+		_, last = t.d.js.PublishMsg(pctx, msg)
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-pctx.Done():
+			return fmt.Errorf("could not queue the task on worker pool %s: %v", t.d.o.Pool, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// handle takes one message; end is set when the task is over.
+func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
+	if m.decided != nil {
+		t.answered(*m.decided)
+		return actors.ChildOutcome{}, false
+	}
+	switch m.kind {
+	case messages.WorkKindClaim:
+		c, err := messages.Decode[messages.WorkClaimed](m.data)
+		if err != nil || c.TaskID != t.id {
+			return actors.ChildOutcome{}, false
+		}
+		if c.LeaseMs > 0 {
+			t.lease = min(max(time.Duration(c.LeaseMs)*time.Millisecond, 500*time.Millisecond), 10*time.Minute)
+		}
+		return t.claimed(m.worker, c.Attempt)
+	case messages.WorkKindBeat:
+		b, err := messages.Decode[messages.WorkBeat](m.data)
+		if err != nil || b.TaskID != t.id {
+			break
+		}
+		if o, end := t.claimed(m.worker, b.Attempt); end || !t.from(m.worker, b.Attempt) {
+			return o, end
+		}
+		t.lastBeat, t.beat = time.Now(), b
+	case messages.WorkKindEvent:
+		e, err := messages.Decode[messages.WorkEvent](m.data)
+		if err != nil || e.TaskID != t.id {
+			break
+		}
+		if o, end := t.claimed(m.worker, e.Attempt); end || !t.from(m.worker, e.Attempt) {
+			return o, end
+		}
+		t.lastBeat = time.Now()
+		t.event(e)
+	case messages.WorkKindApproval, messages.WorkKindAsk:
+		a, err := messages.Decode[messages.WorkApproval](m.data)
+		if err != nil || a.TaskID != t.id {
+			break
+		}
+		if o, end := t.claimed(m.worker, a.Attempt); end || !t.from(m.worker, a.Attempt) {
+			return o, end
+		}
+		t.lastBeat = time.Now()
+		t.approval(a)
+	case messages.WorkKindResult:
+		r, err := messages.Decode[messages.WorkResult](m.data)
+		if err != nil || r.TaskID != t.id {
+			break
+		}
+		if o, end := t.claimed(m.worker, r.Attempt); end || !t.from(m.worker, r.Attempt) {
+			return o, end
+		}
+		return t.finished(r), true
+	}
+	return actors.ChildOutcome{}, false
+}
+
+// from reports whether a message is the current attempt's.
+func (t *remote) from(worker string, attempt int) bool {
+	return worker == t.worker && attempt == t.attempt
+}
+
+// claimed takes note of the worker that runs attempt. A later attempt
+// replaces an earlier one (JetStream gave the task to another worker):
+// that is a retry, allowed only when no gated action was approved.
+func (t *remote) claimed(worker string, attempt int) (actors.ChildOutcome, bool) {
+	if attempt <= t.attempt || attempt < 1 {
+		return actors.ChildOutcome{}, false
+	}
+	first := t.attempt == 0
+	if !first {
+		t.lost()
+	}
+	if t.gated != "" {
+		return t.refuseRetry(), true
+	}
+	if attempt > MaxAttempts {
+		return t.fail(fmt.Sprintf("its task was delivered %d times; the most is %d", attempt, MaxAttempts)), true
+	}
+	t.worker, t.attempt, t.lastBeat, t.lostAt = worker, attempt, time.Now(), time.Time{}
+	t.beat = messages.WorkBeat{}
+	if !first {
+		// The earlier worker, if it is only cut off, stops when it hears.
+		t.writeCancel(messages.WorkCancel{TaskID: t.id, Reason: "the task was given to another worker", Below: attempt})
+		t.warn(fmt.Sprintf("its worker was lost; the task was retried on another worker (attempt %d of %d)", attempt, MaxAttempts))
+	}
+	return actors.ChildOutcome{}, false
+}
+
+// lost books what the current attempt was last known to have spent: at
+// least that, so the cost is a lower bound.
+func (t *remote) lost() {
+	if t.attempt == 0 {
+		return
+	}
+	_ = t.cfg.Ledger.RecordRemote(t.beat.Usage, true, nil, nil)
+	_ = t.cfg.Ledger.RecordUsage(messages.Usage{}, false)
+	t.beat = messages.WorkBeat{}
+}
+
+// checkLease notices a worker that stopped heartbeating: after its lease
+// JetStream gives the task to another worker; a task that may not run
+// again, or that nobody takes, fails.
+func (t *remote) checkLease() (actors.ChildOutcome, bool) {
+	if t.attempt == 0 {
+		return actors.ChildOutcome{}, false // still queued: the parent's timer bounds it
+	}
+	now := time.Now()
+	if t.lostAt.IsZero() {
+		if now.Sub(t.lastBeat) <= t.lease {
+			return actors.ChildOutcome{}, false
+		}
+		t.lostAt = now
+		if t.gated != "" {
+			t.lost()
+			return t.refuseRetry(), true
+		}
+		if t.attempt >= MaxAttempts {
+			t.lost()
+			return t.fail(fmt.Sprintf("its worker stopped answering (no heartbeat for %s) on the last of %d attempts", t.lease, MaxAttempts)), true
+		}
+		return actors.ChildOutcome{}, false
+	}
+	// The redelivery comes one lease after the last heartbeat; a busy
+	// pool may take a while longer to start it.
+	if now.Sub(t.lostAt) > 2*t.lease+5*time.Second {
+		t.lost()
+		return t.fail(fmt.Sprintf("its worker stopped answering (no heartbeat for %s) and no other worker took the task", t.lease)), true
+	}
+	return actors.ChildOutcome{}, false
+}
+
+func (t *remote) refuseRetry() actors.ChildOutcome {
+	return t.fail(fmt.Sprintf("its worker was lost after the gated action %s was approved, so the task is not run again (a gated action never runs twice)", t.gated))
+}
+
+// fail ends the task without the worker: nothing of it may run on.
+func (t *remote) fail(reason string) actors.ChildOutcome {
+	t.writeCancel(messages.WorkCancel{TaskID: t.id, Reason: reason, Kind: string(supervisor.FailRun)})
+	msg := "Sub-agent " + t.cfg.Place.AgentName + " failed: " + reason
+	if t.kind == messages.TaskRun {
+		msg = "The remote run failed: " + reason
+	}
+	return actors.ChildOutcome{Finished: messages.RunFinished{Place: t.cfg.Place, Error: reason}, Kind: supervisor.FailRun,
+		Reason: msg}
+}
+
+// stop cancels the task (its durable record reaches the worker now or
+// when it reconnects) and waits briefly for what it has.
+func (t *remote) stop(kind supervisor.FailureKind, reason string) actors.ChildOutcome {
+	t.writeCancel(messages.WorkCancel{TaskID: t.id, Reason: reason, Kind: string(kind)})
+	if t.attempt == 0 {
+		return actors.ChildOutcome{Finished: messages.RunFinished{Place: t.cfg.Place}, Kind: kind, Reason: reason}
+	}
+	grace := time.NewTimer(stopGrace)
+	defer grace.Stop()
+	for {
+		select {
+		case <-grace.C:
+			t.lost()
+			return actors.ChildOutcome{Finished: messages.RunFinished{Place: t.cfg.Place}, Kind: kind, Reason: reason}
+		case m := <-t.in:
+			if m.kind != messages.WorkKindResult {
+				if m.decided != nil {
+					t.answered(*m.decided)
+				}
+				continue
+			}
+			r, err := messages.Decode[messages.WorkResult](m.data)
+			if err != nil || r.TaskID != t.id || !t.from(m.worker, r.Attempt) {
+				continue
+			}
+			o := t.finished(r)
+			o.Kind, o.Reason = kind, reason
+			return o
+		}
+	}
+}
+
+// writeCancel records that the task (or its attempts below c.Below) must
+// stop. It does not wait: a worker also stops on its own timer.
+func (t *remote) writeCancel(c messages.WorkCancel) {
+	data, err := messages.Encode(c)
+	if err != nil {
+		return
+	}
+	ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
+	go func() {
+		defer done()
+		_, _ = t.d.kv.Put(ctx, workstore.CancelKey(t.id), data)
+	}()
+}
+
+// finished books the result and turns it into the child's outcome.
+func (t *remote) finished(r messages.WorkResult) actors.ChildOutcome {
+	_ = t.cfg.Ledger.RecordRemote(r.Usage, true, r.Calls, r.Declined)
+	if r.UsageUnknown {
+		_ = t.cfg.Ledger.RecordUsage(messages.Usage{}, false)
+	}
+	// Nothing may be left to run: a redelivery of this task (its worker
+	// died before acknowledging) finds it done.
+	t.writeCancel(messages.WorkCancel{TaskID: t.id, Reason: "the task is finished"})
+	f := r.Finished
+	f.Place = t.cfg.Place
+	f.Usage, f.ToolCalls, f.Declined = r.Usage, r.Calls, r.Declined
+	if r.NotRetried {
+		return t.failOnly(r.Reason)
+	}
+	kind := supervisor.FailureKind(r.Kind)
+	switch kind {
+	case "", supervisor.FailRun, supervisor.FailTimeout, supervisor.FailCancelled:
+	case supervisor.FailPanic:
+		// As a local child's crash: the run's root hears of it.
+		if t.cfg.Root != nil && t.engine != nil {
+			t.engine.Send(t.cfg.Root, messages.ActorFailed{Place: t.cfg.Place, Actor: "worker:" + t.worker,
+				Role: messages.RoleSubagent, Reason: fmt.Sprintf("Sub-agent %s crashed on its worker: %s", t.cfg.Place.AgentName, r.Reason)})
+		}
+	default:
+		kind = supervisor.FailRun
+	}
+	if kind == "" && !f.OK {
+		kind = supervisor.FailRun
+	}
+	reason := r.Reason
+	if kind == supervisor.FailRun && reason == "" {
+		reason = f.Error
+	}
+	return actors.ChildOutcome{Finished: f, Kind: kind, Reason: reason}
+}
+
+func (t *remote) failOnly(reason string) actors.ChildOutcome {
+	return actors.ChildOutcome{Finished: messages.RunFinished{Place: t.cfg.Place, Error: reason}, Kind: supervisor.FailRun, Reason: reason}
+}
+
+func (t *remote) warn(msg string) {
+	if t.d.o.Warn != nil {
+		t.d.o.Warn(t.cfg.Place.AgentName + ": " + msg)
+	}
+}
+
+// ours reports whether a place a worker names is this task's agent or
+// one of its own children (whose ids start with the agent's).
+func (t *remote) ours(p messages.Place) bool {
+	me := t.cfg.Place
+	if p.AgentID == me.AgentID {
+		return p.Depth == me.Depth
+	}
+	return p.Depth > me.Depth && strings.HasPrefix(p.AgentID, me.AgentID+"-")
+}
+
+// pin makes a place the worker sent part of this run.
+func (t *remote) pin(p messages.Place) messages.Place {
+	p.RunID = t.cfg.Place.RunID
+	if p.AgentID == t.cfg.Place.AgentID {
+		p.AgentName, p.ParentAgentID = t.cfg.Place.AgentName, t.cfg.Place.ParentAgentID
+	}
+	return p
+}
+
+// event re-emits one of the task's events on the run's stream.
+func (t *remote) event(e messages.WorkEvent) {
+	ev, err := messages.Decode[messages.Event](e.Event)
+	if err != nil || !t.ours(ev.Place) {
+		return
+	}
+	ev.Place = t.pin(ev.Place)
+	ev.Trace = e.Trace
+	t.cfg.Events.Emit(ev)
+}
+
+// approval forwards a remote gated call to the root gate, after checking
+// it against the agent's own tool ceiling; it answers a repeated request
+// with the decision already made.
+func (t *remote) approval(a messages.WorkApproval) {
+	key := [2]int{a.Attempt, a.Seq}
+	if d, ok := t.decisions[key]; ok {
+		t.sendDecision(t.worker, d)
+		return
+	}
+	if t.asked[key] {
+		return
+	}
+	t.asked[key] = true
+	req, why := t.check(a.Required)
+	if why != "" {
+		t.answered(gateAnswer{attempt: a.Attempt, seq: a.Seq, worker: t.worker, d: messages.ApprovalDecided{
+			Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: false,
+			DecidedBy: messages.DecidedByPolicy, Note: "Refused: " + why}})
+		return
+	}
+	if t.engine == nil || t.cfg.Gate == nil {
+		t.answered(gateAnswer{attempt: a.Attempt, seq: a.Seq, worker: t.worker, d: messages.ApprovalDecided{
+			Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: false,
+			Note: "No approval gate is running, so this call cannot be approved."}})
+		return
+	}
+	// The wait on the gate is the gate's to count (it pauses the clock
+	// for a person); the child's own mark steps aside meanwhile.
+	if len(t.atGate) == 0 {
+		t.busyDone()
+		t.busyDone = func() {}
+	}
+	t.atGate[key] = req.ToolName
+	worker, attempt, seq := t.worker, a.Attempt, a.Seq
+	gate := t.cfg.Gate
+	t.engine.SpawnFunc(func(c *actor.Context) {
+		switch m := c.Message().(type) {
+		case actor.Started:
+			c.Send(gate, req)
+		case messages.ApprovalDecided:
+			if m.ToolCallID != req.ToolCallID {
+				return
+			}
+			t.deliver(inbound{decided: &gateAnswer{attempt: attempt, seq: seq, worker: worker, d: m}})
+			c.Engine().Poison(c.PID())
+		}
+	}, "remote-approval", actor.WithID(fmt.Sprintf("%s-%d-%d", t.id, attempt, seq)), actor.WithInboxSize(4))
+}
+
+// check pins a remote request to this run and task and holds it against
+// the tool set the task was given: the worker's word decides nothing the
+// gate relies on (tier, twin, arguments, command).
+func (t *remote) check(r messages.ApprovalRequired) (messages.ApprovalRequired, string) {
+	if !t.ours(r.Place) {
+		return r, "the request names an agent that is not this sub-agent's"
+	}
+	r.Place = t.pin(r.Place)
+	r.RequestID, r.RememberScope = "", ""
+	tool, ok := t.cfg.Registry.Lookup(r.ToolName)
+	if !ok || tool.Hidden {
+		return r, fmt.Sprintf("%s is not a tool this agent was given", r.ToolName)
+	}
+	if tool.Twin == "" || tool.Twin != r.ExecuteToolName {
+		return r, fmt.Sprintf("%s asked to run %q, which is not its twin", r.ToolName, r.ExecuteToolName)
+	}
+	if err := t.cfg.Registry.Validate(tool.Twin, r.ExecuteArgs); err != nil {
+		return r, "invalid approval request: " + err.Error()
+	}
+	r.RiskLevel = tool.Level
+	r.Command = ""
+	if tool.Name == "execute_command" {
+		var ca struct {
+			Command string `json:"command"`
+		}
+		_ = json.Unmarshal(r.ExecuteArgs, &ca)
+		r.Command = ca.Command
+	}
+	if r.Place.AgentID == t.cfg.Place.AgentID {
+		r.Task = t.cfg.Task
+	}
+	if r.Place.ToolCallID == "" {
+		r.Place.ToolCallID = r.ToolCallID
+	}
+	return r, ""
+}
+
+// answered sends the gate's decision to the worker and keeps it for a
+// re-ask. Once an approval is sent, the task may never run again.
+func (t *remote) answered(g gateAnswer) {
+	key := [2]int{g.attempt, g.seq}
+	if _, seen := t.decisions[key]; seen {
+		return
+	}
+	wd := messages.WorkDecision{TaskID: t.id, Attempt: g.attempt, Seq: g.seq, Decision: g.d}
+	t.decisions[key] = wd
+	tool, fromGate := t.atGate[key]
+	if fromGate {
+		delete(t.atGate, key)
+		if len(t.atGate) == 0 {
+			t.busyDone = t.cfg.Deadline.Busy()
+		}
+	}
+	if g.d.Approved && fromGate && t.gated == "" {
+		t.gated = tool
+	}
+	t.sendDecision(g.worker, wd)
+}
+
+func (t *remote) sendDecision(worker string, wd messages.WorkDecision) {
+	data, err := messages.Encode(wd)
+	if err != nil {
+		return
+	}
+	msg := &nats.Msg{Subject: messages.WorkDecisionSubject(t.d.o.Pool, worker, t.id), Data: data}
+	if len(wd.Decision.Trace) > 0 {
+		msg.Header = nats.Header{}
+		for k, v := range wd.Decision.Trace {
+			msg.Header.Set(k, v)
+		}
+	}
+	_ = t.d.o.Conn.PublishMsg(msg)
+}

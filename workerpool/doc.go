@@ -1,0 +1,26 @@
+// Package workerpool runs agents on other machines with the guarantees of
+// a local child: a runner's Dispatcher queues spawn_subagent children (and
+// whole `jazz run --remote` runs) on a pool's JetStream work queue, and a
+// Worker takes them, runs them with its own model credentials, and reports
+// back. The root run stays in charge:
+//
+//   - Approvals: a remote agent's gated calls go to the root run's gate
+//     (and so to its human, bridge or remote approver); a worker never
+//     decides one, and runs a twin only on the gate's approval, after it
+//     has recorded durably that a gated action started.
+//   - Ceiling: the task carries the agent's tool names and the worker
+//     offers only those of its own tools; the runner checks again what a
+//     remote call asks to be approved for.
+//   - Liveness: the worker heartbeats its lease (JetStream InProgress); a
+//     worker lost mid-task is noticed within the lease, and its task runs
+//     once more elsewhere only if no gated action had started; a gated
+//     action never runs twice.
+//   - Cancellation: the runner writes a durable cancel record per task; a
+//     worker watches them, and reads them again when it reconnects.
+//   - Accounting and traces: usage and calls roll up into the run's ledger,
+//     events into its stream, spans under the caller's.
+//
+// The runner believes a report about a task only from the worker that
+// claimed it, which the server's subject permissions make checkable: each
+// worker may publish only under its own key (busserver.WorkerPermissions).
+package workerpool

@@ -1,0 +1,458 @@
+package workerpool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/ledger"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/workstore"
+)
+
+// job is one attempt of one task on this worker.
+type job struct {
+	w       *Worker
+	msg     jetstream.Msg
+	task    messages.WorkTask
+	attempt int
+	token   string
+	gate    *actor.PID
+	ledger  *ledger.Ledger
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// reason is the cancel record's, for the result.
+	mu     sync.Mutex
+	reason string
+	kind   supervisor.FailureKind
+}
+
+// errCancelled is a job stopped by its task's cancel record.
+var errCancelled = errors.New("cancelled by its runner")
+
+// runJob runs one delivered task to its end and settles its message:
+// acknowledged with a result, handed back (the worker stops), or
+// terminated (a task that may not run).
+func (w *Worker) runJob(msg jetstream.Msg) {
+	task, err := messages.Decode[messages.WorkTask](msg.Data())
+	meta, merr := msg.Metadata()
+	if err != nil || merr != nil || task.TaskID == "" || task.Pool != w.o.Pool {
+		w.logf("dropped a task that does not decode: %v", errors.Join(err, merr))
+		_ = msg.TermWithReason("malformed task")
+		return
+	}
+	j := &job{w: w, msg: msg, task: task, attempt: int(meta.NumDelivered), token: messages.SubjectToken(task.TaskID)}
+	j.ctx, j.cancel = context.WithCancelCause(context.Background())
+	defer j.cancel(nil)
+	w.mu.Lock()
+	if w.jobs[j.token] != nil {
+		// The same task delivered twice at once: the earlier attempt is
+		// still here and holds it.
+		w.mu.Unlock()
+		_ = msg.InProgress()
+		return
+	}
+	w.jobs[j.token] = j
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.jobs, j.token)
+		w.mu.Unlock()
+		w.done.Add(1)
+	}()
+	if w.ctx.Err() != nil {
+		_ = msg.Nak()
+		return
+	}
+	if !task.Expires.IsZero() && time.Now().After(task.Expires) {
+		_ = msg.TermWithReason("expired")
+		return
+	}
+	// Registered before the record is read: a cancel written meanwhile
+	// is seen by the watcher.
+	rctx, done := context.WithTimeout(j.ctx, 10*time.Second)
+	c, cancelled := readCancel(rctx, w.h.Bucket, task.TaskID)
+	var gated *messages.WorkGated
+	if !cancelled && j.attempt > 1 {
+		gated = readGated(rctx, w.h.Bucket, task.TaskID)
+	}
+	done()
+	if cancelled && (c.Below == 0 || j.attempt < c.Below) {
+		_ = msg.TermWithReason("cancelled")
+		return
+	}
+	if gated != nil || j.attempt > MaxAttempts {
+		reason := fmt.Sprintf("its worker was lost after the gated action %s had started (attempt %d), so it is not run again: a gated action never runs twice", gatedTool(gated), j.attempt-1)
+		if gated == nil {
+			reason = fmt.Sprintf("its task was delivered %d times; the most is %d", j.attempt, MaxAttempts)
+		}
+		j.publishResult(messages.WorkResult{TaskID: task.TaskID, Attempt: j.attempt, NotRetried: true,
+			Kind: string(supervisor.FailRun), Reason: reason, Finished: messages.RunFinished{Place: task.Place, Error: reason}})
+		_ = msg.TermWithReason("not retried")
+		return
+	}
+	// Usage alone: the runner prices it.
+	j.ledger = ledger.New(task.Place, func(messages.Usage) (float64, bool) { return 0, true })
+	j.claim()
+	stopBeat := j.heartbeat()
+	res := j.run()
+	stopBeat()
+	if errors.Is(context.Cause(j.ctx), ErrStopping) {
+		// Another worker takes it (or refuses it, if a gated action had
+		// started); its runner hears from that one.
+		_ = msg.Nak()
+		return
+	}
+	j.publishResult(res)
+	actx, adone := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = msg.DoubleAck(actx)
+	adone()
+}
+
+func gatedTool(g *messages.WorkGated) string {
+	if g == nil {
+		return ""
+	}
+	return g.Tool
+}
+
+func readCancel(ctx context.Context, kv jetstream.KeyValue, taskID string) (messages.WorkCancel, bool) {
+	e, err := kv.Get(ctx, workstore.CancelKey(taskID))
+	if err != nil {
+		return messages.WorkCancel{}, false
+	}
+	c, err := messages.Decode[messages.WorkCancel](e.Value())
+	return c, err == nil
+}
+
+// readGated fails closed: a record that cannot be read because the
+// bucket is unreachable counts as started.
+func readGated(ctx context.Context, kv jetstream.KeyValue, taskID string) *messages.WorkGated {
+	e, err := kv.Get(ctx, workstore.GatedKey(taskID))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return &messages.WorkGated{TaskID: taskID, Tool: "(unknown: the record could not be read: " + err.Error() + ")"}
+	}
+	g, err := messages.Decode[messages.WorkGated](e.Value())
+	if err != nil {
+		return &messages.WorkGated{TaskID: taskID, Tool: "(unknown)"}
+	}
+	return &g
+}
+
+// cancelIf stops the job when the record covers its attempt.
+func (j *job) cancelIf(c messages.WorkCancel) {
+	if c.Below != 0 && j.attempt >= c.Below {
+		return
+	}
+	j.mu.Lock()
+	if j.reason == "" {
+		j.reason, j.kind = c.Reason, supervisor.FailureKind(c.Kind)
+	}
+	j.mu.Unlock()
+	j.cancel(errCancelled)
+}
+
+func (j *job) stop(cause error) { j.cancel(cause) }
+
+func (j *job) subject(kind string) string {
+	return messages.WorkerSubject(j.task.Pool, j.w.o.Key, j.task.Place.RunID, j.task.TaskID, kind)
+}
+
+// claim tells the runner who runs this attempt. It goes through the
+// stream (durable) and is not waited for: what follows names the attempt
+// too, and the runner takes the first it hears of.
+func (j *job) claim() {
+	data, err := messages.Encode(messages.WorkClaimed{TaskID: j.task.TaskID, Worker: j.w.o.Key, Name: j.w.o.Name,
+		Attempt: j.attempt, LeaseMs: j.w.o.Lease.Milliseconds(), Version: j.w.o.Version})
+	if err != nil {
+		return
+	}
+	msg := &nats.Msg{Subject: j.subject(messages.WorkKindClaim), Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s.%d.claim", j.task.TaskID, j.attempt))
+	_, _ = j.w.h.JS.PublishMsgAsync(msg)
+}
+
+// heartbeat keeps the lease (InProgress) and tells the runner the job is
+// alive and what it spent, four times a lease.
+func (j *job) heartbeat() (stop func()) {
+	every := max(j.w.o.Lease/4, 50*time.Millisecond)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			_ = j.msg.InProgress()
+			tot := j.ledger.Totals()
+			data, err := messages.Encode(messages.WorkBeat{TaskID: j.task.TaskID, Attempt: j.attempt, Usage: tot.Usage,
+				UsageUnknown: !tot.CostKnown})
+			if err == nil {
+				_ = j.w.o.Conn.Publish(j.subject(messages.WorkKindBeat), data)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// run builds the agent from the worker's runtime and runs it as a local
+// child: the same supervisor, limits and teardown.
+func (j *job) run() messages.WorkResult {
+	t := j.task
+	res := messages.WorkResult{TaskID: t.TaskID, Attempt: j.attempt}
+	cfg, err := j.w.o.Runtime.Agent(j.ctx, t)
+	if err != nil {
+		reason := "the worker cannot run it: " + err.Error()
+		res.Kind, res.Reason = string(supervisor.FailRun), reason
+		res.Finished = messages.RunFinished{Place: t.Place, Error: reason}
+		return res
+	}
+	gate := &workerGate{j: j, pending: map[int]pendingCall{}}
+	j.gate = j.w.engine.Spawn(func() actor.Receiver { return gate }, "task-gate", actor.WithID(j.token+"-"+fmt.Sprint(j.attempt)),
+		actor.WithInboxSize(16))
+	defer func() {
+		select {
+		case <-j.w.engine.Poison(j.gate).Done():
+		case <-time.After(2 * time.Second):
+		}
+	}()
+	cfg.Place = t.Place
+	cfg.Gate = j.gate
+	cfg.Root = nil
+	cfg.Events = events.NewEmitter(relay{j}, t.Place.RunID)
+	cfg.Ledger = j.ledger
+	cfg.Task = t.Task
+	cfg.Deadline = nil // the runner's clock bounds the run
+	if cfg.Env != nil {
+		env := *cfg.Env
+		cfg.Env = &env
+		sub := &actors.Subagents{Engine: j.w.engine, MaxDepth: t.MaxDepth, MaxIterations: t.SubagentIterations,
+			Timeout: time.Duration(t.SubagentTimeoutMs) * time.Millisecond, Seq: new(atomic.Int64), IDPrefix: t.Place.AgentID}
+		sub.Parent = cfg
+		env.Subagents = sub
+	}
+	timeout := time.Duration(t.TimeoutMs) * time.Millisecond
+	if timeout <= 0 {
+		timeout = workstore.MaxAge
+	}
+	local := &actors.Subagents{Engine: j.w.engine}
+	o := local.RunLocal(j.ctx, actors.ChildRun{Config: cfg, Engine: j.w.engine, Prompt: t.Prompt, History: t.History,
+		Trace: t.Trace, Timeout: timeout, MaxDepth: t.MaxDepth, SubagentIterations: t.SubagentIterations})
+	f := o.Finished
+	if t.Kind != messages.TaskRun {
+		f.Transcript = nil
+	}
+	f.ToolCalls, f.Declined = nil, nil
+	res.Finished, res.Kind, res.Reason = f, string(o.Kind), o.Reason
+	if errors.Is(context.Cause(j.ctx), errCancelled) {
+		j.mu.Lock()
+		if j.reason != "" {
+			res.Reason = j.reason
+		}
+		if j.kind == supervisor.FailTimeout || j.kind == supervisor.FailCancelled {
+			res.Kind = string(j.kind)
+		}
+		j.mu.Unlock()
+	}
+	tot := j.ledger.Totals()
+	res.Usage, res.UsageUnknown, res.Calls, res.Declined = tot.Usage, !tot.CostKnown, tot.ToolCalls, tot.Declined
+	return res
+}
+
+// publishResult stores the result in the stream, once (its message id),
+// retrying for a while through a reconnect.
+func (j *job) publishResult(r messages.WorkResult) {
+	data, err := messages.Encode(r)
+	if err != nil {
+		return
+	}
+	msg := &nats.Msg{Subject: j.subject(messages.WorkKindResult), Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s.%d.result", r.TaskID, r.Attempt))
+	ctx, done := context.WithTimeout(context.Background(), 30*time.Second)
+	defer done()
+	for {
+		if _, err := j.w.h.JS.PublishMsg(ctx, msg); err == nil {
+			return
+		} else if ctx.Err() != nil {
+			j.w.logf("task %s: result not delivered: %v", r.TaskID, err)
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// relay puts the task's events on the worker's subject for its runner.
+type relay struct{ j *job }
+
+func (r relay) Publish(_ string, msg any, trace messages.Trace) error {
+	ev, ok := msg.(messages.Event)
+	if !ok {
+		return nil
+	}
+	raw, err := messages.Encode(ev)
+	if err != nil {
+		return err
+	}
+	data, err := messages.Encode(messages.WorkEvent{TaskID: r.j.task.TaskID, Attempt: r.j.attempt, Event: raw, Trace: trace})
+	if err != nil {
+		return err
+	}
+	return r.j.w.o.Conn.Publish(r.j.subject(messages.WorkKindEvent), data)
+}
+
+// workDecided brings a runner's decision into the task's gate actor.
+type workDecided struct{ d messages.WorkDecision }
+
+// gatedRecorded: the gated-action record was written (or not) for seq.
+type gatedRecorded struct {
+	seq int
+	d   messages.ApprovalDecided
+	err error
+}
+
+// reask is the gate actor's timer: ask again what is still undecided.
+type reask struct{}
+
+type pendingCall struct {
+	sender *actor.PID
+	req    messages.ApprovalRequired
+	sent   time.Time
+	// recording: approved, the record is being written.
+	recording bool
+}
+
+// workerGate stands in for the gate in this task's agents: every gated
+// call goes to the runner's root gate, and an approval reaches the call
+// only after the durable "gated action started" record is written.
+type workerGate struct {
+	j       *job
+	seq     int
+	pending map[int]pendingCall
+	timer   *time.Timer
+}
+
+// Receive forwards requests and hands back decisions.
+func (g *workerGate) Receive(c *actor.Context) {
+	switch m := c.Message().(type) {
+	case actor.Started:
+		g.arm(c)
+	case messages.ApprovalRequired:
+		g.seq++
+		g.pending[g.seq] = pendingCall{sender: c.Sender(), req: m, sent: time.Now()}
+		wa := messages.WorkApproval{TaskID: g.j.task.TaskID, Attempt: g.j.attempt, Seq: g.seq, Required: m}
+		go g.j.ask(wa, true)
+	case workDecided:
+		p, ok := g.pending[m.d.Seq]
+		if !ok || p.recording || m.d.Decision.ToolCallID != p.req.ToolCallID {
+			return
+		}
+		d := m.d.Decision
+		d.Place, d.ToolCallID = p.req.Place, p.req.ToolCallID
+		if !d.Approved {
+			delete(g.pending, m.d.Seq)
+			c.Send(p.sender, d)
+			return
+		}
+		p.recording = true
+		g.pending[m.d.Seq] = p
+		engine, self, seq := c.Engine(), c.PID(), m.d.Seq
+		go func() {
+			err := g.j.recordGated(p.req.ToolName)
+			engine.Send(self, gatedRecorded{seq: seq, d: d, err: err})
+		}()
+	case gatedRecorded:
+		p, ok := g.pending[m.seq]
+		if !ok {
+			return
+		}
+		delete(g.pending, m.seq)
+		d := m.d
+		if m.err != nil {
+			// Without the record a lost worker's task could run again and
+			// repeat this action: it does not run.
+			d.Approved, d.Judgement = false, nil
+			d.Note = "Approved, but the worker could not record that the action started (" + m.err.Error() + "), so it did not run."
+		}
+		c.Send(p.sender, d)
+	case reask:
+		for seq, p := range g.pending {
+			if !p.recording && time.Since(p.sent) >= reaskEvery {
+				go g.j.ask(messages.WorkApproval{TaskID: g.j.task.TaskID, Attempt: g.j.attempt, Seq: seq, Required: p.req}, false)
+			}
+		}
+		g.arm(c)
+	case actor.Stopped:
+		if g.timer != nil {
+			g.timer.Stop()
+		}
+	}
+}
+
+// reaskEvery is how often an undecided request is asked again (a
+// decision is a core message, lost if this worker was cut off).
+const reaskEvery = 2 * time.Second
+
+func (g *workerGate) arm(c *actor.Context) {
+	engine, self := c.Engine(), c.PID()
+	g.timer = time.AfterFunc(reaskEvery, func() { engine.Send(self, reask{}) })
+}
+
+// ask sends a request to the runner: durably the first time, as a core
+// re-ask after.
+func (j *job) ask(wa messages.WorkApproval, first bool) {
+	data, err := messages.Encode(wa)
+	if err != nil {
+		return
+	}
+	if !first {
+		_ = j.w.o.Conn.Publish(j.subject(messages.WorkKindAsk), data)
+		return
+	}
+	msg := &nats.Msg{Subject: j.subject(messages.WorkKindApproval), Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s.%d.approval.%d", wa.TaskID, wa.Attempt, wa.Seq))
+	ctx, done := context.WithTimeout(j.ctx, 10*time.Second)
+	defer done()
+	_, _ = j.w.h.JS.PublishMsg(ctx, msg)
+}
+
+// recordGated writes, and waits for the bucket to keep, that this task
+// started a gated action.
+func (j *job) recordGated(tool string) error {
+	data, err := messages.Encode(messages.WorkGated{TaskID: j.task.TaskID, Attempt: j.attempt, Worker: j.w.o.Key,
+		Tool: tool, At: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	ctx, done := context.WithTimeout(j.ctx, 10*time.Second)
+	defer done()
+	if _, err := j.w.h.Bucket.Put(ctx, workstore.GatedKey(j.task.TaskID), data); err != nil {
+		return fmt.Errorf("record gated action: %w", err)
+	}
+	return nil
+}

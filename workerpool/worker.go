@@ -1,0 +1,320 @@
+package workerpool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/workstore"
+)
+
+// Runtime is what a worker runs agents with: its own model credentials,
+// tools, secrets and telemetry (app.NewWorkerRuntime is the real one).
+type Runtime interface {
+	// Agent is the config task's agent runs with on this worker: its
+	// model caller, its tools within task.Tools, its environment. The
+	// worker wires the rest (gate, events, ledger, spawner, lifetime).
+	Agent(ctx context.Context, task messages.WorkTask) (actors.Config, error)
+}
+
+// WorkerOptions configure one worker.
+type WorkerOptions struct {
+	// Conn reaches the bus as this worker: its identity's public key is
+	// Key, and its inbox prefix busserver.WorkerInboxPrefix(Key).
+	Conn *nats.Conn
+	Key  string
+	// Name is a label for people (`jazz workers`).
+	Name string
+	// Pool defaults to "default"; Capacity (tasks at once) to 4.
+	Pool     string
+	Capacity int
+	// Lease is how long a task stays with this worker without a
+	// heartbeat (the pool consumer's AckWait); 0 means DefaultLease.
+	Lease   time.Duration
+	Version string
+	Runtime Runtime
+	// Logf receives what the worker does; nil keeps it quiet.
+	Logf func(format string, args ...any)
+}
+
+// DefaultPool is the pool a worker joins and a run names by default.
+const DefaultPool = "default"
+
+// Worker takes a pool's tasks and runs them.
+type Worker struct {
+	o      WorkerOptions
+	h      workstore.Handles
+	cons   jetstream.Consumer
+	engine *actor.Engine
+	svc    micro.Service
+	inbox  *nats.Subscription
+	watch  jetstream.KeyWatcher
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	loops  sync.WaitGroup
+	jobsWG sync.WaitGroup
+
+	mu   sync.Mutex
+	jobs map[string]*job
+	done atomic.Int64
+}
+
+// ErrStopping is why a worker's jobs end when the worker stops: their
+// tasks go back to the pool.
+var ErrStopping = errors.New("the worker is stopping")
+
+// StartWorker joins the pool: it binds (or creates) the pool's consumer,
+// registers the micro service, and starts taking tasks.
+func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
+	if o.Conn == nil || o.Key == "" || o.Runtime == nil {
+		return nil, errors.New("worker: a connection, its key and a runtime are required")
+	}
+	if o.Pool == "" {
+		o.Pool = DefaultPool
+	}
+	if messages.SubjectToken(o.Pool) != o.Pool {
+		return nil, fmt.Errorf("worker: pool name %q: use letters, digits, '-' or '_'", o.Pool)
+	}
+	if o.Capacity <= 0 {
+		o.Capacity = 4
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
+	}
+	h, err := workstore.Open(ctx, o.Conn)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	cons, err := h.JS.CreateOrUpdateConsumer(ctx, workstore.TaskStream, jetstream.ConsumerConfig{
+		Durable:       workstore.ConsumerName(o.Pool),
+		Description:   "jazz worker pool " + o.Pool,
+		FilterSubject: messages.WorkTaskSubject(o.Pool),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       o.Lease,
+		MaxDeliver:    MaxAttempts,
+		MaxAckPending: -1,
+		MaxWaiting:    4096,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worker: join pool %s: %w", o.Pool, err)
+	}
+	engine, err := actor.NewEngine(actor.NewEngineConfig())
+	if err != nil {
+		return nil, fmt.Errorf("worker: start actor engine: %w", err)
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	w := &Worker{o: o, h: h, cons: cons, engine: engine, ctx: wctx, cancel: cancel, jobs: map[string]*job{}}
+	ok := false
+	defer func() {
+		if !ok {
+			w.close()
+		}
+	}()
+	// Decisions for this worker's tasks; the server lets only runners
+	// publish here, and lets no other worker read it.
+	w.inbox, err = o.Conn.Subscribe(messages.WorkerInbox(o.Pool, o.Key), w.fromRunner)
+	if err != nil {
+		return nil, fmt.Errorf("worker: subscribe: %w", err)
+	}
+	_ = w.inbox.SetPendingLimits(-1, -1)
+	// Cancel records: watched as they are written, and read again for
+	// every running task after a reconnect (what was written meanwhile).
+	w.watch, err = h.Bucket.Watch(ctx, "cancel.*", jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("worker: watch cancel records: %w", err)
+	}
+	go w.watchCancels()
+	prev := o.Conn.Opts.ReconnectedCB
+	o.Conn.SetReconnectHandler(func(c *nats.Conn) {
+		if prev != nil {
+			prev(c)
+		}
+		go w.recheck()
+	})
+	w.svc, err = micro.AddService(o.Conn, micro.Config{
+		Name:        workstore.ServiceName,
+		Version:     semver(o.Version),
+		Description: "jazz worker",
+		Metadata: map[string]string{"pool": o.Pool, "name": o.Name, "key": o.Key,
+			"capacity": strconv.Itoa(o.Capacity), "version": o.Version},
+		StatsHandler: func(*micro.Endpoint) any { return w.Status() },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worker: register service: %w", err)
+	}
+	if err := w.svc.AddEndpoint("status", micro.HandlerFunc(func(r micro.Request) { _ = r.RespondJSON(w.Status()) }),
+		micro.WithEndpointSubject(messages.WorkStatusSubject(o.Pool, o.Key))); err != nil {
+		return nil, fmt.Errorf("worker: register status endpoint: %w", err)
+	}
+	for i := 0; i < o.Capacity; i++ {
+		w.loops.Add(1)
+		go w.take()
+	}
+	ok = true
+	w.logf("joined pool %s as %s (capacity %d, lease %s)", o.Pool, o.Key, o.Capacity, o.Lease)
+	return w, nil
+}
+
+var semverPattern = regexp.MustCompile(`^v?(\d+\.\d+\.\d+)`)
+
+// semver is version as the micro service wants it (x.y.z).
+func semver(v string) string {
+	if m := semverPattern.FindStringSubmatch(v); m != nil {
+		return m[1]
+	}
+	return "0.0.0"
+}
+
+func (w *Worker) logf(format string, args ...any) {
+	if w.o.Logf != nil {
+		w.o.Logf(format, args...)
+	}
+}
+
+// Status is the worker's load.
+func (w *Worker) Status() messages.WorkerStatus {
+	w.mu.Lock()
+	running := len(w.jobs)
+	w.mu.Unlock()
+	return messages.WorkerStatus{Worker: w.o.Key, Name: w.o.Name, Pool: w.o.Pool, Capacity: w.o.Capacity,
+		Running: running, Done: w.done.Load(), Version: w.o.Version}
+}
+
+// take is one slot: it asks for a task only when it is free, so no task
+// waits in this worker's buffer while another worker is idle.
+func (w *Worker) take() {
+	defer w.loops.Done()
+	for w.ctx.Err() == nil {
+		fctx, done := context.WithTimeout(w.ctx, 30*time.Second)
+		msg, err := w.cons.Next(jetstream.FetchContext(fctx))
+		done()
+		if err != nil {
+			if w.ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+				// The server is away (a reconnect) or refused: try again
+				// shortly instead of spinning.
+				select {
+				case <-w.ctx.Done():
+				case <-time.After(250 * time.Millisecond):
+				}
+			}
+			continue
+		}
+		w.jobsWG.Add(1)
+		w.runJob(msg)
+		w.jobsWG.Done()
+	}
+}
+
+// fromRunner routes a runner's decision to the task it answers.
+func (w *Worker) fromRunner(m *nats.Msg) {
+	tok := strings.Split(m.Subject, ".")
+	// jazz.work.<pool>.to.<worker>.<task>.decision
+	if len(tok) != 7 || tok[6] != "decision" {
+		return
+	}
+	d, err := messages.Decode[messages.WorkDecision](m.Data)
+	if err != nil {
+		return
+	}
+	if j := w.job(tok[5]); j != nil && j.attempt == d.Attempt && d.TaskID == j.task.TaskID {
+		w.engine.Send(j.gate, workDecided{d})
+	}
+}
+
+func (w *Worker) job(token string) *job {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.jobs[token]
+}
+
+// watchCancels stops the tasks whose cancel record is written.
+func (w *Worker) watchCancels() {
+	for e := range w.watch.Updates() {
+		if e == nil {
+			continue
+		}
+		c, err := messages.Decode[messages.WorkCancel](e.Value())
+		if err != nil {
+			continue
+		}
+		if j := w.job(messages.SubjectToken(c.TaskID)); j != nil {
+			j.cancelIf(c)
+		}
+	}
+}
+
+// recheck reads the cancel record of every running task: a worker that
+// was cut off learns what was cancelled meanwhile.
+func (w *Worker) recheck() {
+	w.mu.Lock()
+	jobs := make([]*job, 0, len(w.jobs))
+	for _, j := range w.jobs {
+		jobs = append(jobs, j)
+	}
+	w.mu.Unlock()
+	for _, j := range jobs {
+		ctx, done := context.WithTimeout(w.ctx, 5*time.Second)
+		if c, ok := readCancel(ctx, w.h.Bucket, j.task.TaskID); ok {
+			j.cancelIf(c)
+		}
+		done()
+	}
+}
+
+// Stop stops taking tasks and hands the running ones back to the pool
+// (another worker takes them, unless a gated action had started), then
+// leaves. It returns when every job has ended or ctx is done.
+func (w *Worker) Stop(ctx context.Context) {
+	w.cancel()
+	w.mu.Lock()
+	for _, j := range w.jobs {
+		j.stop(ErrStopping)
+	}
+	w.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		w.loops.Wait()
+		w.jobsWG.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	w.close()
+}
+
+func (w *Worker) close() {
+	w.cancel()
+	if w.svc != nil {
+		_ = w.svc.Stop()
+	}
+	if w.watch != nil {
+		_ = w.watch.Stop()
+	}
+	if w.inbox != nil {
+		_ = w.inbox.Unsubscribe()
+	}
+	if w.engine != nil {
+		// Nothing of a job may outlive the worker.
+		w.mu.Lock()
+		for _, j := range w.jobs {
+			j.stop(ErrStopping)
+		}
+		w.mu.Unlock()
+	}
+}

@@ -1,0 +1,135 @@
+// Package workstore names and creates the JetStream assets of worker
+// pools: the work-queue stream of tasks, the stream of what workers
+// report durably (claims, approval requests, results), and the KV bucket
+// of per-task records (cancelled, gated action started). The bus server
+// creates them; runners and workers only bind.
+package workstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jazz-run/jazz/messages"
+)
+
+// Names of the assets.
+const (
+	// TaskStream holds queued tasks of every pool (work-queue retention:
+	// a task is gone once a worker acknowledges it).
+	TaskStream = "JAZZ_WORK"
+	// OutStream holds what workers report that must not be lost while a
+	// runner reconnects: claims, approval requests and results.
+	OutStream = "JAZZ_WORK_OUT"
+	// Bucket holds per-task records: cancel.<task> (runners write) and
+	// gated.<task> (workers write).
+	Bucket = "jazz_work"
+	// ServiceName is the nats micro service every worker registers as.
+	ServiceName = "jazz-worker"
+)
+
+// Retention: longer than the longest subagent timeout (24 h), so a
+// record outlives every task it speaks of.
+const (
+	MaxAge = 25 * time.Hour
+	// DedupWindow is how long a message id (Nats-Msg-Id) is remembered.
+	DedupWindow = 10 * time.Minute
+	// MaxOutBytes bounds the out stream; the oldest reports go first.
+	MaxOutBytes = 1 << 30
+	// MaxTaskBytes bounds one task (a run's history rides in it).
+	MaxTaskBytes = 8 << 20
+)
+
+// TaskSubjects are the subjects TaskStream captures.
+var TaskSubjects = []string{"jazz.work.*.task"}
+
+// OutSubjects are the subjects OutStream captures.
+var OutSubjects = []string{
+	"jazz.work.*.w.*.*.*." + messages.WorkKindClaim,
+	"jazz.work.*.w.*.*.*." + messages.WorkKindApproval,
+	"jazz.work.*.w.*.*.*." + messages.WorkKindResult,
+}
+
+// CancelKey and GatedKey are the bucket keys of one task.
+func CancelKey(taskID string) string { return "cancel." + messages.SubjectToken(taskID) }
+
+// GatedKey is where a worker records that a task started a gated action.
+func GatedKey(taskID string) string { return "gated." + messages.SubjectToken(taskID) }
+
+// KeySubject is the subject a write of key is published on.
+func KeySubject(key string) string { return "$KV." + Bucket + "." + key }
+
+// ConsumerName is the durable consumer every worker of pool shares.
+func ConsumerName(pool string) string { return "pool_" + messages.SubjectToken(pool) }
+
+// Ensure creates (or updates) the assets with replicas copies each
+// (1 on a single server, 3 on a cluster). It needs an identity allowed
+// to manage streams: the bus server's own, or `jazz bus init`'s.
+func Ensure(ctx context.Context, nc *nats.Conn, replicas int) error {
+	if replicas < 1 {
+		replicas = 1
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("open JetStream: %w", err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: TaskStream, Description: "jazz worker pools: queued tasks",
+		Subjects: TaskSubjects, Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
+		Replicas: replicas, MaxAge: MaxAge, Duplicates: DedupWindow, MaxMsgSize: MaxTaskBytes,
+	}); err != nil {
+		return fmt.Errorf("create stream %s: %w", TaskStream, err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: OutStream, Description: "jazz worker pools: claims, approval requests and results",
+		Subjects: OutSubjects, Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
+		Replicas: replicas, MaxAge: MaxAge, Duplicates: DedupWindow, MaxBytes: MaxOutBytes,
+		Discard: jetstream.DiscardOld, MaxMsgSize: MaxTaskBytes,
+	}); err != nil {
+		return fmt.Errorf("create stream %s: %w", OutStream, err)
+	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: Bucket, Description: "jazz worker pools: cancelled tasks and started gated actions",
+		TTL: MaxAge, History: 1, Storage: jetstream.FileStorage, Replicas: replicas,
+	}); err != nil {
+		return fmt.Errorf("create bucket %s: %w", Bucket, err)
+	}
+	return nil
+}
+
+// ErrMissing is returned when the assets were never created.
+var ErrMissing = errors.New("the worker pool streams do not exist on this bus (start it with `jazz bus serve`, or run `jazz bus init` on an external deployment)")
+
+// Handles are the bound assets.
+type Handles struct {
+	JS     jetstream.JetStream
+	Tasks  jetstream.Stream
+	Bucket jetstream.KeyValue
+}
+
+// Open binds the task stream and the bucket.
+func Open(ctx context.Context, nc *nats.Conn) (Handles, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return Handles{}, fmt.Errorf("open JetStream: %w", err)
+	}
+	tasks, err := js.Stream(ctx, TaskStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return Handles{}, ErrMissing
+	}
+	if err != nil {
+		return Handles{}, fmt.Errorf("bind stream %s: %w", TaskStream, err)
+	}
+	kv, err := js.KeyValue(ctx, Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return Handles{}, ErrMissing
+	}
+	if err != nil {
+		return Handles{}, fmt.Errorf("bind bucket %s: %w", Bucket, err)
+	}
+	return Handles{JS: js, Tasks: tasks, Bucket: kv}, nil
+}

@@ -159,6 +159,7 @@ func NewRootCmd(d Deps) *cobra.Command {
 	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d), NewMCPCmd(d), NewVersionCmd(d),
 		NewWorkerCmd(d), NewWorkersCmd(d))
 	registerCompletions(root, d)
+	describeCommands(root)
 	return root
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -37,9 +36,12 @@ type RunOptions struct {
 	Stream           bool
 	NoStream         bool
 	InteractiveStdin bool
-	AutoApproveTools string
-	Timezone         string
-	FailOnDecline    bool
+	// InteractiveStdinSet: --interactive-stdin was given, true or false;
+	// false turns the implied bridge mode off.
+	InteractiveStdinSet bool
+	AutoApproveTools    string
+	Timezone            string
+	FailOnDecline       bool
 	// FailOnMaxIterations makes a run that hit its iteration cap exit 1.
 	FailOnMaxIterations bool
 	NATSURL             string
@@ -67,6 +69,7 @@ func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Comm
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Prompt = strings.Join(args, " ")
 			o.ConversationSet = cmd.Flags().Changed("conversation")
+			o.InteractiveStdinSet = cmd.Flags().Changed("interactive-stdin")
 			o.ConfigPath, _ = cmd.Flags().GetString("config")
 			o.Debug, _ = cmd.Flags().GetBool("debug")
 			if runF != nil {
@@ -218,16 +221,13 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	}
 	getenv := d.Getenv
 	ci := getenv("CI") == "true" || getenv("CI") == "1"
-	bridge := o.InteractiveStdin
+	bridge := o.InteractiveStdin || impliedBridge(o, v.events, d.IO)
+	errLines.json = errLines.json || bridge
 	terminal := !bridge && d.IO.IsStdinTTY() && !ci
 
-	prompt := strings.TrimSpace(o.Prompt)
-	if prompt == "" && !bridge && !d.IO.IsStdinTTY() {
-		data, err := io.ReadAll(d.IO.In)
-		if err != nil {
-			return fail("read prompt from stdin: "+err.Error(), 0)
-		}
-		prompt = strings.TrimSpace(string(data))
+	prompt, err := readPrompt(loadCtx, d, o.Prompt, bridge, errLines.notice)
+	if err != nil {
+		return fail(err.Error(), 0)
 	}
 	if prompt == "" {
 		return fail("No prompt provided. Pass it as an argument or pipe it via stdin.", 0)

@@ -100,15 +100,18 @@ func decision(req map[string]any, approved bool) string {
 
 // TestApprovalIdentity (issue 9, class 9): decisions are bound to the
 // gate's request ids. A decision sent before anything was asked, for the
-// id the model will use, is not kept; one naming only the tool-call id
+// id the model will use, is not kept; one naming only a tool-call id
+// (the original's protocol, issue 13) decides only the one request ever
+// announced under that id, so once the model reuses an id, naming it
 // decides nothing; two calls the model gave one id run (and are decided)
 // separately, without hanging the run.
 func TestApprovalIdentity(t *testing.T) {
+	write := func(path string) chatserver.Call {
+		return chatserver.Call{ID: "dup", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": path, "content": "x\n"})}
+	}
 	srv := chatserver.New(
-		chatserver.Turn{Calls: []chatserver.Call{
-			{ID: "dup", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": "a.txt", "content": "A\n"})},
-			{ID: "dup", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": "b.txt", "content": "B\n"})},
-		}},
+		chatserver.Turn{Calls: []chatserver.Call{write("a.txt"), write("b.txt")}},
+		chatserver.Turn{Calls: []chatserver.Call{write("c.txt")}},
 		chatserver.Turn{Text: "done"},
 	)
 	defer srv.Close()
@@ -119,34 +122,40 @@ func TestApprovalIdentity(t *testing.T) {
 		`{"type":"approval_decision","requestId":"apr-00000000000000000000000000000000","toolCallId":"dup","approved":true}`,
 	}
 	n := 0
-	r, br := driveBridge(t, e, []string{"run", "--json", "--interactive-stdin", "--agent", "w", "write both"}, early,
+	r, br := driveBridge(t, e, []string{"run", "--json", "--interactive-stdin", "--agent", "w", "write them"}, early,
 		func(req map[string]any) []string {
 			n++
-			// Only the echo of the request id counts: decline the first
-			// call asked, approve the second.
-			return []string{
-				fmt.Sprintf(`{"type":"approval_decision","toolCallId":%q,"approved":true}`, req["toolCallId"]),
-				decision(req, n == 2),
+			switch n {
+			case 3:
+				// "dup" named the first request already: by call id alone
+				// this names nothing; the request id's decline counts.
+				return []string{`{"type":"approval_decision","toolCallId":"dup","approved":true}`, decision(req, false)}
+			default:
+				// Decline the first call asked, approve the second.
+				return []string{decision(req, n == 2)}
 			}
 		})
 	env := r.envelope(t)
 	if r.code != 0 || !*env.OK {
 		t.Fatalf("exit %d: %s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if len(br.requests) != 2 {
-		t.Fatalf("%d requests, want 2:\n%s", len(br.requests), r.stderr)
+	if len(br.requests) != 3 {
+		t.Fatalf("%d requests, want 3:\n%s", len(br.requests), r.stderr)
 	}
-	first, second := br.requests[0], br.requests[1]
+	first, second, third := br.requests[0], br.requests[1], br.requests[2]
 	if first["requestId"] == second["requestId"] || first["toolCallId"] == second["toolCallId"] {
-		t.Errorf("the two calls share an identity: %v / %v", first, second)
+		t.Errorf("the two calls of one batch share an identity: %v / %v", first, second)
 	}
-	// Which file each request was for: the declined one must not exist.
+	if third["toolCallId"] != "dup" || (first["toolCallId"] != "dup" && second["toolCallId"] != "dup") {
+		t.Fatalf("the later batch's call did not reuse the id: %v / %v / %v", first, second, third)
+	}
+	// Which file each request was for: the declined ones must not exist.
 	path := func(req map[string]any) string {
 		args, _ := req["arguments"].(map[string]any)
 		p, _ := args["path"].(string)
 		return p
 	}
-	for req, want := range map[*map[string]any]bool{&first: false, &second: true} {
+	for req, want := range map[*map[string]any]bool{&first: false, &second: true, &third: false} {
 		p := path(*req)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(e.cwd, p)
@@ -156,21 +165,20 @@ func TestApprovalIdentity(t *testing.T) {
 			t.Errorf("%s exists = %v, want %v", p, err == nil, want)
 		}
 	}
-	if len(env.Declined) != 1 {
+	if len(env.Declined) != 2 {
 		t.Errorf("declinedToolCalls = %v", env.Declined)
 	}
-	// The model got one result per call, paired by distinct ids.
+	// The model got one result per call of the batch, paired by distinct ids.
 	reqs := srv.Requests()
-	last := reqs[len(reqs)-1]
 	ids := map[string]bool{}
-	for _, m := range last.ToolMessages() {
+	for _, m := range reqs[1].ToolMessages() {
 		ids[m.ToolCallID] = true
 	}
 	if len(ids) != 2 {
 		t.Errorf("tool results paired with ids %v, want two distinct", ids)
 	}
-	if w := strings.Count(r.stderr, "ignored approval_decision"); w != 4 {
-		t.Errorf("%d decisions reported as ignored, want 4 (two early, two without a request id):\n%s", w, r.stderr)
+	if w := strings.Count(r.stderr, "ignored approval_decision"); w != 3 {
+		t.Errorf("%d decisions reported as ignored, want 3 (two early, one by a reused call id):\n%s", w, r.stderr)
 	}
 }
 

@@ -67,15 +67,59 @@ func TestBridgeMatchesRequestIDs(t *testing.T) {
 		t.Fatalf("request line %s (%v)", out.got[0], err)
 	}
 	warnings := serve(b,
-		`{"type":"approval_decision","toolCallId":"call_7","approved":true}`,                      // no request id
 		`{"type":"approval_decision","requestId":"apr-1","toolCallId":"call_8","approved":true}`,  // another call
 		`{"type":"approval_decision","requestId":"apr-1","toolCallId":"call_7","approved":false}`, // the answer
-		`{"type":"approval_decision","requestId":"apr-1","toolCallId":"call_7","approved":true}`)  // a second one
+		`{"type":"approval_decision","requestId":"apr-1","toolCallId":"call_7","approved":true}`,  // a second one
+		`{"type":"approval_decision","toolCallId":"call_7","approved":true}`)                      // by call id, once decided
 	if len(pub.got) != 1 || pub.got[0].Approved || pub.got[0].RequestID != "apr-1" || pub.got[0].ToolCallID != "call_7" {
 		t.Fatalf("published %+v", pub.got)
 	}
 	if len(warnings) != 3 {
 		t.Fatalf("warnings %v", warnings)
+	}
+}
+
+// TestBridgeCallIDOnlyDecisions: the original's bridges answer by
+// tool-call id alone. That decides the pending request announced under
+// the id when it is the only one ever announced under it in the run; an
+// id the model reused (a later batch, a sub-agent) decides nothing, so a
+// stale or repeated decision never lands on a call nobody saw.
+func TestBridgeCallIDOnlyDecisions(t *testing.T) {
+	pub, out := &recorded{}, &lines{}
+	b := NewBridge("r", pub, out)
+	b.approvalRequired(messages.ApprovalRequired{RequestID: "apr-1", ToolCallID: "call_1", ToolName: "write_file"})
+	if w := serve(b, `{"type":"approval_decision","toolCallId":"call_1","approved":true}`); len(w) != 0 || len(pub.got) != 1 ||
+		!pub.got[0].Approved || pub.got[0].RequestID != "apr-1" {
+		t.Fatalf("published %+v, warnings %v", pub.got, w)
+	}
+
+	pub, out = &recorded{}, &lines{}
+	b = NewBridge("r", pub, out)
+	b.approvalRequired(messages.ApprovalRequired{RequestID: "apr-1", ToolCallID: "call_1", ToolName: "read_secrets"})
+	b.approvalRequired(messages.ApprovalRequired{RequestID: "apr-2", ToolCallID: "call_1", ToolName: "write_file",
+		Place: messages.Place{AgentName: "child", Depth: 1}})
+	w := serve(b,
+		`{"type":"approval_decision","toolCallId":"call_1","approved":true}`, // which one? neither
+		`{"type":"approval_decision","toolCallId":"","approved":true}`,
+		`{"type":"approval_decision","requestId":"apr-2","approved":false}`)
+	if len(pub.got) != 2 || pub.got[0].RequestID != "apr-2" || pub.got[0].Approved {
+		t.Fatalf("published %+v (the EOF declines the rest)", pub.got)
+	}
+	if pub.got[1].RequestID != "apr-1" || pub.got[1].Approved {
+		t.Fatalf("apr-1 was not declined at EOF: %+v", pub.got[1])
+	}
+	if len(w) != 2 || !strings.Contains(w[0], "2 requests of this run had that toolCallId") {
+		t.Fatalf("warnings %v", w)
+	}
+}
+
+// TestBridgeSaysOnceWhatStdinIs: text piped into a bridge is not the
+// prompt; it is said once, not once a line.
+func TestBridgeSaysOnceWhatStdinIs(t *testing.T) {
+	b := NewBridge("r", &recorded{}, &lines{})
+	w := serve(b, "diff --git a/x b/x", "--- a/x", "+++ b/x", "@@ -1 +1 @@")
+	if len(w) != 2 || !strings.Contains(w[0], "the prompt and any text for it go in the argument") || !strings.Contains(w[1], "3 more") {
+		t.Fatalf("warnings %v", w)
 	}
 }
 

@@ -47,15 +47,19 @@ type Bridge struct {
 	mu        sync.Mutex
 	approvals map[string]messages.ApprovalRequired // by request id
 	questions map[string]messages.UserInputRequired
-	closed    bool
-	subs      []*bus.Subscription
+	// callIDs counts the approval requests announced under each tool-call
+	// id in this run: a decision naming only a call id (the original's
+	// protocol) counts only for an id that named exactly one request.
+	callIDs map[string]int
+	closed  bool
+	subs    []*bus.Subscription
 }
 
 // NewBridge writes requests to out (the run's stderr lines) and publishes
 // answers on pub.
 func NewBridge(runID string, pub Publisher, out LineWriter) *Bridge {
 	return &Bridge{runID: runID, pub: pub, out: out,
-		approvals: map[string]messages.ApprovalRequired{}, questions: map[string]messages.UserInputRequired{}}
+		approvals: map[string]messages.ApprovalRequired{}, questions: map[string]messages.UserInputRequired{}, callIDs: map[string]int{}}
 }
 
 // Attach subscribes to the run's approval and question requests on bs.
@@ -92,6 +96,7 @@ func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
 	closed := b.closed
 	if !closed {
 		b.approvals[req.RequestID] = req
+		b.callIDs[req.ToolCallID]++
 	}
 	b.mu.Unlock()
 	if closed {
@@ -144,14 +149,20 @@ type inbound struct {
 func (b *Bridge) Serve(in io.Reader, warn func(string)) {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	notJSON := 0
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" {
 			continue
 		}
 		var m inbound
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			warn(fmt.Sprintf("ignored a stdin line that is not JSON: %v", err))
+		if json.Unmarshal([]byte(line), &m) != nil {
+			// Said once, with why: text piped into a bridge (a diff) is
+			// not the prompt, and one warning a line would drown the rest.
+			if notJSON == 0 {
+				warn("ignored a stdin line that is not JSON: in bridge mode stdin carries only protocol lines (approval_decision, user_input_response); the prompt and any text for it go in the argument")
+			}
+			notJSON++
 			continue
 		}
 		switch m.Type {
@@ -171,6 +182,9 @@ func (b *Bridge) Serve(in io.Reader, warn func(string)) {
 			warn(fmt.Sprintf("ignored a stdin line of unknown type %q", m.Type))
 		}
 	}
+	if notJSON > 1 {
+		warn(fmt.Sprintf("ignored %d more stdin lines that are not JSON", notJSON-1))
+	}
 	b.mu.Lock()
 	b.closed = true
 	pendingA := b.approvals
@@ -189,10 +203,22 @@ func (b *Bridge) Serve(in io.Reader, warn func(string)) {
 // decided takes one approval_decision line: it must name, by request id,
 // an approval this bridge announced and that is still pending, and the
 // tool-call id, when given, must be that request's.
+//
+// The original's bridges name the call only ({"toolCallId":"call_1"}),
+// so a decision without a request id is taken for the pending request
+// with that tool-call id when it is the only request ever announced
+// under that id in this run. The model chooses call ids and may reuse
+// one, so an id that named two requests (a later batch, a sub-agent)
+// decides nothing: a stale or repeated decision can never land on a
+// call the person did not see.
 func (b *Bridge) decided(m inbound, warn func(string)) {
 	if m.RequestID == "" {
-		warn(fmt.Sprintf("ignored approval_decision without \"requestId\" (toolCallId %q): echo the requestId of the approval_required line it answers", m.ToolCallID))
-		return
+		id, why := b.byCallID(m.ToolCallID)
+		if id == "" {
+			warn(fmt.Sprintf("ignored approval_decision without \"requestId\" (toolCallId %q): %s; echo the requestId of the approval_required line it answers", m.ToolCallID, why))
+			return
+		}
+		m.RequestID = id
 	}
 	if m.Approved == nil {
 		warn(fmt.Sprintf("ignored approval_decision without \"approved\" for requestId %q", m.RequestID))
@@ -213,6 +239,28 @@ func (b *Bridge) decided(m inbound, warn func(string)) {
 	default:
 		b.publishDecision(req, m)
 	}
+}
+
+// byCallID is the request id of the pending approval a decision naming
+// only callID answers, or "" and why none.
+func (b *Bridge) byCallID(callID string) (string, string) {
+	if callID == "" {
+		return "", "it names no request"
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch n := b.callIDs[callID]; {
+	case n == 0:
+		return "", "no request was announced for that call"
+	case n > 1:
+		return "", fmt.Sprintf("%d requests of this run had that toolCallId", n)
+	}
+	for id, req := range b.approvals {
+		if req.ToolCallID == callID {
+			return id, ""
+		}
+	}
+	return "", "that call was already decided"
 }
 
 // publishDecision sends a bridge's answer to the gate.

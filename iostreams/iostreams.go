@@ -19,6 +19,7 @@ type IOStreams struct {
 
 	stdinTTY  bool
 	stdoutTTY bool
+	stdinPipe bool
 }
 
 // System wraps the process's streams.
@@ -27,6 +28,7 @@ func System() *IOStreams {
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		stdinTTY:  isTerminal(os.Stdin),
 		stdoutTTY: isTerminal(os.Stdout),
+		stdinPipe: isPipe(os.Stdin),
 	}
 }
 
@@ -42,6 +44,14 @@ func (s *IOStreams) IsStdinTTY() bool { return s.stdinTTY }
 // IsStdoutTTY reports whether stdout is a terminal.
 func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }
 
+// IsStdinPipe reports whether stdin is a pipe or a socket: a program at
+// the other end that may keep writing (a bridge), unlike a file, a
+// terminal or /dev/null.
+func (s *IOStreams) IsStdinPipe() bool { return s.stdinPipe }
+
+// SetStdinPipe overrides pipe detection (tests).
+func (s *IOStreams) SetStdinPipe(v bool) { s.stdinPipe = v }
+
 // SetStdinTTY overrides terminal detection (tests).
 func (s *IOStreams) SetStdinTTY(v bool) { s.stdinTTY = v }
 
@@ -53,4 +63,10 @@ func (s *IOStreams) SetStdoutTTY(v bool) { s.stdoutTTY = v }
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// isPipe says whether f is a FIFO or a socket.
+func isPipe(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0
 }

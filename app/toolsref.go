@@ -38,7 +38,7 @@ func ToolsReference() ([]byte, error) {
 // referenceSections are the rules of the tools jazz does not define
 // itself, from the constants that enforce them.
 func referenceSections() []toolsdoc.Section {
-	return []toolsdoc.Section{
+	return append([]toolsdoc.Section{
 		{Title: "MCP tools", Body: fmt.Sprintf(`
 Servers are defined in `+"`~/.agents/mcp.json`"+` (`+"`jazz mcp add`"+`), in a trusted project's `+"`.agents/mcp.json`"+`
 (`+"`jazz trust`"+`; untrusted, it may only disable servers) and in the jazz config's `+"`mcpServers`"+`. An agent lists
@@ -63,5 +63,5 @@ offered only to an agent that lists the name. Each declaration is validated when
 - `+"`handler.type`"+` `+"`command`"+`: tier `+"`high-risk`"+` (gated). `+"`command`"+` is an argv run without a shell in the agent's working directory, the arguments as JSON on stdin, with the scrubbed environment of the declaring agent's `+"`envAllowlist`"+`. `+"`timeoutMs`"+` default %d, at most %d (then every process is killed: `+"`Command timed out after <ms>ms`"+`); stdout and stderr are each cut at %d bytes. Exit 0 returns stdout as is; any other exit fails with `+"`Command exited with code <n>: <stderr>`"+`.`,
 			config.MaxCustomTools, config.MaxCustomDescription, config.MaxCustomDescription, config.DefaultRecordResponse,
 			config.DefaultCustomTimeout.Milliseconds(), config.MaxCustomTimeout.Milliseconds(), customtools.OutputCap)},
-	}
+	}, gitWebSections()...)
 }

@@ -81,6 +81,9 @@ type Config struct {
 	// Faults injects crashes (call actors, subagents) for the fault
 	// tests; nil in real runs.
 	Faults *faults.Plan
+	// Context manages the history's size (context.go); nil lets it grow
+	// until the provider refuses it.
+	Context *ContextConfig
 }
 
 // modelDone brings a model call's outcome back into the actor.
@@ -138,6 +141,9 @@ type Agent struct {
 	spanCtx  context.Context
 	iterCtx  context.Context
 	iterSpan telemetry.Span
+
+	// cx is the context window's state, nil without context management.
+	cx *window
 }
 
 // New is the Producer of an agent actor.
@@ -161,6 +167,7 @@ func (a *Agent) Receive(c *actor.Context) {
 		if a.cfg.Env != nil {
 			a.cwd = a.cfg.Env.WorkDir
 		}
+		a.startWindow(c)
 	case messages.RunRequested:
 		a.parent = c.Sender()
 		if a.parent == nil {
@@ -177,6 +184,10 @@ func (a *Agent) Receive(c *actor.Context) {
 		a.startTurn(c)
 	case modelDone:
 		a.modelDone(c, m)
+	case compactDone:
+		a.compactDone(c, m)
+	case compactApplied:
+		a.compactApplied(m)
 	case messages.ToolResultReady:
 		a.toolDone(c, m)
 	case messages.ActorFailed:
@@ -209,17 +220,32 @@ func (a *Agent) startTurn(c *actor.Context) {
 	a.iteration++
 	a.iterSpan.End("")
 	a.iterCtx, a.iterSpan = a.cfg.Telemetry.StartIteration(a.spanCtx, a.iteration)
-	msgs := a.history
-	if p := Pressure(a.iteration, max); p != "" {
-		// Ephemeral: sent with this one request, never stored.
-		msgs = append(append([]messages.ChatMessage(nil), a.history...), messages.ChatMessage{Role: messages.RoleUser, Content: p})
+	if a.beforeRequest(c) {
+		return // compacting: compactDone sends the request
 	}
+	a.request(c)
+}
+
+// request sends this iteration's model call.
+func (a *Agent) request(c *actor.Context) {
+	a.trim() // never send a request over the window
+	max := max(a.cfg.MaxIterations, 1)
 	specs := make([]messages.ToolSpec, 0)
 	if a.cfg.Registry != nil {
 		for _, t := range a.cfg.Registry.Visible() {
 			specs = append(specs, t.Spec())
 		}
 	}
+	msgs := a.history
+	pressure := Pressure(a.iteration, max)
+	if cp := a.contextPressure(specs); cp != "" {
+		pressure = strings.TrimSuffix(cp+"\n"+pressure, "\n") // one message, the context line first
+	}
+	if pressure != "" {
+		// Ephemeral: sent with this one request, never stored.
+		msgs = append(append([]messages.ChatMessage(nil), a.history...), messages.ChatMessage{Role: messages.RoleUser, Content: pressure})
+	}
+	a.measured(msgs)
 	req := provider.Request{
 		Model:           a.cfg.Model,
 		Messages:        msgs,
@@ -362,6 +388,7 @@ func (a *Agent) modelDone(c *actor.Context, m modelDone) {
 		return
 	}
 	resp := m.resp
+	a.calibrate(m)
 	if m.refused != nil && !a.warnedUsage && a.priced() {
 		a.warnedUsage = true
 		a.warn(fmt.Sprintf("%v; the run's cost is unknown", m.refused))
@@ -370,6 +397,7 @@ func (a *Agent) modelDone(c *actor.Context, m modelDone) {
 	msg.Role = messages.RoleAssistant
 	msg.ToolCalls = UniqueCallIDs(msg.ToolCalls) // before anything is matched by id
 	a.history = append(a.history, msg)
+	a.trim() // rung 4, once the answer is in
 	if strings.TrimSpace(msg.Content) != "" {
 		a.texts = append(a.texts, msg.Content)
 	}
@@ -419,6 +447,7 @@ func (a *Agent) toolPhase(c *actor.Context, calls []messages.ToolCall) {
 			ToolCall: &messages.EventToolCallBody{ID: tc.ID, Type: "function", Function: messages.EventFunctionBody{Name: tc.Name, Arguments: tc.Arguments}}})
 	}
 	a.batch = calls
+	a.batchStarted()
 	a.results = make(map[string]messages.ToolResultReady, len(calls))
 	a.running = map[string]*actor.PID{}
 	a.nextCall = 0
@@ -576,7 +605,7 @@ func (a *Agent) endToolPhase(c *actor.Context) {
 		}
 	}
 	if a.meltdown {
-		a.history = append(a.history, messages.ChatMessage{Role: messages.RoleUser, Content: MeltdownMessage})
+		a.history = append(a.history, messages.ChatMessage{Role: messages.RoleUser, Content: MeltdownMessage, Kind: messages.KindMeltdown})
 		a.meltdown = false
 	}
 	a.batch, a.results, a.running = nil, nil, nil

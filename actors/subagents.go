@@ -299,6 +299,7 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona, cwd string) 
 		ConversationID: fmt.Sprintf("%s-conv-%d-%d", prefix, n, now), WorkDir: cwd}
 	if pe := s.Parent.Env; pe != nil {
 		env.JazzHome, env.Home, env.EnvAllowlist, env.Secrets = pe.JazzHome, pe.Home, pe.EnvAllowlist, pe.Secrets
+		env.Timezone = pe.Timezone
 		env.Asker = pe.Asker // run-scoped: one numbering of questions
 		env.Policy = pe.Policy
 		if cwd == "" {

@@ -30,6 +30,8 @@ const resultChars = 2000
 // messages; h[To:] (the recent part) stays.
 type Plan struct {
 	From, To int
+	// End is len(h) when the plan was made.
+	End int
 	// Prior is the text of the summaries in h[From:To], header removed.
 	Prior string
 	// Task is the index of the current turn's user message when it is in
@@ -69,7 +71,7 @@ func PlanCompaction(h []messages.ChatMessage, c *Counter, window int) (Plan, boo
 		used += size
 		to = all[k].Start
 	}
-	p := Plan{From: from, To: to, Task: -1}
+	p := Plan{From: from, To: to, End: len(h), Task: -1}
 	t := TurnsOf(h)
 	var prior []string
 	for i := from; i < to; i++ {
@@ -97,7 +99,7 @@ func SummaryMessage(text string) messages.ChatMessage {
 // summary, the kept task, then the recent part with any orphaned call or
 // result dropped. h may have grown at its end since p was planned (a
 // summarize_context call plans while its own batch is in flight); what was
-// added stays.
+// added stays as it is.
 func Apply(h []messages.ChatMessage, p Plan, summary string) []messages.ChatMessage {
 	out := make([]messages.ChatMessage, 0, len(h)-(p.To-p.From)+2)
 	out = append(out, h[:p.From]...)
@@ -105,7 +107,12 @@ func Apply(h []messages.ChatMessage, p Plan, summary string) []messages.ChatMess
 	if p.Task >= 0 {
 		out = append(out, h[p.Task])
 	}
-	return append(out, DropOrphans(h[p.To:])...)
+	end := p.End
+	if end < p.To || end > len(h) {
+		end = len(h)
+	}
+	out = append(out, DropOrphans(h[p.To:end])...)
+	return append(out, h[end:]...)
 }
 
 // SummarizerInput is the summarizer's user message for p, at most

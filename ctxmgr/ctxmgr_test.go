@@ -481,3 +481,16 @@ func BenchmarkIteration(b *testing.B) {
 		m.Counter().Calibrate(meas, 140000)
 	}
 }
+
+// TestTrimKeepsTheCallsInFlight: trimming right after an answer with
+// tool calls (their results not in yet) keeps the calls.
+func TestTrimKeepsTheCallsInFlight(t *testing.T) {
+	c := NewCounter()
+	h := append(history(20, 4000), calls("new1", "new2"))
+	out, dropped := Trim(h, c, 3000)
+	last := out[len(out)-1]
+	if dropped == 0 || len(last.ToolCalls) != 2 || last.ToolCalls[0].ID != "new1" {
+		t.Fatalf("dropped %d, last %+v", dropped, last)
+	}
+	checkPairs(t, out[:len(out)-1])
+}

@@ -207,13 +207,19 @@ func Trim(h []messages.ChatMessage, c *Counter, target int) ([]messages.ChatMess
 	} else {
 		phase(0, len(h))
 	}
+	// The newest unit goes back as it is: its results may still be on
+	// their way (a trim right after an answer with tool calls).
+	newest := len(h)
+	if len(all) > 0 {
+		newest = all[len(all)-1].Start
+	}
 	out := make([]messages.ChatMessage, 0, len(h))
-	for i, k := range keep {
+	for i, k := range keep[:newest] {
 		if k {
 			out = append(out, h[i])
 		}
 	}
-	out = DropOrphans(out)
+	out = append(DropOrphans(out), h[newest:]...)
 	return out, len(h) - len(out)
 }
 

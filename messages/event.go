@@ -23,7 +23,10 @@ const (
 	EventErrorType             = "error"
 	EventUserInputRequired     = "user_input_required"
 	EventWarning               = "warning"
-	EventStatus                = "status"
+	// EventContextManaged: a rung of context management changed the
+	// agent's history (agent-loop.md §4).
+	EventContextManaged = "context_managed"
+	EventStatus         = "status"
 	// EventRunStart and EventRunEnd bracket every run's stream: a reader
 	// knows the run's id, agent, model and policy from the first line and
 	// that nothing follows the last one.
@@ -53,7 +56,7 @@ func CategoryOf(eventType string) string {
 		return CategoryReasoning
 	case EventTextStart, EventTextChunk:
 		return CategoryText
-	case EventStreamStart, EventUsageUpdate, EventComplete:
+	case EventStreamStart, EventUsageUpdate, EventComplete, EventContextManaged:
 		return CategoryUsage
 	case EventApprovalRequired, EventApprovalResolved:
 		return CategoryApproval
@@ -74,6 +77,27 @@ type EventToolCallBody struct {
 type EventFunctionBody struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// EventContext is one context-management step: the rung (clear, warn,
+// compact, trim), the estimated prompt tokens and message counts before
+// and after, the budget, and the results a clear replaced.
+type EventContext struct {
+	Rung           string         `json:"rung"`
+	TokensBefore   int            `json:"tokensBefore"`
+	TokensAfter    int            `json:"tokensAfter"`
+	TokensSaved    int            `json:"tokensSaved"`
+	MessagesBefore int            `json:"messagesBefore"`
+	MessagesAfter  int            `json:"messagesAfter"`
+	Budget         int            `json:"budget"`
+	Cleared        []EventCleared `json:"cleared,omitempty"`
+}
+
+// EventCleared is one tool result a clear replaced.
+type EventCleared struct {
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	Tokens     int    `json:"tokens"`
 }
 
 // EventError is the serialized form of an error.
@@ -135,12 +159,14 @@ type Event struct {
 	Response            *EventResponse     `json:"response,omitempty"`
 	TotalDurationMs     *int64             `json:"totalDurationMs,omitempty"`
 	Metrics             *EventMetrics      `json:"metrics,omitempty"`
-	Message             string             `json:"message,omitempty"`
-	PreviewDiff         string             `json:"previewDiff,omitempty"`
-	RiskLevel           string             `json:"riskLevel,omitempty"`
-	AutoApprovePolicy   string             `json:"autoApprovePolicy,omitempty"`
-	Approved            *bool              `json:"approved,omitempty"`
-	Auto                *bool              `json:"auto,omitempty"`
+	// Context (context_managed) is what a context rung did.
+	Context           *EventContext `json:"context,omitempty"`
+	Message           string        `json:"message,omitempty"`
+	PreviewDiff       string        `json:"previewDiff,omitempty"`
+	RiskLevel         string        `json:"riskLevel,omitempty"`
+	AutoApprovePolicy string        `json:"autoApprovePolicy,omitempty"`
+	Approved          *bool         `json:"approved,omitempty"`
+	Auto              *bool         `json:"auto,omitempty"`
 	// Asked is set on approval events: true when a person was asked (the
 	// event then carries the RequestID a decision must echo), false when
 	// policy, an allowlist, the unattended rule or a cancel settled it.

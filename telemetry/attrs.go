@@ -47,7 +47,7 @@ var trustedKeys = map[string]bool{
 	"jazz.run.id": true, "jazz.agent.id": true, "jazz.conversation.id": true, "jazz.parentAgent.id": true,
 	"jazz.agent.name": true, "jazz.model": true,
 	"jazz.toolName": true, "jazz.toolCallId": true, "jazz.riskTier": true, "jazz.executed": true,
-	"jazz.approval": true, "jazz.decidedBy": true, "jazz.remember": true, "jazz.finishReason": true,
+	"jazz.approval": true, "jazz.decidedBy": true, "jazz.remember": true, "jazz.finishReason": true, "jazz.context.rung": true,
 	"gen_ai.system": true, "gen_ai.request.model": true, "gen_ai.response.model": true, "gen_ai.operation.name": true,
 	// metric dimensions
 	"outcome": true, "decided_by": true, "tool": true, "model": true, "system": true, "type": true,

@@ -46,6 +46,7 @@ func commandChecks() gateactor.CommandChecks {
 		Keys:              shellguard.Keys,
 		Judge:             shellguard.JudgeJSON,
 		Why:               shellguard.RefusalReason,
+		AllowlistNote:     shellguard.AllowlistNote,
 	}
 }
 

@@ -41,6 +41,11 @@ type CommandChecks struct {
 	// Why says why no automatic step approved cmd, for the model's
 	// refusal ("not auto-approved: …"); nil or "" adds nothing.
 	Why func(cmd string, entries []string) string
+	// AllowlistNote is what an approval by the command allowlist says on
+	// its approval_resolved event: which keys an entry admitted with
+	// every argument (programs no inspect-only grammar holds). Nil or ""
+	// says nothing.
+	AllowlistNote func(cmd string) string
 }
 
 // Classifier asks the harness model to rate a command. Any error, or a
@@ -88,6 +93,8 @@ type pending struct {
 	// judgedBy and level are the automatic step that settled the call
 	// and the rating it rested on, for the command's judgement.
 	judgedBy, level string
+	// shown is the message of the call's approval_resolved event.
+	shown string
 }
 
 // classified is the harness model's verdict, back on the gate's goroutine.
@@ -186,6 +193,9 @@ func (g *Gate) evaluate(c *actor.Context) {
 	if p.req.Command != "" && len(cmdAllow) > 0 && g.cfg.Checks.AllowlistApproves != nil &&
 		g.cfg.Checks.AllowlistApproves(p.req.Command, cmdAllow) {
 		p.judgedBy = judgedByAllowlist
+		if g.cfg.Checks.AllowlistNote != nil {
+			p.shown = g.cfg.Checks.AllowlistNote(p.req.Command)
+		}
 		g.resolve(c, true, true, messages.DecidedByAllowlist, "")
 		return
 	}
@@ -437,6 +447,7 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 		Auto:      messages.Ptr(auto),
 		Asked:     messages.Ptr(asked),
 		DecidedBy: by,
+		Message:   p.shown,
 	})
 	g.record(p, approved, by)
 	if p.sender != nil {

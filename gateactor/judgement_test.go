@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jazz-run/jazz/gateactor"
 	"github.com/jazz-run/jazz/messages"
@@ -93,4 +94,37 @@ func TestDecisionsCarryTheJudgement(t *testing.T) {
 			t.Fatalf("the refusal does not say why: %q", d.Note)
 		}
 	})
+}
+
+// An allowlist approval of a program no inspect-only grammar holds says
+// so on its approval_resolved event; one of an inspecting command says
+// nothing more.
+func TestAllowlistApprovalSaysWhatItAdmittedWhole(t *testing.T) {
+	checks := judgingChecks()
+	checks.AllowlistNote = shellguard.AllowlistNote
+	h := newHarness(t, gateactor.Config{AutoApprovedCommands: []string{"npm test", "git diff"}, Checks: checks})
+	resolvedMessage := func(id string) string {
+		t.Helper()
+		deadline := time.After(3 * time.Second)
+		for {
+			select {
+			case ev := <-h.eventsCh:
+				if ev.Type == messages.EventApprovalResolved && ev.ToolCallID == id {
+					return ev.Message
+				}
+			case <-deadline:
+				t.Fatalf("no approval_resolved for %s", id)
+			}
+		}
+	}
+	h.request("c1", "execute_command", messages.LevelUnknown, "npm test")
+	h.expectDecision("c1")
+	if m := resolvedMessage("c1"); !strings.Contains(m, "`npm test`") || !strings.Contains(m, "allowlisting a program that can write lets it write") {
+		t.Fatalf("approval_resolved message %q", m)
+	}
+	h.request("c2", "execute_command", messages.LevelUnknown, "git diff --stat")
+	h.expectDecision("c2")
+	if m := resolvedMessage("c2"); m != "" {
+		t.Fatalf("approval_resolved message of an inspecting command %q", m)
+	}
 }

@@ -285,10 +285,90 @@ func (sc simpleCommand) allowlistProblem(entries []string) string {
 	if why := sc.actionProblem(); why != "" {
 		return why
 	}
-	if !anyMatch(key, entries) {
+	entry, ok := firstMatch(key, entries)
+	if !ok {
 		return fmt.Sprintf("no allowlist entry covers %q (the key of `%s`)", key, strings.Join(sc.shown(), " "))
 	}
+	if why := sc.inspectProblem(); why != "" {
+		return fmt.Sprintf("the allowlist entry %q admits only the inspect-only forms of %s, and `%s` is not one: %s",
+			entry, key, strings.Join(sc.shown(), " "), why)
+	}
 	return ""
+}
+
+// inspectCheck is the read-only set's grammar for a call (words with the
+// program first), when the set knows its program and, for git, its
+// subcommand; ok is false for every other call.
+func inspectCheck(words []string) (check progCheck, ok bool) {
+	if len(words) == 0 {
+		return nil, false
+	}
+	prog := path.Base(words[0])
+	check, ok = readOnlyPrograms()[prog]
+	if !ok || prog != "git" {
+		return check, ok
+	}
+	rest := words[1:]
+	for len(rest) > 0 && gitSafeGlobals[rest[0]] {
+		rest = rest[1:]
+	}
+	if len(rest) == 0 {
+		return nil, false
+	}
+	_, known := gitSubcommands()[rest[0]]
+	return check, known
+}
+
+// inspectProblem applies the read-only set's grammar to a call an
+// allowlist entry covers, when the set knows its program (and, for git,
+// its subcommand): such an entry names an inspecting command, so only
+// the forms that keep it inspect-only pass (`git diff` covers `git diff
+// --stat`, not `git diff --output=f` or `--ext-diff`; `sort` covers
+// `sort -r f`, not `sort -o f`). A call with a word the shell expands is
+// judged by the run-time check, on the words expansion produced
+// (CheckExec applies this same rule to every expanded argv). A program
+// the set does not know (npm, make, a repository's script) is admitted
+// with every argument: the user chose it, and allowlisting a program
+// that can write lets it write.
+func (sc simpleCommand) inspectProblem() string {
+	check, ok := inspectCheck(sc.words)
+	if !ok || sc.dynamic() {
+		return ""
+	}
+	return check(sc.words[1:])
+}
+
+// uncheckedKeys are the keys of command's calls that an allowlist entry
+// admits with every argument: their program is not one the read-only
+// set knows (see inspectProblem).
+func uncheckedKeys(command string) []string {
+	f, err := parse(command)
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, sc := range analyze(f).calls {
+		if _, ok := inspectCheck(sc.words); ok {
+			continue
+		}
+		if k, why := sc.key(); why == "" && k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// AllowlistNote is what the approval of command by the allowlist says
+// beyond "approved": the keys it admitted whole, because the read-only
+// set does not know their program, so any arguments passed. "" when
+// every call was held to an inspect-only grammar.
+func AllowlistNote(command string) string {
+	keys := uncheckedKeys(command)
+	if len(keys) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("approved by the command allowlist; %s: not a program the read-only check knows, so its entry admits every argument (allowlisting a program that can write lets it write)",
+		"`"+strings.Join(keys, "`, `")+"`")
 }
 
 // shown is the call's words for messages, with … for dynamic ones.
@@ -303,13 +383,14 @@ func (sc simpleCommand) shown() []string {
 	return out
 }
 
-func anyMatch(key string, entries []string) bool {
+// firstMatch is the first entry that covers key.
+func firstMatch(key string, entries []string) (string, bool) {
 	for _, e := range entries {
 		if MatchKey(key, e) {
-			return true
+			return strings.TrimSpace(e), true
 		}
 	}
-	return false
+	return "", false
 }
 
 // Keys lists the allowlist keys of the simple commands in command, in

@@ -3,6 +3,7 @@ package shellguard
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -242,5 +243,81 @@ func TestInterpreterStateIsNotApproved(t *testing.T) {
 		if ok, why := Explain(cmd, entries); !ok {
 			t.Errorf("allowlist refuses %q: %s", cmd, why)
 		}
+	}
+}
+
+// TestAllowlistHoldsReadSetProgramsToTheirGrammar: an entry naming a
+// program (or git subcommand) of the read-only set admits only its
+// inspect-only forms, at the gate and, for words the shell expands, per
+// expanded argv at run time; an entry naming any other program admits it
+// whole, and the approval says so.
+func TestAllowlistHoldsReadSetProgramsToTheirGrammar(t *testing.T) {
+	entries := []string{"git diff", "git log", "git", "sort", "tree", "rg", "find", "sed", "uniq", "npm test", "make", "./bin/sort"}
+	cases := []struct {
+		cmd string
+		ok  bool
+	}{
+		{"git diff --stat", true},
+		{"git diff --output=f", false},
+		{"git diff --out=f", false},
+		{"git diff --ext-diff", false},
+		{"git diff --textconv", false},
+		{"git log -3 --oneline", true},
+		{"git log --output=f", false},
+		{"git -P log -O", false},
+		{"git branch new", false},      // entry "git", but branch is an inspecting subcommand here
+		{"git branch --list", true},    // its inspect-only form
+		{"git push origin main", true}, // entry "git": a subcommand the set does not know is the user's choice
+		{"sort -r f", true},
+		{"sort -o f g", false},
+		{"sort -ro f", false},
+		{"sort --o=f g", false},
+		{"/usr/bin/sort -o f g", false}, // no entry covers the path
+		{"./bin/sort -o f g", false},    // the entry names the path; the program is still sort
+		{"tree -L 2", true},
+		{"tree -o out", false},
+		{"rg -n x", true},
+		{"rg --pre=touch x f", false},
+		{"find . -name x", true},
+		{"find . -delete", false},
+		{"sed -n 1p f", true},
+		{"sed -i s/a/b/ f", false},
+		{"sed 'w out' f", false},
+		{"uniq f", true},
+		{"uniq f out", false},
+		{"npm test -- --anything", true},
+		{"make install", true},
+		// Words the shell expands are judged at run time.
+		{"for x in -o; do sort $x f; done", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cmd, func(t *testing.T) {
+			ok, why := Explain(tc.cmd, entries)
+			if ok != tc.ok {
+				t.Fatalf("Explain = %v (%s), want %v", ok, why, tc.ok)
+			}
+			if !ok && !strings.Contains(why, "entry") && !strings.HasPrefix(why, "find -delete") {
+				t.Fatalf("the refusal does not name the entry: %s", why)
+			}
+		})
+	}
+	// Run time: the expanded argv of an approved dynamic call.
+	j := Judge("for x in -o; do sort $x f g; done", ByAllowlist, entries, "")
+	if err := j.CheckExec([]string{"sort", "-o", "f", "g"}); err == nil || !strings.Contains(err.Error(), "-o") {
+		t.Fatalf("CheckExec of the expanded sort -o = %v", err)
+	}
+	if err := j.CheckExec([]string{"sort", "-r", "f", "g"}); err != nil {
+		t.Fatalf("CheckExec of sort -r: %v", err)
+	}
+	j = Judge("git diff $o", ByAllowlist, entries, "")
+	if err := j.CheckExec([]string{"git", "diff", "--output=pwn"}); err == nil {
+		t.Fatal("CheckExec let git diff --output=pwn through")
+	}
+	// The note says which entries admitted a program whole.
+	if n := AllowlistNote("sort -r f && npm test && make"); !strings.Contains(n, "`npm test`, `make`") || !strings.Contains(n, "allowlisting a program that can write lets it write") || strings.Contains(n, "sort") {
+		t.Fatalf("AllowlistNote = %q", n)
+	}
+	if n := AllowlistNote("git diff --stat | sort"); n != "" {
+		t.Fatalf("AllowlistNote of checked programs = %q", n)
 	}
 }

@@ -54,6 +54,10 @@ type oracleRequest struct {
 	// Dir is the working directory, relative to the fixture root (the
 	// tool's workingDirectory argument).
 	Dir string `json:"dir,omitempty"`
+	// Judgement, when set, is the gate's verdict, applied by the
+	// interpreter's handlers to every expanded argv as execute_command's
+	// runner applies it (the run stops at the first refusal).
+	Judgement *Judgement `json:"judgement,omitempty"`
 }
 
 // oracleResult is what running it did.
@@ -61,6 +65,7 @@ type oracleResult struct {
 	Changes  []string   `json:"changes,omitempty"`  // paths created, changed or removed
 	Calls    [][]string `json:"calls,omitempty"`    // every simple command after expansion
 	Execs    [][]string `json:"execs,omitempty"`    // programs the interpreter executed
+	Refused  []string   `json:"refused,omitempty"`  // what the run-time check refused, which stopped the run
 	Shims    []string   `json:"shims,omitempty"`    // programs started through PATH, by anyone
 	GitTrace []string   `json:"gitTrace,omitempty"` // GIT_TRACE lines
 	TimedOut bool       `json:"timedOut,omitempty"`
@@ -125,16 +130,17 @@ func startOracle(tb testing.TB) *oracle {
 
 // run sends one command and waits for its result, at most 60 s (the
 // child bounds each command to a few seconds itself).
-func (o *oracle) run(command string) (oracleResult, error) { return o.runIn(command, "") }
+func (o *oracle) run(command string) (oracleResult, error) { return o.runIn(command, "", nil) }
 
-// runIn is run with a working directory below the fixture root.
-func (o *oracle) runIn(command, dir string) (oracleResult, error) {
+// runIn is run with a working directory below the fixture root and, when
+// j is set, the run-time check of that judgement.
+func (o *oracle) runIn(command, dir string, j *Judgement) (oracleResult, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.dead != nil {
 		return oracleResult{}, o.dead
 	}
-	if err := o.in.Encode(oracleRequest{Command: command, Dir: dir}); err != nil {
+	if err := o.in.Encode(oracleRequest{Command: command, Dir: dir, Judgement: j}); err != nil {
 		o.dead = fmt.Errorf("send to the oracle child: %w", err)
 		return oracleResult{}, o.dead
 	}
@@ -192,9 +198,15 @@ func (o *oracle) verdict(command string) (approved bool, problem string) {
 	return true, strings.Join(problems, "; ")
 }
 
-// check runs one approved command in dir and says what was wrong.
+// check runs one approved command in dir, as execute_command runs it
+// under the judgement the gate would give it (the allowlist's when both
+// steps approve: the gate asks it first), and says what was wrong.
 func (o *oracle) check(command, dir string, byAllow, byStatic bool) string {
-	res, err := o.runIn(command, dir)
+	j := Judge(command, ByStatic, nil, "read-only")
+	if byAllow {
+		j = Judge(command, ByAllowlist, oracleEntries, "")
+	}
+	res, err := o.runIn(command, dir, &j)
 	if err != nil {
 		return "the oracle could not run it: " + err.Error()
 	}
@@ -215,19 +227,38 @@ func (o *oracle) check(command, dir string, byAllow, byStatic bool) string {
 			problems = append(problems, fmt.Sprintf("approved by %s, %s", by, p))
 		}
 		// The run-time re-check must let the approved command run as it
-		// was judged.
+		// was judged: every call the text names exactly. (A call whose
+		// words the shell expands may be refused: the allowlist judges
+		// those at run time, on what expansion produced.)
 		var entries []string
 		if by == ByAllowlist {
 			entries = oracleEntries
 		}
 		j := Judge(command, by, entries, "read-only")
+		literal := literalCalls(command)
 		for _, argv := range res.Calls {
-			if err := j.CheckExec(argv); err != nil {
+			if err := j.CheckExec(argv); err != nil && (by == ByStatic || slices.ContainsFunc(literal, func(c []string) bool { return slices.Equal(c, argv) })) {
 				problems = append(problems, fmt.Sprintf("approved by %s, but the run-time check refuses %q: %v", by, argv, err))
 			}
 		}
 	}
 	return strings.Join(problems, "; ")
+}
+
+// literalCalls are the simple commands of command whose words are all
+// known from the text.
+func literalCalls(command string) [][]string {
+	calls, err := judgedCalls(command)
+	if err != nil {
+		return nil
+	}
+	var out [][]string
+	for _, c := range calls {
+		if c.literal {
+			out = append(out, c.words)
+		}
+	}
+	return out
 }
 
 var gitBuiltin = regexp.MustCompile(`trace: built-in: git (\S+)`)
@@ -306,7 +337,7 @@ func TestOracleChild(t *testing.T) {
 		if err := dec.Decode(&req); err != nil {
 			return // the parent closed the pipe
 		}
-		res := c.run(req.Command, req.Dir)
+		res := c.run(req.Command, req.Dir, req.Judgement)
 		if err := enc.Encode(res); err != nil {
 			return
 		}
@@ -518,7 +549,7 @@ func buildFixture(dir string) error {
 }
 
 // run executes one command on a fresh overlay of the fixture.
-func (c *oracleChild) run(command, dir string) (res oracleResult) {
+func (c *oracleChild) run(command, dir string, j *Judgement) (res oracleResult) {
 	c.n++
 	top := filepath.Join(c.base, "run", fmt.Sprint(c.n))
 	up, work, root := filepath.Join(top, "u"), filepath.Join(top, "w"), filepath.Join(top, "m")
@@ -534,7 +565,7 @@ func (c *oracleChild) run(command, dir string) (res oracleResult) {
 	trace := filepath.Join(top, "trace")
 	os.WriteFile(c.shimLog, nil, 0o644)
 	if command != "" {
-		res = c.interpret(command, root, dir, trace)
+		res = c.interpret(command, root, dir, trace, j)
 	}
 	if err := syscall.Unmount(root, syscall.MNT_DETACH); err != nil {
 		res.Err = "unmount: " + err.Error()
@@ -617,8 +648,9 @@ func changedPaths(upper, lower, prefix string) []string {
 }
 
 // interpret runs command the way execute_command does, recording every
-// call and every executed program.
-func (c *oracleChild) interpret(command, root, dir, trace string) oracleResult {
+// call and every executed program, and refusing (and stopping at) any
+// argv the judgement j does not admit.
+func (c *oracleChild) interpret(command, root, dir, trace string, j *Judgement) oracleResult {
 	var res oracleResult
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
@@ -637,6 +669,19 @@ func (c *oracleChild) interpret(command, root, dir, trace string) oracleResult {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
+	judge := func(args []string) error {
+		if j == nil {
+			return nil
+		}
+		err := j.CheckExec(args)
+		if err != nil {
+			mu.Lock()
+			res.Refused = append(res.Refused, err.Error())
+			mu.Unlock()
+			cancel()
+		}
+		return err
+	}
 	runner, err := interp.New(
 		interp.Dir(cwd),
 		interp.Env(expand.ListEnviron(env...)),
@@ -645,10 +690,16 @@ func (c *oracleChild) interpret(command, root, dir, trace string) oracleResult {
 			mu.Lock()
 			res.Calls = append(res.Calls, slices.Clone(args))
 			mu.Unlock()
+			if err := judge(args); err != nil {
+				return nil, err
+			}
 			return args, nil
 		}),
 		interp.ExecHandlers(func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 			return func(ctx context.Context, args []string) error {
+				if err := judge(args); err != nil {
+					return err
+				}
 				mu.Lock()
 				res.Execs = append(res.Execs, slices.Clone(args))
 				mu.Unlock()
@@ -660,7 +711,7 @@ func (c *oracleChild) interpret(command, root, dir, trace string) oracleResult {
 		return oracleResult{Err: err.Error()}
 	}
 	runner.Run(ctx, f)
-	res.TimedOut = ctx.Err() != nil
+	res.TimedOut = ctx.Err() != nil && len(res.Refused) == 0
 	res.Stderr = stderr.String()
 	return res
 }

@@ -74,7 +74,7 @@ func TestOracleSees(t *testing.T) {
 		{"for PATH in ./bin; do ls; done", func(r oracleResult) bool { return len(r.Changes) > 0 }},
 		{"npx ls", func(r oracleResult) bool { return programsProblem(ByAllowlist, r) != "" }},
 		{"git -c alias.x='!true' x", func(r oracleResult) bool { return programsProblem(ByAllowlist, r) != "" }},
-		{"git log -1", func(r oracleResult) bool { return programsProblem(ByAllowlist, r) != "" }},
+		{"git rev-parse HEAD", func(r oracleResult) bool { return programsProblem(ByAllowlist, r) != "" }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.cmd, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestOracleSees(t *testing.T) {
 	}
 	// An embedded bare repository as the working directory: git refuses
 	// it (HardenEnv), so its config runs nothing.
-	if r, err := o.runIn("git status", "evilbare"); err != nil || len(r.Changes) > 0 || !strings.Contains(r.Stderr, "safe.bareRepository") {
+	if r, err := o.runIn("git status", "evilbare", nil); err != nil || len(r.Changes) > 0 || !strings.Contains(r.Stderr, "safe.bareRepository") {
 		t.Fatalf("git status in evilbare: %v %+v", err, r)
 	}
 	// And a read-only command changes nothing.

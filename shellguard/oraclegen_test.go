@@ -5,8 +5,16 @@ import (
 )
 
 // oracleEntries is the allowlist the oracle judges commands under: the
-// one from issue 9 ("git status", "ls", "cat", "echo", "grep").
-var oracleEntries = []string{"git status", "ls", "cat", "echo", "grep"}
+// one from issue 9 ("git status", "ls", "cat", "echo", "grep"), and
+// entries for programs of the read-only set that have writing or
+// program-running options (sort -o, git diff --output, tree -o, rg --pre,
+// sed -i, find -delete, file -C, awk's system, git branch NAME): an entry
+// names an inspecting command, so only its inspecting forms may pass.
+// date and hostname are left out: their writing forms would change this
+// machine's clock and name, which no mount namespace holds.
+var oracleEntries = []string{"git status", "ls", "cat", "echo", "grep",
+	"git diff", "git log", "git show", "git branch", "git tag", "git blame", "git grep",
+	"sort", "sed", "find", "tree", "rg", "awk", "uniq", "file", "diff", "head", "wc"}
 
 // gen turns fuzz bytes into choices. Past the end of the data every
 // choice is the first one and every chance is lost, so every input

@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,62 +10,26 @@ import (
 
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/provider"
+	"github.com/jazz-run/jazz/provider/sse"
 )
 
 // maxSSELine bounds one SSE line.
 const maxSSELine = 16 << 20
 
-// readStream parses the Messages SSE stream: `event:` and `data:` lines,
-// a blank line ending each event, `:` comments. The event's data carries
-// its own type, which is what is read; ping events are skipped; an error
-// event ends the stream with that error; message_stop ends it whole.
+// readStream parses the Messages SSE stream (package sse). Each event's
+// data carries its own type, which is what is read (the `event:` line
+// repeats it); ping events are skipped; an error event ends the stream
+// with that error; message_stop ends it whole.
 func readStream(r io.Reader, onDelta func(provider.Delta)) (provider.Response, error) {
 	a := assembler{onDelta: onDelta}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
-	var data []byte
-	has := false
-	dispatch := func() error {
-		if !has {
-			return nil
-		}
-		d := data
-		data, has = data[:0], false
-		return a.event(d)
-	}
-	for !a.done && sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 {
-			if err := dispatch(); err != nil {
-				return provider.Response{}, err
-			}
-			continue
-		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value, found := bytes.Cut(line, []byte(":"))
-		if !found {
-			value = nil
-		} else if len(value) > 0 && value[0] == ' ' {
-			value = value[1:]
-		}
-		if string(field) != "data" {
-			continue // event names repeat the data's type
-		}
-		if has {
-			data = append(data, '\n')
-		}
-		data = append(data, value...)
-		has = true
-	}
-	if err := sc.Err(); err != nil {
+	err := sse.Read(r, maxSSELine, func(d []byte) (bool, error) {
+		err := a.event(d)
+		return a.done, err
+	})
+	if err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
 			return provider.Response{}, &malformedError{fmt.Errorf("an SSE line is longer than %d bytes", maxSSELine)}
 		}
-		return provider.Response{}, err
-	}
-	if err := dispatch(); err != nil {
 		return provider.Response{}, err
 	}
 	if !a.done {

@@ -11,68 +11,29 @@ import (
 
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/provider"
+	evstream "github.com/jazz-run/jazz/provider/sse"
 )
 
 // maxSSELine bounds one SSE line; a chunk carrying a whole tool-call
 // argument blob can be large, but not this large.
 const maxSSELine = 16 << 20
 
-// readStream parses a Chat Completions SSE stream (text/event-stream):
-// `data:` lines, joined with "\n" when an event has several; a blank line
-// ends an event; `:` lines are comments (OpenRouter's keep-alives); `[DONE]`
-// ends the stream. Each event's data is one chunk JSON.
+// readStream parses a Chat Completions SSE stream (package sse): each
+// event's data is one chunk JSON, `[DONE]` ends the stream.
 func readStream(r io.Reader, onDelta func(provider.Delta)) (provider.Response, error) {
 	a := assembler{onDelta: onDelta}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
-	var data []byte
-	hasData, done := false, false
-	dispatch := func() error {
-		if !hasData {
-			return nil
-		}
-		d := data
-		data, hasData = data[:0], false
+	done := false
+	err := evstream.Read(r, maxSSELine, func(d []byte) (bool, error) {
 		if string(bytes.TrimSpace(d)) == "[DONE]" {
 			done = true
-			return nil
+			return true, nil
 		}
-		return a.chunk(d)
-	}
-	for !done && sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 {
-			if err := dispatch(); err != nil {
-				return provider.Response{}, err
-			}
-			continue
-		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value, found := bytes.Cut(line, []byte(":"))
-		if !found {
-			value = nil
-		} else if len(value) > 0 && value[0] == ' ' {
-			value = value[1:]
-		}
-		if string(field) != "data" {
-			continue // event, id, retry: nothing jazz uses
-		}
-		if hasData {
-			data = append(data, '\n')
-		}
-		data = append(data, value...)
-		hasData = true
-	}
-	if err := sc.Err(); err != nil {
+		return false, a.chunk(d)
+	})
+	if err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
 			return provider.Response{}, &malformedError{fmt.Errorf("an SSE line is longer than %d bytes", maxSSELine)}
 		}
-		return provider.Response{}, err
-	}
-	// A final event without its blank line still counts.
-	if err := dispatch(); err != nil {
 		return provider.Response{}, err
 	}
 	if !done && !a.finished {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jazz-run/jazz/tools"
 )
@@ -32,6 +33,31 @@ func refArg(field, v string) *tools.Result {
 	return nil
 }
 
+// pathArg is the `path` every read-only tool takes.
+type pathArg struct {
+	Path string `json:"path"`
+}
+
+func (p *pathArg) path() string { return p.Path }
+
+// begin decodes a read-only tool's arguments into a and opens the
+// repository its path names.
+func (c *call) begin(ctx context.Context, a interface{ path() string }) (*repo, *tools.Result) {
+	if f := c.decode(a); f != nil {
+		return nil, f
+	}
+	return c.open(ctx, a.path(), false)
+}
+
+// read runs a read-only git command; a failure is the result to return.
+func (r *repo) read(ctx context.Context, name string, timeout time.Duration, args ...string) (result, *tools.Result) {
+	res := r.cmd(true).run(ctx, timeout, args...)
+	if !res.ok() {
+		return res, fail(res.failure(name, r.dir))
+	}
+	return res, nil
+}
+
 // lines splits git's output into non-empty lines.
 func lines(s string) []string {
 	var out []string
@@ -55,18 +81,15 @@ type StatusResult struct {
 
 func gitStatus(ctx context.Context, c *call) tools.Result {
 	var a struct {
-		Path string `json:"path"`
+		pathArg
 	}
-	if f := c.decode(&a); f != nil {
-		return *f
-	}
-	r, f := c.open(ctx, a.Path, false)
+	r, f := c.begin(ctx, &a)
 	if f != nil {
 		return *f
 	}
-	res := r.cmd(true).run(ctx, DefaultTimeout, "status", "--short", "--branch", "--ignore-submodules=dirty")
-	if !res.ok() {
-		return tools.Fail(res.failure("git status", r.dir))
+	res, f := r.read(ctx, "git status", DefaultTimeout, "status", "--short", "--branch", "--ignore-submodules=dirty")
+	if f != nil {
+		return *f
 	}
 	out := StatusResult{WorkingDirectory: r.dir, Branch: "unknown", RawStatus: redactURLs(res.stdout), Truncated: res.stdoutTruncated}
 	for _, l := range lines(res.stdout) {
@@ -103,14 +126,11 @@ type LogResult struct {
 
 func gitLog(ctx context.Context, c *call) tools.Result {
 	var a struct {
-		Path    string `json:"path"`
-		Limit   *int   `json:"limit"`
-		Oneline bool   `json:"oneline"`
+		pathArg
+		Limit   *int `json:"limit"`
+		Oneline bool `json:"oneline"`
 	}
-	if f := c.decode(&a); f != nil {
-		return *f
-	}
-	r, f := c.open(ctx, a.Path, false)
+	r, f := c.begin(ctx, &a)
 	if f != nil {
 		return *f
 	}
@@ -118,10 +138,10 @@ func gitLog(ctx context.Context, c *call) tools.Result {
 	if a.Limit != nil {
 		n = *a.Limit
 	}
-	res := r.cmd(true).run(ctx, DefaultTimeout, "log", "--no-color", "--no-show-signature", fmt.Sprintf("--max-count=%d", n),
+	res, f := r.read(ctx, "git log", DefaultTimeout, "log", "--no-color", "--no-show-signature", fmt.Sprintf("--max-count=%d", n),
 		"--pretty=format:%H%x1f%h%x1f%an%x1f%ar%x1f%s%x1e", "--date=relative")
-	if !res.ok() {
-		return tools.Fail(res.failure("git log", r.dir))
+	if f != nil {
+		return *f
 	}
 	out := LogResult{WorkingDirectory: r.dir, Commits: []Commit{}, Truncated: res.stdoutTruncated}
 	for _, rec := range strings.Split(res.stdout, "\x1e") {
@@ -171,7 +191,7 @@ type NameOnlyResult struct {
 
 func gitDiff(ctx context.Context, c *call) tools.Result {
 	var a struct {
-		Path     string   `json:"path"`
+		pathArg
 		Staged   bool     `json:"staged"`
 		Branch   *string  `json:"branch"`
 		Commit   *string  `json:"commit"`
@@ -179,7 +199,8 @@ func gitDiff(ctx context.Context, c *call) tools.Result {
 		NameOnly bool     `json:"nameOnly"`
 		MaxLines *int     `json:"maxLines"`
 	}
-	if f := c.decode(&a); f != nil {
+	r, f := c.begin(ctx, &a)
+	if f != nil {
 		return *f
 	}
 	ref := ""
@@ -190,10 +211,6 @@ func gitDiff(ctx context.Context, c *call) tools.Result {
 		ref = *a.Commit
 	}
 	if f := refArg("branch or commit", ref); f != nil {
-		return *f
-	}
-	r, f := c.open(ctx, a.Path, false)
-	if f != nil {
 		return *f
 	}
 	args := []string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty"}
@@ -209,9 +226,9 @@ func gitDiff(ctx context.Context, c *call) tools.Result {
 	if len(a.Paths) > 0 {
 		args = append(append(args, "--"), a.Paths...)
 	}
-	res := r.cmd(true).run(ctx, DiffTimeout, args...)
-	if !res.ok() {
-		return tools.Fail(res.failure("git diff", r.dir))
+	res, f := r.read(ctx, "git diff", DiffTimeout, args...)
+	if f != nil {
+		return *f
 	}
 	if a.NameOnly {
 		names := lines(res.stdout)
@@ -259,13 +276,10 @@ type BranchResult struct {
 
 func gitBranch(ctx context.Context, c *call) tools.Result {
 	var a struct {
-		Path string `json:"path"`
+		pathArg
 		BranchOptions
 	}
-	if f := c.decode(&a); f != nil {
-		return *f
-	}
-	r, f := c.open(ctx, a.Path, false)
+	r, f := c.begin(ctx, &a)
 	if f != nil {
 		return *f
 	}
@@ -276,9 +290,9 @@ func gitBranch(ctx context.Context, c *call) tools.Result {
 	case a.All:
 		args = append(args, "--all")
 	}
-	res := r.cmd(true).run(ctx, DefaultTimeout, args...)
-	if !res.ok() {
-		return tools.Fail(res.failure("git branch", r.dir))
+	res, f := r.read(ctx, "git branch", DefaultTimeout, args...)
+	if f != nil {
+		return *f
 	}
 	out := BranchResult{WorkingDirectory: r.dir, Branches: []string{}, Options: a.BranchOptions, Truncated: res.stdoutTruncated}
 	for _, l := range lines(res.stdout) {
@@ -320,19 +334,16 @@ type BlameResult struct {
 
 func gitBlame(ctx context.Context, c *call) tools.Result {
 	var a struct {
-		Path string `json:"path"`
+		pathArg
 		File string `json:"file"`
 		BlameOptions
 	}
-	if f := c.decode(&a); f != nil {
+	r, f := c.begin(ctx, &a)
+	if f != nil {
 		return *f
 	}
 	if a.StartLine != nil && a.EndLine != nil && *a.StartLine > *a.EndLine {
 		return tools.Fail(fmt.Sprintf("Invalid line range: start line (%d) must be <= end line (%d)", *a.StartLine, *a.EndLine))
-	}
-	r, f := c.open(ctx, a.Path, false)
-	if f != nil {
-		return *f
 	}
 	abs := a.File
 	if !filepath.IsAbs(abs) {
@@ -351,9 +362,9 @@ func gitBlame(ctx context.Context, c *call) tools.Result {
 		args = append(args, fmt.Sprintf("-L1,%d", *a.EndLine))
 	}
 	args = append(args, "--", a.File)
-	res := r.cmd(true).run(ctx, DiffTimeout, args...)
-	if !res.ok() {
-		return tools.Fail(res.failure("git blame", r.dir))
+	res, f := r.read(ctx, "git blame", DiffTimeout, args...)
+	if f != nil {
+		return *f
 	}
 	out := BlameResult{WorkingDirectory: r.dir, File: a.File, Lines: parseBlame(res.stdout, a.ShowEmail, a.ShowLineNumbers),
 		Options: a.BlameOptions, Truncated: res.stdoutTruncated}
@@ -433,23 +444,20 @@ type ReflogResult struct {
 
 func gitReflog(ctx context.Context, c *call) tools.Result {
 	var a struct {
-		Path    string  `json:"path"`
+		pathArg
 		Limit   *int    `json:"limit"`
 		Branch  *string `json:"branch"`
 		All     bool    `json:"all"`
 		Oneline bool    `json:"oneline"`
 	}
-	if f := c.decode(&a); f != nil {
+	r, f := c.begin(ctx, &a)
+	if f != nil {
 		return *f
 	}
 	if a.Branch != nil {
 		if f := refArg("branch", *a.Branch); f != nil {
 			return *f
 		}
-	}
-	r, f := c.open(ctx, a.Path, false)
-	if f != nil {
-		return *f
 	}
 	n := 20
 	if a.Limit != nil {
@@ -462,9 +470,9 @@ func gitReflog(ctx context.Context, c *call) tools.Result {
 	case a.Branch != nil && *a.Branch != "":
 		args = append(args, *a.Branch)
 	}
-	res := r.cmd(true).run(ctx, DefaultTimeout, args...)
-	if !res.ok() {
-		return tools.Fail(res.failure("git reflog", r.dir))
+	res, f := r.read(ctx, "git reflog", DefaultTimeout, args...)
+	if f != nil {
+		return *f
 	}
 	out := ReflogResult{WorkingDirectory: r.dir, Entries: []ReflogEntry{}, Truncated: res.stdoutTruncated,
 		Options: ReflogOptions{Limit: n, Branch: a.Branch, All: a.All, Oneline: a.Oneline}}
@@ -496,18 +504,15 @@ type TagListResult struct {
 
 func gitTagList(ctx context.Context, c *call) tools.Result {
 	var a struct {
-		Path string `json:"path"`
+		pathArg
 	}
-	if f := c.decode(&a); f != nil {
-		return *f
-	}
-	r, f := c.open(ctx, a.Path, false)
+	r, f := c.begin(ctx, &a)
 	if f != nil {
 		return *f
 	}
-	res := r.cmd(true).run(ctx, DefaultTimeout, "tag", "--list", "--sort=-creatordate", "--no-column")
-	if !res.ok() {
-		return tools.Fail(res.failure("git tag list", r.dir))
+	res, f := r.read(ctx, "git tag list", DefaultTimeout, "tag", "--list", "--sort=-creatordate", "--no-column")
+	if f != nil {
+		return *f
 	}
 	tags := lines(res.stdout)
 	if tags == nil {

@@ -1,7 +1,6 @@
 package gittools
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/shellguard"
+	"github.com/jazz-run/jazz/tools/capbuf"
 )
 
 // Limits from tool-schemas.md §1 and shell-safety.md §5.
@@ -204,8 +204,8 @@ func (g *gitCmd) exec(ctx context.Context, timeout time.Duration, stdin io.Reade
 	cmd.Dir = g.dir
 	cmd.Env = g.env()
 	cmd.Stdin = stdin // nil is the null device
-	out := &capBuffer{limit: StreamCap, hash: h}
-	errb := &capBuffer{limit: StreamCap}
+	out := &capbuf.Buffer{Limit: StreamCap, Hash: h}
+	errb := &capbuf.Buffer{Limit: StreamCap}
 	cmd.Stdout, cmd.Stderr = out, errb
 	// Its own session: no controlling terminal for ssh or a credential
 	// helper to prompt on, and one group to stop with everything it
@@ -217,7 +217,7 @@ func (g *gitCmd) exec(ctx context.Context, timeout time.Duration, stdin io.Reade
 	if cmd.Process != nil {
 		killGroup(cmd.Process)
 	}
-	r := result{stdout: out.text(), stderr: errb.text(), stdoutTruncated: out.truncated, stderrTruncated: errb.truncated, timeout: timeout}
+	r := result{stdout: out.Text(), stderr: errb.Text(), stdoutTruncated: out.Truncated(), stderrTruncated: errb.Truncated(), timeout: timeout}
 	if h != nil {
 		r.hash = hex.EncodeToString(h.Sum(nil))
 	}
@@ -233,41 +233,4 @@ func (g *gitCmd) exec(ctx context.Context, timeout time.Duration, stdin io.Reade
 		r.spawnErr = err
 	}
 	return r
-}
-
-// capBuffer keeps the first limit bytes written and drains the rest (so a
-// chatty child never blocks on a full pipe), feeding everything to hash
-// when one is set.
-type capBuffer struct {
-	buf       bytes.Buffer
-	limit     int
-	truncated bool
-	hash      hash.Hash
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	n := len(p)
-	if c.hash != nil {
-		c.hash.Write(p)
-	}
-	if room := c.limit - c.buf.Len(); room < len(p) {
-		c.truncated = true
-		p = p[:max(room, 0)]
-	}
-	c.buf.Write(p)
-	return n, nil
-}
-
-// text is what was kept; a capped stream loses its partial last line
-// (shell-safety.md §5).
-func (c *capBuffer) text() string {
-	b := c.buf.Bytes()
-	if c.truncated {
-		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			b = b[:i+1]
-		} else {
-			b = nil
-		}
-	}
-	return string(b)
 }

@@ -1,7 +1,6 @@
 package readtools
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -9,38 +8,8 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/shellguard"
+	"github.com/jazz-run/jazz/tools/capbuf"
 )
-
-// capBuffer keeps the first limit bytes written and drains the rest, so a
-// chatty child never blocks on a full pipe and memory stays bounded.
-type capBuffer struct {
-	buf       bytes.Buffer
-	limit     int
-	truncated bool
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	n := len(p) // report all of it taken, or the copier stops with a short write
-	if room := c.limit - c.buf.Len(); room < len(p) {
-		c.truncated = true
-		p = p[:max(room, 0)]
-	}
-	c.buf.Write(p)
-	return n, nil
-}
-
-// text is what was kept; a capped stream loses its partial last line.
-func (c *capBuffer) text() string {
-	b := c.buf.Bytes()
-	if c.truncated {
-		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			b = b[:i+1]
-		} else {
-			b = nil
-		}
-	}
-	return string(b)
-}
 
 // childOutput is a finished child's capped output.
 type childOutput struct {
@@ -64,11 +33,11 @@ func runCapped(ctx context.Context, dir, name string, args ...string) childOutpu
 	cmd.Env = shellguard.WithoutSecrets(os.Environ())
 	// Grandchildren holding the pipes must not hang Wait past the kill.
 	cmd.WaitDelay = time.Second
-	out := &capBuffer{limit: StreamCap}
-	errb := &capBuffer{limit: StreamCap}
+	out := &capbuf.Buffer{Limit: StreamCap}
+	errb := &capbuf.Buffer{Limit: StreamCap}
 	cmd.Stdout, cmd.Stderr = out, errb
 	err := cmd.Run()
-	res := childOutput{stdout: out.text(), stderr: errb.text(), stdoutTruncated: out.truncated, stderrTruncated: errb.truncated}
+	res := childOutput{stdout: out.Text(), stderr: errb.Text(), stdoutTruncated: out.Truncated(), stderrTruncated: errb.Truncated()}
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:

@@ -167,5 +167,5 @@ func customTools(o RunOptions, builtins *tools.Registry) ([]tools.Tool, error) {
 	if exposed > config.MaxCustomTools {
 		return nil, fmt.Errorf("agent %q lists %d custom tools; at most %d are allowed: %w", o.Agent.Name, exposed, config.MaxCustomTools, config.ErrInvalid)
 	}
-	return customtools.Tools(decls, customtools.Options{EnvAllowlist: o.Agent.Config.EnvAllowlist}), nil
+	return customtools.Tools(decls, customtools.Options{EnvAllowlist: o.Agent.Config.EnvAllowlist, BaseDir: o.Cwd}), nil
 }

@@ -38,6 +38,10 @@ type Options struct {
 	EnvAllowlist []string
 	// Environ is jazz's environment; nil means os.Environ.
 	Environ func() []string
+	// BaseDir resolves a relative program path (./scripts/x): the
+	// directory jazz started in, never the agent's working directory,
+	// which the model moves with cd. "" means the working directory.
+	BaseDir string
 	// NoCgroup is childproc's (tests of the fallback).
 	NoCgroup bool
 }
@@ -93,9 +97,20 @@ func (r *runner) run(ctx context.Context, env *tools.Env, args json.RawMessage) 
 		dir = env.Cwd()
 	}
 	stderr := &capped{limit: OutputCap}
+	childEnv := shellguard.SanitizedEnv(r.environ(), r.o.EnvAllowlist, dir)
+	base := r.o.BaseDir
+	if base == "" {
+		base = dir
+	}
+	path, _ := shellguard.LookupEnv(childEnv, "PATH")
+	prog, err := childproc.LookPath(r.argv[0], path, base)
+	if err != nil {
+		return tools.Fail("Command could not start: " + err.Error())
+	}
+	argv := append([]string{prog}, r.argv[1:]...)
 	p, err := childproc.Start(childproc.Spec{
-		Argv:     r.argv,
-		Env:      shellguard.SanitizedEnv(r.environ(), r.o.EnvAllowlist, dir),
+		Argv:     argv,
+		Env:      childEnv,
 		Dir:      dir,
 		Stderr:   stderr,
 		NoCgroup: r.o.NoCgroup,

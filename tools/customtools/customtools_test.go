@@ -138,3 +138,18 @@ func TestCommandEnvScrub(t *testing.T) {
 		}
 	}
 }
+
+// A relative program is found from where jazz started, not from the
+// directory the model cd'ed to (where it may have written a look-alike).
+func TestRelativeProgramResolvesFromBaseDir(t *testing.T) {
+	base, moved := t.TempDir(), t.TempDir()
+	for dir, out := range map[string]string{base: "trusted", moved: "planted"} {
+		if err := os.WriteFile(filepath.Join(dir, "tool.sh"), []byte("#!/bin/sh\necho "+out+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tl := Tool(command(t, []string{"./tool.sh"}, 5000), Options{BaseDir: base})
+	if r := call(t, tl, moved, `{}`); r.Value != "trusted\n" {
+		t.Fatalf("ran %+v", r)
+	}
+}

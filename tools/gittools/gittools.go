@@ -37,6 +37,13 @@
 // repository owned by another user fails as git makes it fail, and
 // safe.bareRepository=explicit refuses a bare repository met by chance.
 //
+// What the check cannot close: the configuration is read right before
+// git runs, not by the same process, so a change made in between (by an
+// approved write, or a program outside jazz) is not seen; the
+// command-line overrides still hold then. Submodules' own configuration
+// is not read: git is kept out of them (no recursion, dirty submodules
+// ignored).
+//
 // # Binding an approval to its preview
 //
 // A propose half computes the change's preview (the staged diff and

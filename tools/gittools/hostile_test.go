@@ -270,3 +270,50 @@ func TestEnvironmentIsScrubbed(t *testing.T) {
 		t.Errorf("committed to the wrong repository? HEAD of %s is %q", dir, got)
 	}
 }
+
+// TestNestedAndForeignRepositories: git works in the innermost repository
+// and that is the one judged; one owned by another user fails as git
+// makes it fail (jazz never adds safe.directory).
+func TestNestedAndForeignRepositories(t *testing.T) {
+	w := newWorld(t)
+	prog, marker := canary(t, t.TempDir())
+	outer := w.repo("outer")
+	inner := filepath.Join(outer, "vendor", "inner")
+	if err := os.MkdirAll(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.git(inner, "init", "-q")
+	w.git(inner, "config", "core.fsmonitor", prog)
+	ok(t, w.call("git_status", map[string]any{"path": outer}))
+	if r := w.call("git_status", map[string]any{"path": inner}); r.Success || !strings.Contains(r.Error, "core.fsmonitor") {
+		t.Errorf("the inner repository: %+v", r)
+	}
+	// A `.git` file pointing at another repository's git directory brings
+	// that repository's configuration, which is judged.
+	elsewhere := filepath.Join(outer, "elsewhere")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(elsewhere, ".git"), "gitdir: "+filepath.Join(inner, ".git")+"\n")
+	if r := w.call("git_status", map[string]any{"path": elsewhere}); r.Success || !strings.Contains(r.Error, "core.fsmonitor") {
+		t.Errorf(".git file: %+v", r)
+	}
+	if ran(marker) {
+		t.Fatal("the canary ran")
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	foreign := w.repo("foreign")
+	if err := filepath.Walk(foreign, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 65534, 65534)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.call("git_status", map[string]any{"path": foreign}); r.Success || !strings.Contains(r.Error, "dubious ownership") {
+		t.Errorf("a repository owned by another user: %+v", r)
+	}
+}

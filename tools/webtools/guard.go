@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/net/http/httpproxy"
+	"github.com/jazz-run/jazz/provider/httpx"
 )
 
 // dialTimeout bounds one TCP connect (and a proxy's CONNECT answer).
@@ -147,21 +147,14 @@ type dialer struct {
 	resolver *net.Resolver
 }
 
+// newDialer reads the proxy settings as jazz's own calls do (httpx:
+// HTTPS_PROXY, HTTP_PROXY, ALL_PROXY for both, NO_PROXY; SOCKS ignored).
 func newDialer(rules addrRules, getenv func(string) string) *dialer {
-	env := func(names ...string) string {
-		for _, n := range names {
-			if v := getenv(n); v != "" {
-				return v
-			}
-		}
-		return ""
+	proxy := func(*url.URL) (*url.URL, error) { return nil, nil }
+	if f := httpx.ProxyFunc(getenv); f != nil {
+		proxy = func(u *url.URL) (*url.URL, error) { return f(&http.Request{URL: u}) }
 	}
-	cfg := httpproxy.Config{
-		HTTPProxy:  env("HTTP_PROXY", "http_proxy"),
-		HTTPSProxy: env("HTTPS_PROXY", "https_proxy"),
-		NoProxy:    env("NO_PROXY", "no_proxy"),
-	}
-	return &dialer{rules: rules, proxy: cfg.ProxyFunc(), resolver: net.DefaultResolver}
+	return &dialer{rules: rules, proxy: proxy, resolver: net.DefaultResolver}
 }
 
 // direct dials without a proxy. The check runs in the dialer's Control

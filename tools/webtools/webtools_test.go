@@ -458,9 +458,16 @@ func TestProxySettings(t *testing.T) {
 			t.Errorf("%s: proxy %v, want %q", u, got, want)
 		}
 	}
-	env = map[string]string{"HTTPS_PROXY": "socks5://s.example:1080"}
+	// ALL_PROXY serves both schemes; a SOCKS proxy is ignored (http(s)
+	// proxies only), as for jazz's own calls.
+	env = map[string]string{"ALL_PROXY": "http://all.example:3128", "HTTPS_PROXY": "socks5://s.example:1080"}
 	d = newDialer(addrRules{}, func(k string) string { return env[k] })
 	pu, _ := url.Parse("https://api.example.com/")
+	if got, _ := d.proxy(pu); fmt.Sprint(got) != "http://all.example:3128" {
+		t.Errorf("ALL_PROXY with a SOCKS HTTPS_PROXY: %v", got)
+	}
+	bad, _ := url.Parse("socks5://s.example:1080")
+	d.proxy = func(*url.URL) (*url.URL, error) { return bad, nil }
 	if _, err := d.route(context.Background(), pu); err == nil || !strings.Contains(err.Error(), "only http and https proxies") {
 		t.Errorf("socks: %v", err)
 	}

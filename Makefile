@@ -6,7 +6,7 @@ GO      ?= go
 BIN     := bin/jazz
 DEMO_HOME ?= $(CURDIR)/.demo-home
 
-.PHONY: all build demo test vet fmt-check bench bench-go clean
+.PHONY: all build demo test vet fmt-check cross bench bench-go clean
 
 all: build
 
@@ -30,6 +30,14 @@ fmt-check:
 
 test: vet fmt-check
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+# Every platform jazz ships for must build: what needs Unix (process
+# groups, descriptor-relative writes, flock) sits behind build tags with
+# a fallback that fails closed.
+CROSS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@for t in $(CROSS); do echo "build $$t"; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build ./... || exit 1; done
 
 # Benchmarks: Go benchmarks, then the CLI harness (wall time, peak RSS).
 bench: build

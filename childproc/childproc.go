@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package childproc starts a program that nothing of outlives its end:
 // MCP stdio servers and custom command tools. The program runs under a
 // small reaper, jazz itself re-executed (/proc/self/exe) with a hidden
@@ -26,26 +28,6 @@ import (
 
 	"github.com/jazz-run/jazz/proctree"
 )
-
-// Spec is one program to start.
-type Spec struct {
-	// Argv is the program and its arguments; Argv[0] without a slash is
-	// looked up in the PATH of Env.
-	Argv []string
-	// Env is the program's complete environment (KEY=VALUE).
-	Env []string
-	// Dir is the working directory; "" means jazz's own.
-	Dir string
-	// Stderr receives the program's stderr; nil discards it. It is
-	// written from a goroutine of this package until the Proc is stopped.
-	Stderr io.Writer
-	// NoCgroup skips the cgroup and relies on the reaper alone (as on a
-	// system without a writable cgroup v2 hierarchy; for tests).
-	NoCgroup bool
-}
-
-// ErrNotFound matches a program that is not on the PATH it was looked up in.
-var ErrNotFound = errors.New("program not found")
 
 // Proc is one started program, seen from jazz.
 type Proc struct {

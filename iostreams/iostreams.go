@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // IOStreams are the three standard streams and what they are attached to.
@@ -58,12 +58,10 @@ func (s *IOStreams) SetStdinTTY(v bool) { s.stdinTTY = v }
 // SetStdoutTTY overrides terminal detection (tests).
 func (s *IOStreams) SetStdoutTTY(v bool) { s.stdoutTTY = v }
 
-// isTerminal asks the kernel for terminal attributes: a pipe, a file and
-// /dev/null (a character device, but no terminal) all say no.
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+// isTerminal asks the system for terminal attributes (termios on Unix,
+// the console mode on Windows): a pipe, a file and /dev/null (a
+// character device, but no terminal) all say no.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // isPipe says whether f is a FIFO or a socket.
 func isPipe(f *os.File) bool {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package shellrun
 
 // DropPtrace removes CAP_SYS_PTRACE from a root process's capability

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package shellrun runs one approved shell command in a child process of
 // its own: jazz re-executes itself (/proc/self/exe) with a hidden argument
 // that this package's init hands to the runner before main runs. The

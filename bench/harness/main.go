@@ -22,7 +22,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jazz-run/jazz/e2e/chatserver"
@@ -226,8 +225,8 @@ func spawn() int {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, spawnEnv+"=") })
 	err := cmd.Run()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		_ = os.WriteFile(out, []byte(fmt.Sprint(ru.Maxrss)), 0o600)
+	if kib, ok := maxRSSKiB(cmd.ProcessState); ok {
+		_ = os.WriteFile(out, []byte(fmt.Sprint(kib)), 0o600)
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -289,8 +288,8 @@ func (j jazz) run(wrapped bool, args []string) (sample, error) {
 		return sample{}, fmt.Errorf("jazz %s: %w\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
 	}
 	s := sample{wall: wall, stdout: out.String()}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && !wrapped {
-		s.rss = int64(ru.Maxrss) * 1024 // Linux reports KiB
+	if kib, ok := maxRSSKiB(cmd.ProcessState); ok && !wrapped {
+		s.rss = kib * 1024
 	}
 	if kib, err := os.ReadFile(rssFile); wrapped && err == nil {
 		n, _ := strconv.ParseInt(string(kib), 10, 64)

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -132,7 +131,9 @@ func NewServer() *mcp.Server {
 		})
 	s.AddTool(&mcp.Tool{Name: "die", Description: "Kill the server mid-call.", InputSchema: obj(``)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				_ = p.Kill() // SIGKILL on Unix; portable, so the package builds everywhere
+			}
 			select {}
 		})
 	s.AddTool(&mcp.Tool{Name: "garble", Description: "Answer with a line that is not JSON-RPC.", InputSchema: obj(``)},

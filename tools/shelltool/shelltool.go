@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package shelltool is the execute_command tool (shell-safety.md §1,
 // tool-schemas.md §5–§6): a propose half that runs the denylist, resolves
 // and pins the working directory and asks for approval, and a hidden twin

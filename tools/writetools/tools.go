@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package writetools owns the high-risk file tools (write_file, edit_file,
 // mkdir, rm, mv, cp) as two-phase pairs: a visible propose half that
 // resolves paths, reads the target, simulates the change and computes the

@@ -329,7 +329,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		}
 	}
 	if len(out.Declined) > 0 {
-		notice(fmt.Sprintf("%s: the gate declined %d tool call(s)", agent.Name, len(out.Declined)))
+		notice(declineNotice(agent.Name, out.Declined, toolLevels()))
 	}
 	if o.JSON {
 		b, err := json.Marshal(successOf(out.RunFinished, cost))

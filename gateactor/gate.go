@@ -339,7 +339,7 @@ func (g *Gate) ask(c *actor.Context) {
 	g.current.req.RequestID = id
 	g.current.req.RememberScope = RememberScope(g.current.req.Place)
 	req := g.current.req
-	g.announce(req)
+	g.announce(req, "")
 	if g.cfg.Bus != nil {
 		if err := g.cfg.Bus.Publish(messages.ApprovalRequiredSubject(g.cfg.RunID), req, req.Trace); err != nil {
 			g.resolve(c, false, false, messages.DecidedByNobody, "The approval request could not be delivered: "+err.Error())
@@ -423,7 +423,7 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 	}
 	asked := p.req.RequestID != ""
 	if !asked {
-		g.announce(p.req) // settled without a person: announced now
+		g.announce(p.req, by) // settled without a person: announced now
 	}
 	d := messages.ApprovalDecided{
 		Place:      p.req.Place,
@@ -486,9 +486,12 @@ func (g *Gate) declineAll(c *actor.Context) {
 // announce emits approval_required for a gated call (headless-run.md §10:
 // every one, auto-approved ones included). A call put to a person is
 // marked asked and carries its request id; one the gate settled itself is
-// announced just before its approval_resolved, marked not asked.
-func (g *Gate) announce(req messages.ApprovalRequired) {
-	g.emitFor(req, events.ApprovalRequired(req, g.policy))
+// announced just before its approval_resolved, marked not asked, with
+// who settled it (by): a bridge shows it as a notice, never a button.
+func (g *Gate) announce(req messages.ApprovalRequired, by string) {
+	ev := events.ApprovalRequired(req, g.policy)
+	ev.DecidedBy = by
+	g.emitFor(req, ev)
 }
 
 // NewRequestID mints an approval request id: 128 random bits, so nobody

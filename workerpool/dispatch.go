@@ -528,10 +528,25 @@ func (t *remote) stop(kind supervisor.FailureKind, reason string) actors.ChildOu
 	}
 }
 
-// writeCancel records that the task (or its attempts below c.Below) must
-// stop. It does not wait: a worker also stops on its own timer.
+// writeCancel records, and waits (briefly) for the bucket to keep, that
+// the task (or its attempts below c.Below) must stop: the run may be
+// about to exit. A worker also stops on its own timer.
 func (t *remote) writeCancel(c messages.WorkCancel) {
 	data, err := messages.Encode(c)
+	if err != nil {
+		return
+	}
+	ctx, done := context.WithTimeout(context.Background(), 2*time.Second)
+	defer done()
+	if _, err := t.d.kv.Put(ctx, workstore.CancelKey(t.id), data); err != nil {
+		t.warn("could not record that its task must stop (" + err.Error() + "); its worker stops it at its own time limit")
+	}
+}
+
+// markDone records, without waiting, that the task is over: a
+// redelivery (its worker died before acknowledging) finds it done.
+func (t *remote) markDone() {
+	data, err := messages.Encode(messages.WorkCancel{TaskID: t.id, Reason: "the task is finished"})
 	if err != nil {
 		return
 	}
@@ -548,9 +563,7 @@ func (t *remote) finished(r messages.WorkResult) actors.ChildOutcome {
 	if r.UsageUnknown {
 		_ = t.cfg.Ledger.RecordUsage(messages.Usage{}, false)
 	}
-	// Nothing may be left to run: a redelivery of this task (its worker
-	// died before acknowledging) finds it done.
-	t.writeCancel(messages.WorkCancel{TaskID: t.id, Reason: "the task is finished"})
+	t.markDone()
 	f := r.Finished
 	f.Place = t.cfg.Place
 	f.Usage, f.ToolCalls, f.Declined = r.Usage, r.Calls, r.Declined

@@ -153,10 +153,11 @@ func readGated(ctx context.Context, kv jetstream.KeyValue, taskID string) *messa
 	return &g
 }
 
-// cancelIf stops the job when the record covers its attempt.
-func (j *job) cancelIf(c messages.WorkCancel) {
+// cancelIf stops the job when the record covers its attempt, and says
+// whether it did.
+func (j *job) cancelIf(c messages.WorkCancel) bool {
 	if c.Below != 0 && j.attempt >= c.Below {
-		return
+		return false
 	}
 	j.mu.Lock()
 	if j.reason == "" {
@@ -164,6 +165,7 @@ func (j *job) cancelIf(c messages.WorkCancel) {
 	}
 	j.mu.Unlock()
 	j.cancel(errCancelled)
+	return true
 }
 
 func (j *job) stop(cause error) { j.cancel(cause) }

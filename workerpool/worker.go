@@ -133,7 +133,8 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 	_ = w.inbox.SetPendingLimits(-1, -1)
 	// Cancel records: watched as they are written, and read again for
 	// every running task after a reconnect (what was written meanwhile).
-	w.watch, err = h.Bucket.Watch(ctx, "cancel.*", jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+	// The watch lives as long as the worker, not as ctx (the start's).
+	w.watch, err = h.Bucket.Watch(wctx, "cancel.*", jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, fmt.Errorf("worker: watch cancel records: %w", err)
 	}
@@ -251,8 +252,8 @@ func (w *Worker) watchCancels() {
 		if err != nil {
 			continue
 		}
-		if j := w.job(messages.SubjectToken(c.TaskID)); j != nil {
-			j.cancelIf(c)
+		if j := w.job(messages.SubjectToken(c.TaskID)); j != nil && j.cancelIf(c) {
+			w.logf("task %s (%s) cancelled: %s", c.TaskID, j.task.Place.AgentName, c.Reason)
 		}
 	}
 }
@@ -268,8 +269,8 @@ func (w *Worker) recheck() {
 	w.mu.Unlock()
 	for _, j := range jobs {
 		ctx, done := context.WithTimeout(w.ctx, 5*time.Second)
-		if c, ok := readCancel(ctx, w.h.Bucket, j.task.TaskID); ok {
-			j.cancelIf(c)
+		if c, ok := readCancel(ctx, w.h.Bucket, j.task.TaskID); ok && j.cancelIf(c) {
+			w.logf("task %s (%s) was cancelled while this worker was away: %s", c.TaskID, j.task.Place.AgentName, c.Reason)
 		}
 		done()
 	}

@@ -1,0 +1,518 @@
+package e2e
+
+// Worker pools across processes (issue 16): a 3-node NATS cluster in the
+// test process (JetStream replicated), worker processes of the built
+// binary with identities of their own and model keys of their own, and a
+// parent `jazz run` whose config names the pool.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/busserver"
+	"github.com/jazz-run/jazz/e2e/chatserver"
+	"github.com/jazz-run/jazz/proctree"
+)
+
+// poolWorld is a parent JAZZ_HOME that also hosts the cluster (so the
+// parent finds it as its local bus), one scripted model server per
+// process, and the workers started so far.
+type poolWorld struct {
+	t       *testing.T
+	parent  *hlEnv
+	cluster *busserver.Cluster
+	secret  string
+
+	mu      sync.Mutex
+	respond func(who string, req chatserver.Request) chatserver.Turn
+	chats   map[string]*chatserver.Server
+}
+
+// poolWorker is one `jazz worker` process.
+type poolWorker struct {
+	name string
+	key  string
+	env  *hlEnv
+	proc *hlProc
+}
+
+func newPoolWorld(t *testing.T) *poolWorld {
+	t.Helper()
+	w := &poolWorld{t: t, parent: hlNewEnv(t), chats: map[string]*chatserver.Server{},
+		secret: fmt.Sprintf("sk-parent-secret-%d", time.Now().UnixNano())}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c, err := busserver.StartCluster(ctx, busserver.ClusterOptions{Home: w.parent.home, Nodes: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	w.cluster = c
+	w.parent.writeConfig(map[string]any{
+		"llm":        map[string]any{"openai": map[string]any{"base_url": w.chat("parent").URL(), "api_key": w.secret}},
+		"maxRetries": 0,
+		"workerPool": "default",
+		"pricing":    map[string]any{"openai/test-model": map[string]any{"input": 1.0, "output": 2.0}},
+	})
+	return w
+}
+
+// chat is the model server process who talks to.
+func (w *poolWorld) chat(who string) *chatserver.Server {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s, ok := w.chats[who]; ok {
+		return s
+	}
+	s := chatserver.NewFunc(func(_ int, req chatserver.Request) chatserver.Turn {
+		w.mu.Lock()
+		respond := w.respond
+		w.mu.Unlock()
+		return respond(who, req)
+	})
+	w.t.Cleanup(s.Close)
+	w.chats[who] = s
+	return s
+}
+
+func (w *poolWorld) script(respond func(who string, req chatserver.Request) chatserver.Turn) {
+	w.mu.Lock()
+	w.respond = respond
+	w.mu.Unlock()
+}
+
+// worker starts `jazz worker` with an identity of its own, a JAZZ_HOME
+// of its own (its own model key) and its own working directory.
+func (w *poolWorld) worker(t *testing.T, name string, capacity int, extra ...string) *poolWorker {
+	t.Helper()
+	return w.workerEnv(t, name, capacity, nil, extra...)
+}
+
+func (w *poolWorld) workerEnv(t *testing.T, name string, capacity int, environ []string, extra ...string) *poolWorker {
+	t.Helper()
+	id, err := busserver.AddWorker(w.parent.home, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.cluster.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	env := hlNewEnv(t)
+	env.writeConfig(map[string]any{
+		"llm":        map[string]any{"openai": map[string]any{"base_url": w.chat(name).URL(), "api_key": "sk-worker-" + name}},
+		"maxRetries": 0,
+	})
+	args := append([]string{"worker", "--nats-url", w.cluster.URL(), "--nkey", busserver.WorkerSeedPath(w.parent.home, name),
+		"--name", name, "--capacity", fmt.Sprint(capacity), "--lease", "1500", "--json"}, extra...)
+	joined := make(chan struct{})
+	var once sync.Once
+	pw := &poolWorker{name: name, key: id.PublicKey, env: env}
+	pw.proc = env.start(hlRunOpts{args: args, env: environ, onStderr: func(line string) {
+		if strings.Contains(line, "joined pool") {
+			once.Do(func() { close(joined) })
+		}
+	}})
+	t.Cleanup(func() {
+		if pw.proc.cmd.ProcessState == nil {
+			_ = pw.proc.cmd.Process.Signal(syscall.SIGTERM)
+			pw.proc.wait(20 * time.Second)
+		}
+	})
+	select {
+	case <-joined:
+	case <-time.After(30 * time.Second):
+		_ = pw.proc.cmd.Process.Kill()
+		r := pw.proc.wait(5 * time.Second)
+		t.Fatalf("worker %s did not join: %s", name, r.stderr)
+	}
+	return pw
+}
+
+// stop ends a worker as an operator would: its tasks go back.
+func (p *poolWorker) stop(t *testing.T) hlResult {
+	t.Helper()
+	_ = p.proc.cmd.Process.Signal(syscall.SIGTERM)
+	return p.proc.wait(20 * time.Second)
+}
+
+// kill ends a worker as a crash would.
+func (p *poolWorker) kill(t *testing.T) {
+	t.Helper()
+	_ = p.proc.cmd.Process.Kill()
+	p.proc.wait(10 * time.Second)
+}
+
+// run is the parent `jazz run --json`.
+func (w *poolWorld) run(t *testing.T, args ...string) hlResult {
+	t.Helper()
+	return w.parent.run(hlRunOpts{args: append([]string{"run", "--agent", "parent", "--json"}, args...), timeout: 120 * time.Second})
+}
+
+func (w *poolWorld) start(t *testing.T, args ...string) *hlProc {
+	t.Helper()
+	return w.parent.start(hlRunOpts{args: append([]string{"run", "--agent", "parent", "--json"}, args...)})
+}
+
+const subPreamble = "[SUB-AGENT TASK]"
+
+func subTask(req chatserver.Request) (string, bool) {
+	for _, m := range req.Messages {
+		if m.Role == "user" && m.Content != nil && strings.HasPrefix(*m.Content, subPreamble) {
+			c := *m.Content
+			return c[strings.LastIndex(c, "\n\n")+2:], true
+		}
+	}
+	return "", false
+}
+
+func spawnCalls(n int, task func(i int) string) []chatserver.Call {
+	var calls []chatserver.Call
+	for i := 0; i < n; i++ {
+		calls = append(calls, chatserver.Call{ID: fmt.Sprintf("spawn_%d", i), Name: "spawn_subagent",
+			Arguments: chatserver.JSONArgs(map[string]string{"task": task(i)})})
+	}
+	return calls
+}
+
+// parentAnswer joins the tool results the parent got.
+func parentAnswer(req chatserver.Request) string {
+	var parts []string
+	for _, m := range req.ToolMessages() {
+		if m.Content != nil {
+			parts = append(parts, *m.Content)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (w *poolWorld) workersList(t *testing.T) []map[string]any {
+	t.Helper()
+	r := w.parent.run(hlRunOpts{args: []string{"workers", "--json", "--wait", "1500"}})
+	if r.code != 0 {
+		t.Fatalf("jazz workers: %+v", r)
+	}
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatalf("jazz workers: %v\n%s", err, r.stdout)
+	}
+	return list
+}
+
+func TestWorkerPoolsAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test")
+	}
+	w := newPoolWorld(t)
+	w.parent.agent("parent", "openai/test-model", "spawn_subagent", "read_file", "write_file", "execute_command")
+
+	// Two workers, twenty children: each runs once, on a worker, with the
+	// worker's own key; `jazz workers` shows both and what they did.
+	t.Run("fan out 20 over 2 workers", func(t *testing.T) {
+		var mu sync.Mutex
+		ran := map[string][]string{}
+		w.script(func(who string, req chatserver.Request) chatserver.Turn {
+			if task, ok := subTask(req); ok {
+				task, _, _ = strings.Cut(task, ",")
+				mu.Lock()
+				ran[task] = append(ran[task], who+" "+req.Auth)
+				mu.Unlock()
+				return chatserver.Turn{Text: "answer to " + task, Delay: 30 * time.Millisecond}
+			}
+			if len(req.ToolMessages()) == 0 {
+				return chatserver.Turn{Calls: spawnCalls(20, func(i int) string {
+					if i == 7 {
+						return fmt.Sprintf("job-%02d, whose key is %s", i, w.secret)
+					}
+					return fmt.Sprintf("job-%02d", i)
+				})}
+			}
+			return chatserver.Turn{Text: parentAnswer(req)}
+		})
+		a := w.worker(t, "fan-a", 4)
+		b := w.worker(t, "fan-b", 4)
+		snoop := w.snoop(t)
+		r := w.run(t, "--approval-policy", "low-risk", "--events", "subagent", "fan out")
+		env := r.envelope(t)
+		if !*env.OK {
+			t.Fatalf("run failed: %s\n%s", env.Error, r.stderr)
+		}
+		for i := 0; i < 20; i++ {
+			task := fmt.Sprintf("job-%02d", i)
+			if !strings.Contains(env.Answer, "answer to "+task) {
+				t.Fatalf("answer lacks %s:\n%s", task, env.Answer)
+			}
+			if got := ran[task]; len(got) != 1 || strings.HasPrefix(got[0], "parent") || !strings.HasSuffix(got[0], "Bearer sk-worker-"+strings.Fields(got[0])[0]) {
+				t.Fatalf("%s ran as %v, want once on a worker with its own key", task, got)
+			}
+		}
+		if n := len(hlOfType(r.events(t), "subagent_complete")); n != 20 {
+			t.Fatalf("%d subagent_complete events", n)
+		}
+		// 22 responses: the parent's two and one per child, all priced.
+		if env.TokenUsage.PromptTokens != 22*20 || !*env.CostKnown {
+			t.Fatalf("usage %+v costKnown %v", env.TokenUsage, *env.CostKnown)
+		}
+		done := map[string]float64{}
+		for _, l := range w.workersList(t) {
+			done[l["name"].(string)] = l["done"].(float64)
+		}
+		if done["fan-a"]+done["fan-b"] != 20 || done["fan-a"] == 0 || done["fan-b"] == 0 {
+			t.Fatalf("jazz workers: %v", done)
+		}
+		a.stop(t)
+		b.stop(t)
+		// What crossed the bus (tasks, results, events) never held the
+		// parent's key, though its model wrote it into a task.
+		if got := snoop.String(); !strings.Contains(got, "job-07") || strings.Contains(got, w.secret) {
+			t.Fatalf("bus traffic: contains task %v, contains the parent's key %v", strings.Contains(got, "job-07"), strings.Contains(got, w.secret))
+		}
+	})
+
+	// A worker dies (SIGKILL) with children running that had not started
+	// a gated action: after its lease they run on the other worker, and
+	// the run finishes with every answer.
+	t.Run("worker killed mid-task is retried elsewhere", func(t *testing.T) {
+		var mu sync.Mutex
+		ran := map[string][]string{}
+		w.script(func(who string, req chatserver.Request) chatserver.Turn {
+			if task, ok := subTask(req); ok {
+				mu.Lock()
+				ran[task] = append(ran[task], who)
+				mu.Unlock()
+				return chatserver.Turn{Text: "answer to " + task, Delay: 2500 * time.Millisecond}
+			}
+			if len(req.ToolMessages()) == 0 {
+				return chatserver.Turn{Calls: spawnCalls(4, func(i int) string { return fmt.Sprintf("long-%d", i) })}
+			}
+			return chatserver.Turn{Text: parentAnswer(req)}
+		})
+		a := w.worker(t, "kill-a", 2)
+		b := w.worker(t, "kill-b", 2)
+		p := w.start(t, "--approval-policy", "low-risk", "fan out")
+		waitFor(t, 20*time.Second, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			n := 0
+			for _, who := range ran {
+				if who[0] == "kill-a" {
+					n++
+				}
+			}
+			return n > 0
+		})
+		killed := time.Now()
+		a.kill(t)
+		r := p.wait(90 * time.Second)
+		env := r.envelope(t)
+		if !*env.OK {
+			t.Fatalf("run failed: %s\n%s", env.Error, r.stderr)
+		}
+		retried := 0
+		for i := 0; i < 4; i++ {
+			task := fmt.Sprintf("long-%d", i)
+			if !strings.Contains(env.Answer, "answer to "+task) {
+				t.Fatalf("answer lacks %s:\n%s", task, env.Answer)
+			}
+			if got := ran[task]; got[len(got)-1] != "kill-b" || len(got) > 2 {
+				t.Fatalf("%s ran on %v", task, got)
+			} else if len(got) == 2 {
+				retried++
+			}
+		}
+		if retried == 0 || !strings.Contains(r.stderr, "retried on another worker") {
+			t.Fatalf("nothing was retried (%v)\n%s", ran, r.stderr)
+		}
+		t.Logf("run finished %s after the kill; %d children retried", time.Since(killed).Round(time.Millisecond), retried)
+		b.stop(t)
+	})
+
+	// A worker dies after its child's gated action ran: the child is not
+	// run again anywhere (the action would repeat); the parent is told it
+	// failed and why, and the run finishes.
+	t.Run("worker killed after a gated action is not retried", func(t *testing.T) {
+		var mu sync.Mutex
+		ran := map[string][]string{}
+		secondTurn := make(chan struct{})
+		var once sync.Once
+		w.script(func(who string, req chatserver.Request) chatserver.Turn {
+			if task, ok := subTask(req); ok {
+				mu.Lock()
+				ran[task] = append(ran[task], who)
+				mu.Unlock()
+				if len(req.ToolMessages()) == 0 {
+					return chatserver.Turn{Calls: []chatserver.Call{{ID: "w1", Name: "write_file",
+						Arguments: chatserver.JSONArgs(map[string]string{"path": "gated.txt", "content": "written once\n"})}}}
+				}
+				once.Do(func() { close(secondTurn) })
+				return chatserver.Turn{Text: "too late", Delay: time.Minute}
+			}
+			if len(req.ToolMessages()) == 0 {
+				return chatserver.Turn{Calls: spawnCalls(1, func(int) string { return "write it" })}
+			}
+			return chatserver.Turn{Text: parentAnswer(req)}
+		})
+		a := w.worker(t, "gated-a", 1)
+		p := w.start(t, "--approval-policy", "high-risk", "delegate a write")
+		select {
+		case <-secondTurn:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the child never got its write's result")
+		}
+		// The other worker exists only now: the task can only go there.
+		b := w.worker(t, "gated-b", 1)
+		a.kill(t)
+		r := p.wait(90 * time.Second)
+		env := r.envelope(t)
+		if !strings.Contains(env.Answer, "not run again") {
+			t.Fatalf("the parent was not told the child failed for good:\n%s\n%s", env.Answer, r.stderr)
+		}
+		if got, _ := os.ReadFile(filepath.Join(a.env.cwd, "gated.txt")); string(got) != "written once\n" {
+			t.Fatalf("worker a's write: %q", got)
+		}
+		if _, err := os.Stat(filepath.Join(b.env.cwd, "gated.txt")); err == nil {
+			t.Fatal("the gated action ran a second time, on worker b")
+		}
+		if got := ran["write it"]; len(got) != 2 || got[1] != "gated-a" {
+			t.Fatalf("the child's model calls: %v (want two, both on gated-a)", got)
+		}
+		b.stop(t)
+	})
+
+	// The parent is interrupted while its children run commands on two
+	// workers: every child is cancelled on its worker and no process of
+	// theirs is left, as /proc shows.
+	t.Run("parent cancelled mid fan-out leaves no process", func(t *testing.T) {
+		bin, err := exec.LookPath("sleep")
+		if err != nil {
+			t.Skip("no sleep binary")
+		}
+		bin, _ = filepath.EvalSymlinks(bin)
+		marker := fmt.Sprintf("jzpool%d", time.Now().UnixNano())
+		link := filepath.Join(t.TempDir(), marker)
+		if err := os.Symlink(bin, link); err != nil {
+			t.Fatal(err)
+		}
+		w.script(func(who string, req chatserver.Request) chatserver.Turn {
+			if _, ok := subTask(req); ok {
+				if len(req.ToolMessages()) == 0 {
+					return chatserver.Turn{Calls: []chatserver.Call{{ID: "c1", Name: "execute_command",
+						Arguments: chatserver.JSONArgs(map[string]string{"command": link + " 300", "description": "sleep"})}}}
+				}
+				return chatserver.Turn{Text: "slept: " + parentAnswer(req)}
+			}
+			if len(req.ToolMessages()) == 0 {
+				return chatserver.Turn{Calls: spawnCalls(4, func(i int) string { return fmt.Sprintf("sleeper-%d", i) })}
+			}
+			return chatserver.Turn{Text: parentAnswer(req)}
+		})
+		a := w.worker(t, "cancel-a", 2)
+		b := w.worker(t, "cancel-b", 2)
+		p := w.start(t, "--approval-policy", "high-risk", "sleep a lot")
+		if !poll(30*time.Second, func() bool {
+			left, _ := proctree.Matching(marker)
+			return len(left) == 4
+		}) {
+			left, _ := proctree.Matching(marker)
+			_ = p.cmd.Process.Kill()
+			r := p.wait(10 * time.Second)
+			t.Fatalf("%d sleepers running: %s\n%s\nworker a: %s", len(left), r.stdout, r.stderr, a.proc.stderr.String())
+		}
+		stopped := time.Now()
+		_ = p.cmd.Process.Signal(syscall.SIGINT)
+		var gone time.Duration
+		ok := poll(10*time.Second, func() bool {
+			left, _ := proctree.Matching(marker)
+			gone = time.Since(stopped)
+			return len(left) == 0
+		})
+		r := p.wait(30 * time.Second)
+		if !ok {
+			left, _ := proctree.Matching(marker)
+			t.Fatalf("left: %q\nparent: %s\nworker a: %s\nworker b: %s", left, r.stderr, a.proc.stderr.String(), b.proc.stderr.String())
+		}
+		if r.code == 0 {
+			t.Fatalf("an interrupted run exited 0: %s", r.stdout)
+		}
+		t.Logf("every child's processes gone %s after SIGINT", gone.Round(time.Millisecond))
+		if gone > 3*time.Second {
+			t.Fatalf("the children's processes outlived the cancel by %s", gone)
+		}
+		waitFor(t, 10*time.Second, func() bool {
+			for _, l := range w.workersList(t) {
+				if l["running"].(float64) != 0 {
+					return false
+				}
+			}
+			return true
+		})
+		a.stop(t)
+		b.stop(t)
+	})
+}
+
+// waitFor polls cond until it holds or d has passed.
+func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	if !poll(d, cond) {
+		t.Fatalf("condition not met within %s", d)
+	}
+}
+
+// poll reports whether cond came to hold within d.
+func poll(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// readLines is every line of a file.
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
+
+// snoop records everything published under jazz.work.> while the test
+// runs, as a server administrator would see it.
+func (w *poolWorld) snoop(t *testing.T) *hlBuffer {
+	t.Helper()
+	nc, err := w.cluster.AdminConn(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	buf := &hlBuffer{}
+	if _, err := nc.Subscribe("jazz.work.>", func(m *nats.Msg) { _, _ = buf.Write(append(m.Data, '\n')) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf
+}

@@ -402,7 +402,7 @@ func (r *Run) agentConfig(prov provider.Provider, reg *tools.Registry, emitter *
 			Asker:          r.asker,
 		},
 		Events:          emitter,
-		MaxIterations:   o.MaxIterations,
+		MaxIterations:   maxIterations(o),
 		Stream:          o.Stream,
 		ReasoningEffort: o.Reasoning,
 		Temperature:     o.Agent.Config.Temperature,
@@ -413,6 +413,18 @@ func (r *Run) agentConfig(prov provider.Provider, reg *tools.Registry, emitter *
 		Telemetry:       tel,
 		Faults:          o.Faults,
 	}
+}
+
+// maxIterations is the run's cap: the option, else the config's, else
+// the spec's default of 100.
+func maxIterations(o RunOptions) int {
+	switch {
+	case o.MaxIterations > 0:
+		return o.MaxIterations
+	case o.Config != nil && o.Config.MaxIterations > 0:
+		return o.Config.MaxIterations
+	}
+	return 100
 }
 
 // wireGate forwards decisions and policy changes from the bus to the

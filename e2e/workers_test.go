@@ -24,6 +24,7 @@ import (
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/e2e/chatserver"
 	"github.com/jazz-run/jazz/proctree"
+	"github.com/jazz-run/jazz/telemetry/otlptest"
 )
 
 // poolWorld is a parent JAZZ_HOME that also hosts the cluster (so the
@@ -459,6 +460,200 @@ func TestWorkerPoolsAcrossProcesses(t *testing.T) {
 		})
 		a.stop(t)
 		b.stop(t)
+	})
+
+	// A remote child's gated call is put to the root run's bridge and
+	// runs only on its answer; a tool outside the parent's ceiling, and
+	// one the worker caps, are Unknown tool to the remote child.
+	t.Run("bridge answers a remote child; ceiling holds on the worker", func(t *testing.T) {
+		w.script(func(who string, req chatserver.Request) chatserver.Turn {
+			if _, ok := subTask(req); ok {
+				if len(req.ToolMessages()) == 0 {
+					return chatserver.Turn{Calls: []chatserver.Call{
+						{ID: "wr", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": "note.txt", "content": "from the child\n"})},
+						{ID: "gr", Name: "grep", Arguments: chatserver.JSONArgs(map[string]string{"pattern": "x"})},
+						{ID: "ex", Name: "execute_command", Arguments: chatserver.JSONArgs(map[string]string{"command": "id", "description": "who"})},
+					}}
+				}
+				return chatserver.Turn{Text: parentAnswer(req)}
+			}
+			if len(req.ToolMessages()) == 0 {
+				return chatserver.Turn{Calls: spawnCalls(1, func(int) string { return "write a note" })}
+			}
+			return chatserver.Turn{Text: parentAnswer(req)}
+		})
+		a := w.worker(t, "bridge-a", 1, "--tools", "read_file,write_file")
+		var asked []map[string]any
+		r, _ := driveBridge(t, w.parent, []string{"run", "--agent", "parent", "--json", "--interactive-stdin", "delegate"}, nil,
+			func(req map[string]any) []string {
+				if req["type"] != "approval_required" {
+					return nil
+				}
+				asked = append(asked, req)
+				return []string{decision(req, true)}
+			})
+		env := r.envelope(t)
+		if !*env.OK {
+			t.Fatalf("run failed: %s\n%s", env.Error, r.stderr)
+		}
+		if len(asked) != 1 || asked[0]["toolName"] != "write_file" || asked[0]["depth"] != float64(1) ||
+			!strings.HasPrefix(fmt.Sprint(asked[0]["agentName"]), "Sub-Agent") {
+			t.Fatalf("bridge was asked %v", asked)
+		}
+		if got, _ := os.ReadFile(filepath.Join(a.env.cwd, "note.txt")); string(got) != "from the child\n" {
+			t.Fatalf("the approved write on the worker: %q\n%s", got, env.Answer)
+		}
+		for _, name := range []string{"grep", "execute_command"} {
+			if !strings.Contains(env.Answer, "Unknown tool: "+name) {
+				t.Fatalf("%s was not Unknown tool to the remote child:\n%s", name, env.Answer)
+			}
+		}
+		a.stop(t)
+	})
+
+	// `jazz run --remote`: the whole agent runs on a worker, the caller
+	// keeps its contract (one envelope on stdout, events on stderr) and
+	// its gate.
+	t.Run("jazz run --remote", func(t *testing.T) {
+		w.script(func(who string, req chatserver.Request) chatserver.Turn {
+			if who == "parent" {
+				return chatserver.Turn{Status: 500, ErrorMessage: "the caller must not call the model"}
+			}
+			if len(req.ToolMessages()) == 0 {
+				return chatserver.Turn{Calls: []chatserver.Call{{ID: "w", Name: "write_file",
+					Arguments: chatserver.JSONArgs(map[string]string{"path": "remote.txt", "content": "ran on " + who + "\n"})}}}
+			}
+			return chatserver.Turn{Text: "wrote it on " + who}
+		})
+		a := w.worker(t, "remote-a", 1)
+		r := w.run(t, "--remote", "--approval-policy", "high-risk", "--events", "tools", "write remote.txt")
+		env := r.envelope(t)
+		if !*env.OK || env.Answer != "wrote it on remote-a" {
+			t.Fatalf("remote run: %+v\n%s", env, r.stderr)
+		}
+		if got, _ := os.ReadFile(filepath.Join(a.env.cwd, "remote.txt")); string(got) != "ran on remote-a\n" {
+			t.Fatalf("remote write: %q", got)
+		}
+		if len(env.ToolCalls) != 1 || env.ToolCalls[0].Name != "write_file" || env.TokenUsage.PromptTokens != 40 {
+			t.Fatalf("envelope: %+v", env)
+		}
+		if len(hlOfType(r.events(t), "tool_execution_complete")) != 1 {
+			t.Fatalf("events did not stream back:\n%s", r.stderr)
+		}
+		a.stop(t)
+	})
+
+	// One run tree is one trace across three processes: the parent's
+	// spawn_subagent spans hold the subagent spans, and under those the
+	// workers' own spans, each exported by its own process.
+	t.Run("one trace across three processes", func(t *testing.T) {
+		rcv := otlptest.Start(t)
+		otel := func(svc string) []string {
+			return []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.HTTPURL, "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_SERVICE_NAME=" + svc}
+		}
+		w.script(func(who string, req chatserver.Request) chatserver.Turn {
+			if task, ok := subTask(req); ok {
+				return chatserver.Turn{Text: "traced " + task, Delay: 300 * time.Millisecond}
+			}
+			if len(req.ToolMessages()) == 0 {
+				return chatserver.Turn{Calls: spawnCalls(2, func(i int) string { return fmt.Sprintf("t%d", i) })}
+			}
+			return chatserver.Turn{Text: parentAnswer(req)}
+		})
+		a := w.workerEnv(t, "trace-a", 1, otel("jazz-trace-a"))
+		b := w.workerEnv(t, "trace-b", 1, otel("jazz-trace-b"))
+		r := w.parent.run(hlRunOpts{args: []string{"run", "--agent", "parent", "--json", "--approval-policy", "low-risk", "trace it"},
+			env: otel("jazz-parent"), timeout: 60 * time.Second})
+		if env := r.envelope(t); !*env.OK {
+			t.Fatalf("run: %s\n%s", env.Error, r.stderr)
+		}
+		a.stop(t) // a worker flushes its spans when it stops
+		b.stop(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		spans, err := rcv.WaitSpans(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces, services := map[string]bool{}, map[string]int{}
+		byID := map[string]otlptest.Span{}
+		for _, sp := range spans {
+			traces[sp.TraceID] = true
+			services[fmt.Sprint(sp.Resource["service.name"])]++
+			byID[sp.SpanID] = sp
+		}
+		if len(traces) != 1 || services["jazz-parent"] == 0 || services["jazz-trace-a"] == 0 || services["jazz-trace-b"] == 0 {
+			t.Fatalf("traces %v, spans per service %v", traces, services)
+		}
+		// Every worker span hangs, through its ancestors, under a
+		// parent-process subagent span under tool spawn_subagent.
+		roots := 0
+		for _, sp := range spans {
+			if sp.Resource["service.name"] == "jazz-parent" {
+				continue
+			}
+			up, ok := byID[sp.ParentSpanID]
+			for ok && up.Resource["service.name"] != "jazz-parent" {
+				up, ok = byID[up.ParentSpanID]
+			}
+			if !ok || up.Name != "subagent" {
+				t.Fatalf("worker span %q (%v) is not under a parent's subagent span", sp.Name, sp.Resource["service.name"])
+			}
+			if spawn, ok := byID[up.ParentSpanID]; !ok || spawn.Name != "tool spawn_subagent" {
+				t.Fatalf("subagent span is under %q, not tool spawn_subagent", spawn.Name)
+			}
+			if byID[sp.ParentSpanID].Resource["service.name"] == "jazz-parent" {
+				roots++
+			}
+		}
+		if roots < 2 {
+			t.Fatalf("%d worker spans hang directly under the parent's", roots)
+		}
+	})
+
+	// The node a worker is connected to goes down mid-task: the worker
+	// fails over to another node, its children finish, and so does the
+	// run (the streams have three copies).
+	t.Run("the worker's NATS node goes down", func(t *testing.T) {
+		var mu sync.Mutex
+		started := 0
+		w.script(func(who string, req chatserver.Request) chatserver.Turn {
+			if task, ok := subTask(req); ok {
+				mu.Lock()
+				started++
+				mu.Unlock()
+				return chatserver.Turn{Text: "survived " + task, Delay: 2 * time.Second}
+			}
+			if len(req.ToolMessages()) == 0 {
+				return chatserver.Turn{Calls: spawnCalls(2, func(i int) string { return fmt.Sprintf("f%d", i) })}
+			}
+			return chatserver.Turn{Text: parentAnswer(req)}
+		})
+		a := w.worker(t, "failover-a", 2, "--lease", "4000")
+		p := w.start(t, "--approval-policy", "low-risk", "survive")
+		waitFor(t, 20*time.Second, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return started == 2
+		})
+		node := w.cluster.NodeOf("jazz-worker-failover-a")
+		if node < 0 {
+			t.Fatal("the worker's connection is on no node")
+		}
+		w.cluster.Stop(node)
+		t.Cleanup(func() { _ = w.cluster.Restart(node) })
+		r := p.wait(60 * time.Second)
+		env := r.envelope(t)
+		if !*env.OK || !strings.Contains(env.Answer, "survived f0") || !strings.Contains(env.Answer, "survived f1") {
+			t.Fatalf("run after the node went down: %+v\n%s", env, r.stderr)
+		}
+		waitFor(t, 10*time.Second, func() bool { return w.cluster.NodeOf("jazz-worker-failover-a") >= 0 })
+		if got := w.cluster.NodeOf("jazz-worker-failover-a"); got == node {
+			t.Fatalf("the worker is back on the stopped node %d", node)
+		}
+		if res := a.stop(t); !strings.Contains(res.stderr, "reconnected") {
+			t.Fatalf("worker log: %s", res.stderr)
+		}
 	})
 }
 

@@ -40,3 +40,6 @@ func (p *Proc) Stop(context.Context, time.Duration) error { return ErrUnsupporte
 
 // Kill ends the program now.
 func (p *Proc) Kill(context.Context) error { return ErrUnsupported }
+
+// LookPath fails with ErrUnsupported: nothing found could be started.
+func LookPath(name, path, dir string) (string, error) { return "", ErrUnsupported }

@@ -55,6 +55,7 @@ func serve() int {
 	// EPIPE, not kill the runner before it sweeps. A caught signal is reset
 	// to the default in the programs it starts; an ignored one would not be.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	restoreErr := restoreIgnoredSignals()
 	ctrl := os.NewFile(fdControl, "control")
 	stdout := os.NewFile(fdStdout, "stdout")
 	stderr := os.NewFile(fdStderr, "stderr")
@@ -73,6 +74,10 @@ func serve() int {
 			_ = proctree.LeaveOwnCgroup()
 		}
 		f.finish(response{Error: "the shell runner could not read its request: " + err.Error()})
+		return 0
+	}
+	if restoreErr != nil {
+		f.finish(response{Error: "the shell runner could not reset its signals: " + restoreErr.Error()})
 		return 0
 	}
 	if err := prepare(req); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -126,6 +127,30 @@ func TestShellKilledBySignal(t *testing.T) {
 			n := unix.SignalNum("SIG" + sig)
 			if out.ExitCode != 128+int(n) {
 				t.Fatalf("exit code %d", out.ExitCode)
+			}
+		})
+	}
+}
+
+// TestSignalsIgnoredByWhoStartedJazz: jazz started under nohup (or by a
+// runner that ignores SIGHUP and SIGINT) still gives its commands the
+// default actions, in the runner and in the programs it starts.
+func TestSignalsIgnoredByWhoStartedJazz(t *testing.T) {
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM)
+	t.Cleanup(func() { signal.Reset(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM) })
+	for _, sig := range []string{"HUP", "INT", "TERM"} {
+		t.Run(sig, func(t *testing.T) {
+			out := mustRun(t, request(t, "env kill -"+sig+" $$; echo after"))
+			if !out.ShellKilled || out.Signal != "SIG"+sig || out.Stdout != "" {
+				t.Fatalf("want the shell killed by SIG%s: %+v", sig, out)
+			}
+			req := request(t, "sh ./die.sh")
+			if err := os.WriteFile(filepath.Join(req.Dir, "die.sh"), []byte("kill -"+sig+" $$\necho survived\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out = mustRun(t, req)
+			if out.Signal != "SIG"+sig || out.ShellKilled || strings.Contains(out.Stdout, "survived") {
+				t.Fatalf("want the program killed by SIG%s: %+v", sig, out)
 			}
 		})
 	}

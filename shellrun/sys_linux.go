@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -146,4 +147,41 @@ func dirIdentity(p string) (string, error) {
 		id += fmt.Sprintf(":%d.%d", st.Btime.Sec, st.Btime.Nsec)
 	}
 	return id, nil
+}
+
+// inheritedIgnored are the signals whose disposition a command expects to
+// find at the default. A signal ignored by whoever started jazz (nohup, a
+// CI runner, a service manager) stays ignored across exec, in the runner
+// and in every program it starts, so `kill -HUP $$` would do nothing under
+// nohup and report a clean exit. The runner is a fresh environment, so it
+// puts them back.
+var inheritedIgnored = [...]syscall.Signal{
+	syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM,
+	syscall.SIGALRM, syscall.SIGUSR1, syscall.SIGUSR2,
+	syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGXFSZ,
+}
+
+// restoreIgnoredSignals sets each of inheritedIgnored that is ignored back
+// to the default action. Only an ignored one is touched: the Go runtime
+// handles the others, and its handler already ends the process with the
+// default action when nothing asked to be notified.
+func restoreIgnoredSignals() error {
+	// The kernel's struct sigaction, with room for the largest layout
+	// (handler, flags, restorer, mask); all zero is SIG_DFL with no flags.
+	type kernelSigaction struct{ handler, flags, restorer, mask uint64 }
+	const sigIgn = 1
+	for _, sig := range inheritedIgnored {
+		var old kernelSigaction
+		if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
+			return fmt.Errorf("read the disposition of %v: %w", sig, e)
+		}
+		if old.handler != sigIgn {
+			continue
+		}
+		var dfl kernelSigaction
+		if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0); e != 0 {
+			return fmt.Errorf("restore the default action of %v: %w", sig, e)
+		}
+	}
+	return nil
 }

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -132,5 +134,72 @@ func TestWebFetchThroughTheBinary(t *testing.T) {
 	env := r.envelope(t)
 	if !strings.Contains(env.Answer, "hello from the test server") || !strings.Contains(env.Answer, "Local page") || strings.Contains(env.Answer, "alert") {
 		t.Fatalf("allowed: %q\nstderr:\n%s", env.Answer, r.stderr)
+	}
+}
+
+// TestAnthropicThroughTheBinary: anthropic/<model> speaks the Messages
+// API (ANTHROPIC_BASE_URL, x-api-key), and the envelope prices the cache
+// reads and writes the server reported at their own rates.
+func TestAnthropicThroughTheBinary(t *testing.T) {
+	var seen atomic.Value
+	var streamed atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Store(r.URL.Path + " " + r.Header.Get("X-Api-Key") + " " + r.Header.Get("Anthropic-Version"))
+		var req struct{ Stream bool }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if req.Stream {
+			streamed.Add(1)
+		}
+		if !req.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","stop_reason":"end_turn",
+"content":[{"type":"text","text":"Hello from Claude."}],
+"usage":{"input_tokens":100,"cache_creation_input_tokens":2000,"cache_read_input_tokens":10000,"output_tokens":40}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []string{
+			`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","usage":{"input_tokens":100,"cache_creation_input_tokens":2000,"cache_read_input_tokens":10000,"output_tokens":1}}}`,
+			`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+			`{"type":"ping"}`,
+			`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello from Claude."}}`,
+			`{"type":"content_block_stop","index":0}`,
+			`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":40}}`,
+			`{"type":"message_stop"}`,
+		} {
+			var probe struct{ Type string }
+			_ = json.Unmarshal([]byte(ev), &probe)
+			io.WriteString(w, "event: "+probe.Type+"\ndata: "+ev+"\n\n")
+		}
+	}))
+	defer srv.Close()
+	e := hlNewEnv(t)
+	e.writeConfig(map[string]any{"maxRetries": 0})
+	id := e.agent("claude", "anthropic/claude-sonnet-4-5")
+	for _, mode := range []string{"--no-stream", "--stream"} {
+		r := e.run(hlRunOpts{args: []string{"run", "--agent", id, "--json", mode, "hi"},
+			env: []string{"ANTHROPIC_API_KEY=sk-ant-e2e", "ANTHROPIC_BASE_URL=" + srv.URL}})
+		checkAnthropicRun(t, r, &seen)
+	}
+	if streamed.Load() != 1 {
+		t.Errorf("%d of the 2 runs streamed, want 1", streamed.Load())
+	}
+}
+
+func checkAnthropicRun(t *testing.T, r hlResult, seen *atomic.Value) {
+	t.Helper()
+	env := r.envelope(t)
+	if r.code != 0 || env.Answer != "Hello from Claude." {
+		t.Fatalf("exit %d, envelope %+v\nstderr:\n%s", r.code, env, r.stderr)
+	}
+	if got := seen.Load(); got != "/v1/messages sk-ant-e2e 2023-06-01" {
+		t.Errorf("the server saw %v", got)
+	}
+	if env.TokenUsage == nil || env.TokenUsage.PromptTokens != 12100 || env.TokenUsage.CompletionTokens != 40 {
+		t.Errorf("usage %+v", env.TokenUsage)
+	}
+	want := (100*3.0 + 10000*0.3 + 2000*3.75 + 40*15.0) / 1e6
+	if env.CostKnown == nil || !*env.CostKnown || env.CostUSD == nil || math.Abs(*env.CostUSD-want) > 1e-9 {
+		t.Errorf("cost %v (known %v), want %v", *env.CostUSD, env.CostKnown, want)
 	}
 }

@@ -85,7 +85,7 @@ generated self-signed certificate whose fingerprint clients pin.`,
 			if err != nil {
 				return err
 			}
-			if err := config.CheckWritable(home); err != nil {
+			if err := config.CheckHome(home); err != nil {
 				return err
 			}
 			o.Home = home
@@ -156,7 +156,7 @@ picks the new approver up within a second.`,
 			if err != nil {
 				return err
 			}
-			if err := config.CheckWritable(home); err != nil {
+			if err := config.CheckHome(home); err != nil {
 				return err
 			}
 			var a approvals.Approver
@@ -231,7 +231,7 @@ only from the worker that took it. A running 'jazz bus serve' lets it in within 
 			if err != nil {
 				return err
 			}
-			if err := config.CheckWritable(home); err != nil {
+			if err := config.CheckHome(home); err != nil {
 				return err
 			}
 			w, err := busserver.AddWorker(home, args[0])
@@ -272,7 +272,7 @@ and tests only: no TLS, loopback only.`,
 			if err != nil {
 				return err
 			}
-			if err := config.CheckWritable(home); err != nil {
+			if err := config.CheckHome(home); err != nil {
 				return err
 			}
 			if nodes < 1 || nodes > 9 {

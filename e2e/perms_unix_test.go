@@ -76,6 +76,33 @@ func TestFilesOthersCouldWrite(t *testing.T) {
 	}
 }
 
+// TestBusRefusesHomeOthersCouldWrite: the bus commands write identities
+// (seeds) into JAZZ_HOME and the server trusts what they list, so they
+// refuse a JAZZ_HOME another user could change, as jazz run does, and
+// write nothing there.
+func TestBusRefusesHomeOthersCouldWrite(t *testing.T) {
+	for _, args := range [][]string{
+		{"bus", "add-approver", "alice"},
+		{"bus", "add-worker", "w1"},
+		{"bus", "serve", "--port", "-1"},
+	} {
+		t.Run(args[1], func(t *testing.T) {
+			w := newWorld(t, "http://127.0.0.1:1")
+			must(t, os.Chmod(w.home, 0o777))
+			r := w.exec("", args...)
+			if r.code == 0 {
+				t.Fatalf("%v succeeded in a JAZZ_HOME others can write:\n%s", args, r.stderr)
+			}
+			if !strings.Contains(r.stderr, w.home) || !strings.Contains(r.stderr, "chmod go-w "+w.home) {
+				t.Fatalf("error does not name %s and the fix:\n%s", w.home, r.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(w.home, "bus")); err == nil {
+				t.Fatal("identities were written into the untrusted JAZZ_HOME")
+			}
+		})
+	}
+}
+
 // TestConfigModeRepair: a config others may read is tightened to 0600 in
 // place; one reached through a symlink keeps its mode (jazz does not own
 // the arrangement) and stderr says what to do.

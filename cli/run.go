@@ -41,6 +41,7 @@ type RunOptions struct {
 	InteractiveStdinSet bool
 	AutoApproveTools    string
 	Timezone            string
+	MaxRetries          string // overrides the config's maxRetries; "" keeps it
 	FailOnDecline       bool
 	// FailOnMaxIterations makes a run that hit its iteration cap exit 1.
 	FailOnMaxIterations bool
@@ -87,6 +88,7 @@ func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Comm
 	f.StringVar(&o.Reasoning, "reasoning", "", "reasoning effort: low, medium, high or disable")
 	f.StringVar(&o.Timeout, "timeout", "", "wall-clock limit of the run in milliseconds (human waits excluded)")
 	f.StringVar(&o.MaxIterations, "max-iterations", "", "iteration cap of the agent loop")
+	f.StringVar(&o.MaxRetries, "max-retries", "", "retries of a failed model call (default: the config's maxRetries, 10)")
 	f.BoolVar(&o.Stream, "stream", false, "stream the model's answer")
 	f.BoolVar(&o.NoStream, "no-stream", false, "do not stream")
 	f.BoolVar(&o.InteractiveStdin, "interactive-stdin", false, "a human answers approvals and questions through stdin (bridges)")
@@ -113,7 +115,9 @@ type validated struct {
 	reasoning string
 	timeout   time.Duration
 	maxIter   int
-	autoTools []string
+	// maxRetries is -1 when --max-retries was not given.
+	maxRetries int
+	autoTools  []string
 }
 
 // validate applies the spec's flag rules, in the spec's order.
@@ -159,6 +163,14 @@ func validate(o RunOptions) (validated, error) {
 			return v, err
 		}
 		v.maxIter = n
+	}
+	v.maxRetries = -1
+	if o.MaxRetries != "" {
+		n, err := strconv.ParseUint(o.MaxRetries, 10, 31)
+		if err != nil {
+			return v, fmt.Errorf("--max-retries must be a whole number, 0 or more (got %q).", o.MaxRetries)
+		}
+		v.maxRetries = int(n)
 	}
 	for _, t := range strings.Split(o.AutoApproveTools, ",") {
 		if t = strings.TrimSpace(t); t != "" {
@@ -243,6 +255,9 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	cfg, warnings, err := config.Load(loadCtx, config.LoadOptions{Home: home, ConfigFlag: o.ConfigPath, Getenv: getenv, Cwd: d.Cwd, Debug: o.Debug})
 	if err != nil {
 		return fail(err.Error(), 0)
+	}
+	if v.maxRetries >= 0 {
+		cfg.MaxRetries = v.maxRetries
 	}
 	filter := events.NewFilter(v.events)
 	errLines.json = errLines.json || filter.Active()

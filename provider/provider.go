@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/provider/httpx"
@@ -57,13 +58,18 @@ type Error struct {
 	// Retryable is true for 429, 5xx and network failures.
 	Retryable bool
 	// Reason is the retry notice's wording: "rate limit", "network issue",
-	// "server error (<code>)", "rejected request"; "" when not retried.
+	// "server error (<code>)", "malformed response"; "" when not retried.
 	Reason string
-	Err    error
+	// Cause is what went wrong in a few words ("connection refused", the
+	// server's message): the retry line names it.
+	Cause string
+	// RetryAfter is how long the server asked to wait (Retry-After).
+	RetryAfter time.Duration
+	Err        error
 }
 
 func (e *Error) Error() string {
-	if e.Status > 0 {
+	if e.Status > 0 && !strings.Contains(e.Message, fmt.Sprintf("(%d)", e.Status)) && !strings.Contains(e.Message, fmt.Sprintf("HTTP %d", e.Status)) {
 		return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
 	}
 	return e.Message
@@ -78,16 +84,18 @@ func IsRetryable(err error) bool {
 }
 
 // ClassifyStatus builds the Error for an HTTP failure status and body text.
+// The status is said once: Error adds "(HTTP <code>)" only to messages
+// that do not already carry it.
 func ClassifyStatus(status int, msg string) *Error {
-	e := &Error{Status: status, Message: msg}
+	e := &Error{Status: status, Message: msg, Cause: Brief(msg)}
 	switch {
 	case status == 429:
-		e.Retryable, e.Reason = true, "rate limit"
+		e.Retryable, e.Reason = true, ReasonRateLimit
 	case status >= 500:
-		e.Retryable, e.Reason = true, fmt.Sprintf("server error (%d)", status)
+		e.Retryable, e.Reason = true, ServerReason(status)
 		e.Message = fmt.Sprintf("Server error (%d): %s", status, msg)
 	case status == 401 || status == 403:
-		e.Message = fmt.Sprintf("Authentication failed (HTTP %d): %s. Check the API key for this provider.", status, msg)
+		e.Message = fmt.Sprintf("Authentication failed (HTTP %d): %s. Check the API key for this provider.", status, strings.TrimRight(msg, "."))
 	}
 	return e
 }
@@ -98,7 +106,7 @@ func NetworkError(err error, hint string) *Error {
 	if hint != "" {
 		msg += ". " + hint
 	}
-	return &Error{Message: msg, Retryable: true, Reason: "network issue", Err: err}
+	return &Error{Message: msg, Retryable: true, Reason: ReasonNetwork, Cause: CauseOf(err), Err: err}
 }
 
 // LimitFailure is the Error for a call httpx stopped at one of its bounds
@@ -110,9 +118,9 @@ func LimitFailure(name string, err error) *Error {
 	if !ok {
 		return nil
 	}
-	e := &Error{Message: fmt.Sprintf("%s: %v", name, le), Retryable: le.Retryable(), Err: err}
+	e := &Error{Message: fmt.Sprintf("%s: %v", name, le), Retryable: le.Retryable(), Err: err, Cause: string(le.Kind) + " limit"}
 	if e.Retryable {
-		e.Reason = "network issue"
+		e.Reason = ReasonNetwork
 	}
 	return e
 }

@@ -8,6 +8,7 @@
 package chatserver
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -36,9 +37,12 @@ type Turn struct {
 	Status       int
 	ErrorMessage string
 	// Raw, when set, is written verbatim as the body (for malformed
-	// streams); RawContentType defaults to text/event-stream.
+	// streams), with Status if set; RawContentType defaults to
+	// text/event-stream.
 	Raw            string
 	RawContentType string
+	// Header is added to the response (Retry-After).
+	Header map[string]string
 	// Delay holds the answer back; a cancelled request ends the wait.
 	Delay time.Duration
 	// Stall sends the response headers (and, streaming, one chunk) then
@@ -165,16 +169,20 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	for k, v := range t.Header {
+		w.Header().Set(k, v)
+	}
 	switch {
-	case t.Status != 0 && t.Status != http.StatusOK:
-		writeError(w, t.Status, t.ErrorMessage)
 	case t.Raw != "":
 		ct := t.RawContentType
 		if ct == "" {
 			ct = "text/event-stream"
 		}
 		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(cmp.Or(t.Status, http.StatusOK))
 		_, _ = w.Write([]byte(t.Raw))
+	case t.Status != 0 && t.Status != http.StatusOK:
+		writeError(w, t.Status, t.ErrorMessage)
 	case req.Stream:
 		writeStream(w, r, req.Model, n, t)
 	default:

@@ -106,13 +106,17 @@ func (c *Client) Chat(ctx context.Context, req provider.Request, onDelta func(pr
 	defer stop()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return provider.Response{}, provider.ClassifyStatus(resp.StatusCode, errorMessage(resp.StatusCode, raw))
+		return provider.Response{}, provider.StatusFailure(resp, raw, errorMessage)
+	}
+	answer, err := provider.CheckAnswer("anthropic", resp)
+	if err != nil {
+		return provider.Response{}, err
 	}
 	var out provider.Response
 	if req.Stream {
-		out, err = readStream(resp.Body, onDelta)
+		out, err = readStream(answer, onDelta)
 	} else {
-		out, err = readBatch(resp.Body)
+		out, err = readBatch(answer)
 	}
 	if err != nil {
 		return provider.Response{}, c.readError(ctx, err)
@@ -388,7 +392,7 @@ func (c *Client) readError(ctx context.Context, err error) error {
 	}
 	var me *malformedError
 	if errors.As(err, &me) {
-		return &provider.Error{Message: "anthropic sent a malformed answer: " + me.err.Error(), Retryable: true, Reason: "network issue", Err: err}
+		return provider.Malformed("anthropic", me.err)
 	}
 	return provider.NetworkError(fmt.Errorf("anthropic: connection lost while reading the answer: %w", err), "")
 }

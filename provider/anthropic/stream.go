@@ -33,7 +33,7 @@ func readStream(r io.Reader, onDelta func(provider.Delta)) (provider.Response, e
 		return provider.Response{}, err
 	}
 	if !a.done {
-		return provider.Response{}, &malformedError{errors.New("the stream ended before message_stop")}
+		return provider.Response{}, fmt.Errorf("the stream ended before message_stop: %w", io.ErrUnexpectedEOF)
 	}
 	return a.response(), nil
 }

@@ -17,12 +17,11 @@ import (
 // maxErrorMessage bounds the server text quoted in an error.
 const maxErrorMessage = 500
 
-// malformedError marks an answer the client could not parse: bad JSON in a
-// data line, a stream that stopped before it finished. It becomes a
-// retryable provider.Error ("network issue"): the usual causes are a proxy
-// cutting the connection or mangling the stream, and the retry policy then
-// falls back to a non-streaming call, which is the best remedy for a server
-// whose streaming is broken.
+// malformedError marks an answer the client could not parse: bad JSON in
+// a data line, no choices. It becomes provider.Malformed, which the retry
+// policy tries once more (a streamed one as a non-streaming call, the
+// best remedy for a server whose streaming is broken). A stream that
+// just stops is a lost connection instead (io.ErrUnexpectedEOF).
 type malformedError struct{ err error }
 
 func (e *malformedError) Error() string { return e.err.Error() }
@@ -31,7 +30,7 @@ func (e *malformedError) Unwrap() error { return e.err }
 // statusError reads the error body of a non-2xx answer.
 func statusError(resp *http.Response) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	return provider.ClassifyStatus(resp.StatusCode, errorMessage(resp.StatusCode, raw))
+	return provider.StatusFailure(resp, raw, errorMessage)
 }
 
 // errorMessage extracts the human message from an error body: OpenAI's
@@ -109,12 +108,7 @@ func (c *Client) readError(ctx context.Context, err error) error {
 	}
 	var me *malformedError
 	if errors.As(err, &me) {
-		return &provider.Error{
-			Message:   fmt.Sprintf("%s sent a malformed answer: %v", c.opts.Name, me.err),
-			Retryable: true,
-			Reason:    "network issue",
-			Err:       err,
-		}
+		return provider.Malformed(c.opts.Name, me.err)
 	}
 	return provider.NetworkError(fmt.Errorf("%s: connection lost while reading the answer: %w", c.opts.Name, err), "")
 }

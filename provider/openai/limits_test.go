@@ -53,7 +53,13 @@ func TestBoundedCalls(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake(t, tt.answer)
-			c := New(Options{BaseURL: f.URL + "/v1", HTTPClient: httpx.New(httpx.Options{Limits: lim})})
+			l := lim
+			if !tt.retryable {
+				// The size bound is under test: a loaded machine's pause
+				// must not break the time bounds first.
+				l.FirstByte, l.Idle = 5*time.Second, 5*time.Second
+			}
+			c := New(Options{BaseURL: f.URL + "/v1", HTTPClient: httpx.New(httpx.Options{Limits: l})})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			_, err := c.Chat(ctx, provider.Request{Model: "m", Stream: tt.stream, Messages: []messages.ChatMessage{{Role: messages.RoleUser, Content: "hi"}}}, nil)

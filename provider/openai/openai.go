@@ -123,14 +123,18 @@ func (c *Client) Chat(ctx context.Context, req provider.Request, onDelta func(pr
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return provider.Response{}, statusError(resp)
 	}
+	answer, err := provider.CheckAnswer(c.opts.Name, resp)
+	if err != nil {
+		return provider.Response{}, err
+	}
 	if req.Stream {
-		out, err := readStream(resp.Body, onDelta)
+		out, err := readStream(answer, onDelta)
 		if err != nil {
 			return provider.Response{}, c.readError(ctx, err)
 		}
 		return out, nil
 	}
-	out, err := readBatch(resp.Body)
+	out, err := readBatch(answer)
 	if err != nil {
 		return provider.Response{}, c.readError(ctx, err)
 	}

@@ -37,7 +37,7 @@ func readStream(r io.Reader, onDelta func(provider.Delta)) (provider.Response, e
 		return provider.Response{}, err
 	}
 	if !done && !a.finished {
-		return provider.Response{}, &malformedError{errors.New("the stream ended before the answer was complete (no finish reason, no [DONE])")}
+		return provider.Response{}, fmt.Errorf("the stream ended before the answer was complete (no finish reason, no [DONE]): %w", io.ErrUnexpectedEOF)
 	}
 	return a.response(), nil
 }

@@ -194,6 +194,7 @@ func (e *wireErrorBody) asError() error {
 	return &provider.Error{
 		Message:   fmt.Sprintf("the server reported an error mid-answer: %s", msg),
 		Retryable: true,
-		Reason:    "network issue",
+		Reason:    provider.ReasonNetwork,
+		Cause:     provider.Brief(msg),
 	}
 }

@@ -138,15 +138,20 @@ func Open(ctx context.Context, name, model string, s Settings) (provider.Provide
 		key = strings.TrimSpace(getenv(v.keyEnv))
 	}
 	if key == "" && !v.local {
-		return nil, fmt.Errorf("%s: %w: set %s or llm.%s.api_key in the config file", name, ErrMissingKey, v.keyEnv, name)
+		return nil, fmt.Errorf("%w: set %s or llm.%s.api_key in the config file", ErrMissingKey, v.keyEnv, name)
 	}
 
-	base := strings.TrimSpace(s.BaseURL)
+	// A base URL that cannot work is the user's to fix, now: no retry
+	// would ever reach it.
+	base, from := strings.TrimSpace(s.BaseURL), "llm."+name+".base_url in the config"
 	if base == "" && v.urlEnv != "" {
-		base = strings.TrimSpace(getenv(v.urlEnv))
+		base, from = strings.TrimSpace(getenv(v.urlEnv)), v.urlEnv
 	}
 	if base == "" {
 		base = v.baseURL
+	}
+	if err := provider.CheckBaseURL(base, from); err != nil {
+		return nil, err
 	}
 	client := s.HTTPClient
 	if client == nil {

@@ -61,8 +61,8 @@ func TestChatOverHTTP(t *testing.T) {
 		t.Errorf("requests streamed = %v, want [true false false]", streams)
 	}
 	want := []string{
-		"coder hit a network issue. Trying again (attempt 1 of up to 11)…",
-		"coder hit a rate limit. Trying again (attempt 2 of up to 11)…",
+		"coder hit a network issue (the connection closed mid-answer). Trying again (attempt 1 of up to 11)…",
+		"coder hit a rate limit (slow down). Trying again (attempt 2 of up to 11)…",
 	}
 	if len(notices) != len(want) || !notices[0].Fallback {
 		t.Fatalf("notices = %+v", notices)

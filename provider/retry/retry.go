@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/jazz-run/jazz/provider"
@@ -65,8 +67,12 @@ type Notice struct {
 	// Max is the most attempts the current schedule will make.
 	Max int
 	// Reason is provider.Error.Reason: "rate limit", "network issue",
-	// "server error (<code>)".
+	// "server error (<code>)", "malformed response".
 	Reason string
+	// Cause is provider.Error.Cause: what went wrong, in a few words.
+	Cause string
+	// ServerAsked is set when Delay is the server's Retry-After.
+	ServerAsked bool
 	// Err is the failure being retried.
 	Err error
 	// Delay is how long the wait before the attempt is.
@@ -78,9 +84,18 @@ type Notice struct {
 }
 
 // Message is the user-facing retry line, for an agent named agent:
-// `<agent> hit a <reason>. Trying again (attempt <n> of up to <max>)…`.
+// `<agent> hit a <reason> (<cause>). Trying again (attempt <n> of up to
+// <max>)…`, saying so when the wait is the one the server asked for.
 func (n Notice) Message(agent string) string {
-	return fmt.Sprintf("%s hit a %s. Trying again (attempt %d of up to %d)…", agent, n.Reason, n.Attempt, n.Max)
+	what := n.Reason
+	if n.Cause != "" && !strings.Contains(n.Reason, n.Cause) {
+		what += " (" + n.Cause + ")"
+	}
+	again := "Trying again"
+	if n.ServerAsked {
+		again = fmt.Sprintf("Waiting %s as the server asked, then trying again", n.Delay.Round(time.Second))
+	}
+	return fmt.Sprintf("%s hit a %s. %s (attempt %d of up to %d)…", agent, what, again, n.Attempt, n.Max)
 }
 
 // Options is the policy of one call.
@@ -103,7 +118,23 @@ type Options struct {
 	// attempt still running SlowAfter after it started.
 	Slow      func(attempt int)
 	SlowAfter time.Duration
+	// Jitter spreads a backoff delay so that many clients failing at once
+	// do not retry in step; nil takes 80–100% of it at random. NoJitter
+	// keeps the schedule exact (tests). A server's Retry-After is waited
+	// out as asked, never jittered.
+	Jitter func(time.Duration) time.Duration
 }
+
+// NoJitter is Options.Jitter for an exact schedule.
+func NoJitter(d time.Duration) time.Duration { return d }
+
+// randomJitter is 80–100% of d.
+func randomJitter(d time.Duration) time.Duration {
+	return d - time.Duration(rand.Int64N(int64(d)/5+1))
+}
+
+// tally is what one call's whole schedule has seen, fallback included.
+type tally struct{ malformed int }
 
 // Call is one attempt of a model call.
 type Call func(ctx context.Context) (provider.Response, error)
@@ -120,11 +151,13 @@ func Backoff(n int) time.Duration {
 
 // Do runs call until it succeeds, fails with an error provider.IsRetryable
 // rejects (a 400, an auth failure, an error building the request, a
-// cancelled ctx), or Attempts are spent. It returns the last error
-// unchanged, so the caller can still inspect its *provider.Error.
+// cancelled ctx), or Attempts are spent. A malformed answer is retried at
+// most once, and a Retry-After beyond provider.MaxRetryAfter not at all.
+// It returns the last error unchanged, so the caller can still inspect
+// its *provider.Error.
 func Do(ctx context.Context, opts Options, call Call) (provider.Response, error) {
 	return ceiling(ctx, opts, func(ctx context.Context) (provider.Response, error) {
-		return run(ctx, opts, max(opts.Attempts, 1), 1, call)
+		return run(ctx, opts, max(opts.Attempts, 1), 1, call, &tally{})
 	})
 }
 
@@ -165,14 +198,15 @@ func DoStream(ctx context.Context, opts Options, stream, batch Call) (provider.R
 
 func doStream(ctx context.Context, opts Options, stream, batch Call) (provider.Response, error) {
 	attempts := max(opts.Attempts, 1)
-	resp, err := run(ctx, opts, min(max(opts.StreamAttempts, 1), attempts), attempts, stream)
-	if err == nil || !retryable(ctx, err) {
+	seen := &tally{}
+	resp, err := run(ctx, opts, min(max(opts.StreamAttempts, 1), attempts), attempts, stream, seen)
+	if err == nil || !retryable(ctx, err, seen) {
 		return resp, err
 	}
 	if err := wait(ctx, opts, Notice{Attempt: 1, Max: attempts, Err: err, Fallback: true, Delay: Backoff(1)}); err != nil {
 		return provider.Response{}, err
 	}
-	return run(ctx, opts, attempts, 1, batch)
+	return run(ctx, opts, attempts, 1, batch, seen)
 }
 
 // Chat calls p under the policy: streamed requests go through DoStream,
@@ -190,7 +224,7 @@ func Chat(ctx context.Context, p provider.Provider, req provider.Request, onDelt
 
 // run makes up to attempts calls. noticeMax is the Max the notices show:
 // the streamed phase of DoStream reports against the whole schedule.
-func run(ctx context.Context, opts Options, attempts, noticeMax int, call Call) (provider.Response, error) {
+func run(ctx context.Context, opts Options, attempts, noticeMax int, call Call, seen *tally) (provider.Response, error) {
 	noticeMax = max(noticeMax, attempts)
 	for n := 1; ; n++ {
 		var slow *time.Timer
@@ -205,7 +239,7 @@ func run(ctx context.Context, opts Options, attempts, noticeMax int, call Call) 
 		if err == nil {
 			return resp, nil
 		}
-		if n >= attempts || !retryable(ctx, err) {
+		if n >= attempts || !retryable(ctx, err, seen) {
 			return resp, err
 		}
 		if err := wait(ctx, opts, Notice{Attempt: n + 1, Max: noticeMax, Err: err, Delay: Backoff(n)}); err != nil {
@@ -214,16 +248,41 @@ func run(ctx context.Context, opts Options, attempts, noticeMax int, call Call) 
 	}
 }
 
-func retryable(ctx context.Context, err error) bool {
-	return ctx.Err() == nil && provider.IsRetryable(err)
+// retryable says whether err is worth another attempt now, counting it
+// in seen: a malformed answer gets one more try in all, a server asking
+// to wait longer than MaxRetryAfter none.
+func retryable(ctx context.Context, err error, seen *tally) bool {
+	if ctx.Err() != nil || !provider.IsRetryable(err) {
+		return false
+	}
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		if pe.RetryAfter > provider.MaxRetryAfter {
+			return false
+		}
+		if pe.Reason == provider.ReasonMalformed {
+			seen.malformed++
+			return seen.malformed <= 1
+		}
+	}
+	return true
 }
 
-// wait announces the retry and sleeps. A ctx that ends during the wait
+// wait announces the retry and sleeps: the server's Retry-After when it
+// sent one, else the backoff, jittered. A ctx that ends during the wait
 // wins over the failure being retried.
 func wait(ctx context.Context, opts Options, n Notice) error {
+	jitter := opts.Jitter
+	if jitter == nil {
+		jitter = randomJitter
+	}
+	n.Delay = jitter(n.Delay)
 	var pe *provider.Error
 	if errors.As(n.Err, &pe) {
-		n.Reason = pe.Reason
+		n.Reason, n.Cause = pe.Reason, pe.Cause
+		if pe.RetryAfter > 0 {
+			n.Delay, n.ServerAsked = pe.RetryAfter, true
+		}
 	}
 	if opts.Notify != nil {
 		opts.Notify(n)

@@ -36,6 +36,7 @@ func (r *recorder) opts(attempts int) Options {
 	return Options{
 		Attempts: attempts,
 		Notify:   func(n Notice) { r.notices = append(r.notices, n) },
+		Jitter:   NoJitter,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			r.delays = append(r.delays, d)
 			return ctx.Err()
@@ -217,7 +218,7 @@ func TestDoStream(t *testing.T) {
 				if n.Delay <= 0 || n.Err == nil {
 					t.Errorf("notice without delay or error: %+v", n)
 				}
-				n.Err, n.Delay = nil, 0
+				n.Err, n.Delay, n.Cause = nil, 0, ""
 				got = append(got, n)
 			}
 			if !reflect.DeepEqual(got, tt.notices) {
@@ -251,5 +252,57 @@ func TestChatFallsBackToBatch(t *testing.T) {
 	}
 	if len(rec.notices) != 1 || !rec.notices[0].Fallback {
 		t.Errorf("notices = %+v", rec.notices)
+	}
+}
+
+// A malformed answer is tried once more in the whole schedule (the
+// stream's fallback counts); other failures keep their schedule.
+func TestMalformedRetriedOnce(t *testing.T) {
+	bad := &provider.Error{Message: "openai sent a malformed answer: an HTML page", Retryable: true, Reason: provider.ReasonMalformed}
+	var rec recorder
+	sc := &script{errs: repeat(bad, 5)}
+	if _, err := Do(context.Background(), rec.opts(11), sc.call); err != bad || sc.calls != 2 {
+		t.Fatalf("err %v after %d calls, want the malformed error after 2", err, sc.calls)
+	}
+	rec = recorder{}
+	st, ba := &script{errs: []error{bad}}, &script{errs: []error{bad, bad}}
+	if _, err := DoStream(context.Background(), rec.opts(11), st.call, ba.call); err != bad || st.calls != 1 || ba.calls != 1 {
+		t.Fatalf("err %v after %d+%d calls, want 1 streamed and 1 batch", err, st.calls, ba.calls)
+	}
+}
+
+// Retry-After is waited out as the server asked, and said so; one beyond
+// MaxRetryAfter is not retried at all.
+func TestRetryAfter(t *testing.T) {
+	slow := &provider.Error{Status: 429, Message: "slow down", Retryable: true, Reason: provider.ReasonRateLimit, Cause: "slow down", RetryAfter: 20 * time.Second}
+	var rec recorder
+	sc := &script{errs: []error{slow}}
+	if _, err := Do(context.Background(), rec.opts(3), sc.call); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.delays) != 1 || rec.delays[0] != 20*time.Second {
+		t.Fatalf("delays %v, want the server's 20s", rec.delays)
+	}
+	if got := rec.notices[0].Message("coder"); got != "coder hit a rate limit (slow down). Waiting 20s as the server asked, then trying again (attempt 2 of up to 3)…" {
+		t.Errorf("notice %q", got)
+	}
+	never := *slow
+	never.RetryAfter = provider.MaxRetryAfter + time.Second
+	rec = recorder{}
+	sc = &script{errs: []error{&never}}
+	if _, err := Do(context.Background(), rec.opts(3), sc.call); err == nil || sc.calls != 1 {
+		t.Fatalf("a Retry-After past the bound was retried: %v, %d calls", err, sc.calls)
+	}
+}
+
+// The default jitter keeps each wait within 80-100% of the backoff.
+func TestJitter(t *testing.T) {
+	for n := 1; n <= 8; n++ {
+		d := Backoff(n)
+		for range 50 {
+			if j := randomJitter(d); j < d*8/10 || j > d {
+				t.Fatalf("jitter of %v gave %v", d, j)
+			}
+		}
 	}
 }

@@ -18,11 +18,12 @@
 //     variable of the parent: GIT_DIR, GIT_CONFIG_* and GIT_TRACE_CURL
 //     would redirect it or print credentials), no pager, no editor, and
 //     command-line overrides for what git lets the command line decide
-//     (run.go: safetyConfig);
+//     (run.go: safetyConfig, from gitinert.Overrides);
 //   - before anything runs, the repository's own configuration (local and
 //     worktree scopes and every file they include) is read with git itself
 //     and each key is judged against an allowlist of inert settings
-//     (inert.go): anything else, conditional includes among them, refuses
+//     (gitinert.InertKey, shared with the shell's automatic approvals):
+//     anything else, conditional includes among them, refuses
 //     the call unless the approval policy is high-risk. Operations that
 //     may change the repository also refuse when the hooks directory in
 //     effect lies inside the repository and holds an executable hook;

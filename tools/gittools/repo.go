@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jazz-run/jazz/gitinert"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
@@ -137,49 +138,20 @@ func guardOf(env *tools.Env) secrets.Guard {
 	return env.Secrets.Guard(home)
 }
 
-// configEntry is one line of `git config --list`.
-type configEntry struct {
-	scope, origin, key, value string
-}
-
-// readConfig lists the configuration git applies in g's directory, every
-// scope with where each value came from.
-func readConfig(ctx context.Context, g *gitCmd) ([]configEntry, string) {
-	res := g.run(ctx, DefaultTimeout, "config", "--list", "--show-scope", "--show-origin", "-z")
+// configRisks lists the settings of the repository's own configuration
+// (local and worktree scopes, with the files they include) that are not
+// known to be inert (gitinert.Risks). The user's system and global
+// configuration are theirs and trusted; command-line values are jazz's
+// overrides.
+func configRisks(ctx context.Context, g *gitCmd) ([]string, string) {
+	res := g.run(ctx, DefaultTimeout, gitinert.ListArgs()...)
 	if !res.ok() {
 		return nil, "Refused: cannot read the repository's configuration: " + res.failure("git config --list", g.dir)
 	}
 	if res.stdoutTruncated {
 		return nil, fmt.Sprintf("Refused: the repository's configuration is larger than %d bytes; it cannot be checked.", StreamCap)
 	}
-	parts := strings.Split(res.stdout, "\x00")
-	var out []configEntry
-	for i := 0; i+2 < len(parts); i += 3 {
-		key, value, _ := strings.Cut(parts[i+2], "\n")
-		out = append(out, configEntry{scope: parts[i], origin: parts[i+1], key: key, value: value})
-	}
-	return out, ""
-}
-
-// configRisks lists the settings of the repository's own configuration
-// (local and worktree scopes, with the files they include) that are not
-// known to be inert. The user's system and global configuration are
-// theirs and trusted; command-line values are jazz's overrides.
-func configRisks(ctx context.Context, g *gitCmd) ([]string, string) {
-	entries, why := readConfig(ctx, g)
-	if why != "" {
-		return nil, why
-	}
-	var risks []string
-	for _, e := range entries {
-		if e.scope != "local" && e.scope != "worktree" {
-			continue
-		}
-		if !inertKey(e.key) {
-			risks = append(risks, fmt.Sprintf("%s (%s)", e.key, strings.TrimPrefix(e.origin, "file:")))
-		}
-	}
-	return risks, ""
+	return gitinert.Risks(gitinert.Parse(res.stdout)), ""
 }
 
 // hookRisks lists the hooks git would run that the repository itself

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jazz-run/jazz/gitinert"
 	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/tools/capbuf"
 )
@@ -32,34 +33,19 @@ const (
 )
 
 // safetyConfig is laid over every repository's configuration, whatever the
-// policy: no pager, no file-system monitor, no signature verification in
-// logs, no recursion into submodules (whose own configuration is not
-// inspected), no `ext::` transport, and no repository found implicitly as a
-// bare one (a bare repository hidden in a work tree would bring its own
-// configuration). Command-line configuration outranks every file git reads.
-var safetyConfig = []string{
-	"core.pager=cat",
-	"core.fsmonitor=false",
-	"core.quotePath=false",
-	"color.ui=false",
-	"log.showSignature=false",
-	"submodule.recurse=false",
-	"diff.ignoreSubmodules=dirty",
-	"status.submoduleSummary=false",
-	"protocol.ext.allow=never",
-	"safe.bareRepository=explicit",
+// policy: gitinert's overrides (no pager, no file-system monitor, no
+// signature verification, no submodule recursion, no `ext::`, no implicit
+// bare repository), and plain output for parsing. Command-line
+// configuration outranks every file git reads.
+func safetyConfig() []string {
+	return append(gitinert.Overrides(), "core.quotePath=false", "color.ui=false")
 }
-
-// readOnlyConfig is added for operations that change nothing: hooks never
-// run (some run on an index refresh), and with GIT_OPTIONAL_LOCKS=0 git
-// does not even write the refreshed index back.
-var readOnlyConfig = []string{"core.hooksPath=/dev/null"}
 
 // gitCmd is how one tool call runs git: where, with which environment, and
 // whether the operation may change the repository.
 type gitCmd struct {
 	dir string
-	// readOnly adds readOnlyConfig and GIT_OPTIONAL_LOCKS=0.
+	// readOnly adds gitinert.ReadOnlyOverrides and GIT_OPTIONAL_LOCKS=0.
 	readOnly bool
 	// network keeps what a fetch or push needs to authenticate (the ssh
 	// agent socket, the user's ssh command), and restricts transports.
@@ -130,9 +116,9 @@ func (g *gitCmd) argv(args []string) []string {
 	if g.gitDir != "" {
 		out = append(out, "--git-dir="+g.gitDir)
 	}
-	cfg := append([]string(nil), safetyConfig...)
+	cfg := safetyConfig()
 	if g.readOnly {
-		cfg = append(cfg, readOnlyConfig...)
+		cfg = append(cfg, gitinert.ReadOnlyOverrides()...)
 	}
 	if g.network {
 		cfg = append(cfg, g.protocols...)

@@ -1,11 +1,11 @@
-package gittools
+package gitinert
 
 import (
 	"slices"
 	"strings"
 )
 
-// inertKey says whether a repository may set key (as `git config --list`
+// InertKey says whether a repository may set key (as `git config --list`
 // prints it: section and variable lower-cased, a subsection as written)
 // without making git run a program, read or write outside the repository,
 // or send anything anywhere the approver was not shown. It is an
@@ -14,7 +14,7 @@ import (
 // does. Within the branch and remote sections, whose vocabulary git fixes
 // and where tools (editors, gh) keep keys of their own that git ignores,
 // only the keys git acts on dangerously are refused.
-func inertKey(key string) bool {
+func InertKey(key string) bool {
 	section, rest, ok := strings.Cut(key, ".")
 	if !ok {
 		return false
@@ -28,7 +28,8 @@ func inertKey(key string) bool {
 		// Output colours, hints, and repository-format features.
 		return true
 	case "alias":
-		// jazz runs only git's own commands, which no alias can shadow.
+		// No alias can shadow one of git's own commands; a command that
+		// names an alias is judged by AliasRisks.
 		return true
 	case "branch":
 		// mergeOptions passes options to every merge (-s runs

@@ -186,6 +186,12 @@ func (g *Gate) evaluate(c *actor.Context) {
 		g.resolve(c, true, true, messages.DecidedByAllowlist, "")
 		return
 	}
+	if p.req.NotAutomatic != "" {
+		// The propose half found, where the call will run, what no
+		// automatic step may approve: a person or the policy decides.
+		g.afterClassify(c, messages.LevelHighRisk)
+		return
+	}
 	cmdAllow := g.cmdAllow
 	if own := g.agentCmds[agent]; len(own) > 0 {
 		cmdAllow = append(append([]string(nil), g.cmdAllow...), own...)
@@ -257,7 +263,9 @@ func (g *Gate) afterClassify(c *actor.Context, level string) {
 	}
 	if !g.cfg.Reachable {
 		note := UnattendedRefusal
-		if cmd := g.current.req.Command; cmd != "" && g.cfg.Checks.Why != nil {
+		if why := g.current.req.NotAutomatic; why != "" {
+			note += " (not auto-approved: " + why + ")"
+		} else if cmd := g.current.req.Command; cmd != "" && g.cfg.Checks.Why != nil {
 			if why := g.cfg.Checks.Why(cmd, g.cmdAllow); why != "" {
 				note += " (" + why + ")"
 			}

@@ -128,3 +128,28 @@ func TestAllowlistApprovalSaysWhatItAdmittedWhole(t *testing.T) {
 		t.Fatalf("approval_resolved message of an inspecting command %q", m)
 	}
 }
+
+// A call whose propose half found what no automatic step may approve
+// (NotAutomatic) passes neither the command allowlist nor the static
+// pass: unattended it is declined with the reason, under the high-risk
+// policy the policy approves it.
+func TestNotAutomaticSkipsTheAutomaticSteps(t *testing.T) {
+	send := func(h *harness, id string) {
+		h.engine.Send(h.probe, messages.ApprovalRequired{
+			Place: messages.Place{RunID: runID, ToolCallID: id}, ToolCallID: id, ToolName: "execute_command",
+			RiskLevel: messages.LevelUnknown, Message: "m", ExecuteToolName: "execute_execute_command",
+			ExecuteArgs: json.RawMessage(`{}`), Command: "git status",
+			NotAutomatic: "the repository's config runs programs: core.fsmonitor (.git/config)"})
+	}
+	h := newHarness(t, gateactor.Config{Policy: messages.PolicyReadOnly, AutoApprovedCommands: []string{"git status"}, Checks: judgingChecks()})
+	send(h, "c1")
+	d := h.expectDecision("c1")
+	if d.Approved || !strings.Contains(d.Note, "not auto-approved: the repository's config runs programs: core.fsmonitor") {
+		t.Fatalf("decision %+v", d)
+	}
+	h = newHarness(t, gateactor.Config{Policy: messages.PolicyHighRisk, AutoApprovedCommands: []string{"git status"}, Checks: judgingChecks()})
+	send(h, "c2")
+	if d := h.expectDecision("c2"); !d.Approved || d.DecidedBy != messages.DecidedByPolicy || judgementOf(t, d).By != shellguard.ByPolicy {
+		t.Fatalf("decision %+v", d)
+	}
+}

@@ -54,6 +54,12 @@ type ApprovalRequest struct {
 	PreviewDiff     string          `json:"previewDiff,omitempty"`
 	ExecuteToolName string          `json:"executeToolName"`
 	ExecuteArgs     json.RawMessage `json:"executeArgs"`
+	// NotAutomatic, set by the propose half, says why no automatic gate
+	// step (allowlist, static pass, classifier) may approve the call,
+	// from what it found where the call will run (a git repository whose
+	// configuration runs programs); only a person or the high-risk
+	// policy may.
+	NotAutomatic string `json:"notAutomatic,omitempty"`
 }
 
 // ToolResult is the outcome of one tool call as the handler produced it.
@@ -120,6 +126,9 @@ type ApprovalRequired struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Command is the shell command for execute_command, to key allowlists.
 	Command string `json:"command,omitempty"`
+	// NotAutomatic is the propose half's reason no automatic step may
+	// approve the call (ApprovalRequest.NotAutomatic).
+	NotAutomatic string `json:"notAutomatic,omitempty"`
 	// Task is the brief of the sub-agent that made the call (empty for the
 	// top-level agent), so the person deciding sees who asks and why;
 	// Place names the agent and its depth.

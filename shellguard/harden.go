@@ -1,10 +1,10 @@
 package shellguard
 
 import (
-	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"github.com/jazz-run/jazz/gitinert"
 )
 
 // HardenEnv makes a child environment name the programs an approval
@@ -20,30 +20,31 @@ import (
 // environment configuration (GIT_CONFIG_COUNT/KEY/VALUE), after any the
 // environment already has.
 func HardenEnv(env []string) []string {
-	n := 0
-	if v, ok := LookupEnv(env, "GIT_CONFIG_COUNT"); ok {
-		if c, err := strconv.Atoi(v); err == nil && c > 0 && c < 1000 {
-			n = c
-		}
-	}
 	out := make([]string, 0, len(env)+3)
 	for _, kv := range env {
-		switch {
-		case strings.HasPrefix(kv, "GIT_CONFIG_COUNT="):
-		case strings.HasPrefix(kv, "PATH="):
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
 			var dirs []string
-			for _, d := range filepath.SplitList(kv[len("PATH="):]) {
+			for _, d := range filepath.SplitList(p) {
 				if filepath.IsAbs(d) {
 					dirs = append(dirs, d)
 				}
 			}
-			out = append(out, "PATH="+strings.Join(dirs, string(filepath.ListSeparator)))
-		default:
-			out = append(out, kv)
+			kv = "PATH=" + strings.Join(dirs, string(filepath.ListSeparator))
 		}
+		out = append(out, kv)
 	}
-	return append(out,
-		fmt.Sprintf("GIT_CONFIG_KEY_%d=safe.bareRepository", n),
-		fmt.Sprintf("GIT_CONFIG_VALUE_%d=explicit", n),
-		fmt.Sprintf("GIT_CONFIG_COUNT=%d", n+1))
+	return gitinert.WithConfig(out, "safe.bareRepository=explicit")
+}
+
+// AutoEnv is HardenEnv for a command an automatic step approved (the
+// allowlist, the static read-only pass, a classifier): git also gets
+// gitinert's overrides, so no pager, file-system monitor, hook or
+// submodule's configuration runs, and GIT_OPTIONAL_LOCKS=0, so an index
+// refresh is not written back. These are the settings git lets the
+// command line decide; what it does not (diff drivers, filters, aliases
+// a repository defines) keeps such a repository from being approved
+// automatically at all (RepoProblem).
+func AutoEnv(env []string) []string {
+	out := gitinert.WithConfig(HardenEnv(env), append(gitinert.Overrides(), gitinert.ReadOnlyOverrides()...)...)
+	return append(out, "GIT_OPTIONAL_LOCKS=0")
 }

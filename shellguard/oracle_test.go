@@ -62,15 +62,18 @@ type oracleRequest struct {
 
 // oracleResult is what running it did.
 type oracleResult struct {
-	Changes  []string   `json:"changes,omitempty"`  // paths created, changed or removed
-	Calls    [][]string `json:"calls,omitempty"`    // every simple command after expansion
-	Execs    [][]string `json:"execs,omitempty"`    // programs the interpreter executed
-	Refused  []string   `json:"refused,omitempty"`  // what the run-time check refused, which stopped the run
-	Shims    []string   `json:"shims,omitempty"`    // programs started through PATH, by anyone
-	GitTrace []string   `json:"gitTrace,omitempty"` // GIT_TRACE lines
-	TimedOut bool       `json:"timedOut,omitempty"`
-	Stderr   string     `json:"stderr,omitempty"` // the first KB of it
-	Err      string     `json:"err,omitempty"`    // the child could not run the command
+	Changes []string   `json:"changes,omitempty"` // paths created, changed or removed
+	Calls   [][]string `json:"calls,omitempty"`   // every simple command after expansion
+	Execs   [][]string `json:"execs,omitempty"`   // programs the interpreter executed
+	Refused []string   `json:"refused,omitempty"` // what the run-time check refused, which stopped the run
+	// NotAutomatic is what the propose half's check (RepoProblem) found
+	// where the command was to run: it was not approved, so not run.
+	NotAutomatic string   `json:"notAutomatic,omitempty"`
+	Shims        []string `json:"shims,omitempty"`    // programs started through PATH, by anyone
+	GitTrace     []string `json:"gitTrace,omitempty"` // GIT_TRACE lines
+	TimedOut     bool     `json:"timedOut,omitempty"`
+	Stderr       string   `json:"stderr,omitempty"` // the first KB of it
+	Err          string   `json:"err,omitempty"`    // the child could not run the command
 }
 
 // oracle is the parent's handle on the child.
@@ -184,7 +187,7 @@ func (o *oracle) verdict(command string) (approved bool, problem string) {
 	// working directory (the tool's workingDirectory argument).
 	dirs := []string{""}
 	if strings.Contains(command, "git") {
-		dirs = append(dirs, "evilbare")
+		dirs = append(dirs, "evilbare", "evilnest", "evilnest/sub")
 	}
 	for _, dir := range dirs {
 		if p := o.check(command, dir, byAllow, byStatic); p != "" {
@@ -212,6 +215,9 @@ func (o *oracle) check(command, dir string, byAllow, byStatic bool) string {
 	}
 	if res.Err != "" {
 		return "the oracle could not run it: " + res.Err
+	}
+	if res.NotAutomatic != "" {
+		return "" // the propose half's check keeps it from the automatic steps here
 	}
 	var problems []string
 	if len(res.Changes) > 0 {
@@ -475,6 +481,9 @@ func buildFixture(dir string) error {
 		"evilbare/HEAD":               "ref: refs/heads/main\n",
 		"evilbare/config":             "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = /usr/bin/touch pwn-bare-fsmonitor\n\tpager = /usr/bin/touch pwn-bare-pager\n",
 		"evilbare/description":        "x\n",
+		"evilnest/a.txt":              "one\n",
+		"evilnest/.gitattributes":     "* diff=evil filter=evil\n",
+		"evilnest/sub/.keep":          "",
 		"home/.keep":                  "",
 		"status/.keep":                "",
 		"tmp/.keep":                   "",
@@ -534,15 +543,40 @@ func buildFixture(dir string) error {
 		{"git", "add", "b.txt"},
 		{"git", "commit", "-qm", "two"},
 	}
-	for _, s := range steps {
-		cmd := exec.Command(s[0], s[1:]...)
-		cmd.Dir, cmd.Env = dir, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %w: %s", strings.Join(s, " "), err, out)
+	// A nested repository with a real .git directory (an unpacked
+	// archive can hold one), whose configuration runs programs each way
+	// git lets a repository: entered by cd or workingDirectory, its git
+	// commands must not be approved automatically.
+	nest := [][]string{
+		{"git", "init", "-q", "-b", "main"},
+		{"git", "config", "core.checkStat", "minimal"},
+		{"git", "config", "core.trustctime", "false"},
+		{"git", "add", "a.txt", ".gitattributes", "sub"},
+		{"git", "commit", "-qm", "one"},
+		{"git", "config", "core.fsmonitor", "/usr/bin/touch pwn-nest-fsmonitor"},
+		{"git", "config", "core.pager", "/usr/bin/touch pwn-nest-pager"},
+		{"git", "config", "diff.external", "/usr/bin/touch pwn-nest-external"},
+		{"git", "config", "diff.evil.textconv", "/usr/bin/touch pwn-nest-textconv"},
+		{"git", "config", "filter.evil.clean", "/usr/bin/touch pwn-nest-clean"},
+		{"git", "config", "alias.st", "!touch pwn-nest-alias"},
+	}
+	for _, group := range []struct {
+		dir   string
+		steps [][]string
+	}{{dir, steps}, {filepath.Join(dir, "evilnest"), nest}} {
+		for _, s := range group.steps {
+			cmd := exec.Command(s[0], s[1:]...)
+			cmd.Dir, cmd.Env = group.dir, env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("%s: %w: %s", strings.Join(s, " "), err, out)
+			}
 		}
 	}
-	// A worktree change (its size differs, so it shows as modified).
+	// Worktree changes (their sizes differ, so they show as modified).
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("x 1\ny 2\nw 4\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "evilnest", "a.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
 		return err
 	}
 	return touchOld()
@@ -566,6 +600,10 @@ func (c *oracleChild) run(command, dir string, j *Judgement) (res oracleResult) 
 	os.WriteFile(c.shimLog, nil, 0o644)
 	if command != "" {
 		res = c.interpret(command, root, dir, trace, j)
+	}
+	if res.NotAutomatic != "" {
+		// Nothing ran; the overlay is still checked below.
+		res = oracleResult{NotAutomatic: res.NotAutomatic}
 	}
 	if err := syscall.Unmount(root, syscall.MNT_DETACH); err != nil {
 		res.Err = "unmount: " + err.Error()
@@ -669,6 +707,17 @@ func (c *oracleChild) interpret(command, root, dir, trace string, j *Judgement) 
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
+	// The propose half's check, where the command will run, before any
+	// automatic approval. The command then runs with HardenEnv alone,
+	// not AutoEnv's overrides: the refusal must hold by itself.
+	if j != nil && j.Automatic() {
+		// Its own git process is the propose half's, not the command's:
+		// it stays out of the trace.
+		checkEnv := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "GIT_TRACE=") })
+		if why := RepoProblem(ctx, command, cwd, checkEnv); why != "" {
+			return oracleResult{NotAutomatic: why}
+		}
+	}
 	judge := func(args []string) error {
 		if j == nil {
 			return nil

@@ -92,6 +92,13 @@ func TestOracleSees(t *testing.T) {
 	if r, err := o.runIn("git status", "evilbare", nil); err != nil || len(r.Changes) > 0 || !strings.Contains(r.Stderr, "safe.bareRepository") {
 		t.Fatalf("git status in evilbare: %v %+v", err, r)
 	}
+	// A nested repository's configuration runs its programs when git is
+	// left to honour it.
+	for _, cmd := range []string{"git status", "git diff"} {
+		if r, err := o.runIn(cmd, "evilnest", nil); err != nil || len(r.Changes) == 0 {
+			t.Fatalf("%s in evilnest ran no trap: %v %+v", cmd, err, r)
+		}
+	}
 	// And a read-only command changes nothing.
 	for _, cmd := range []string{"git status", "git log -1 --stat", "ls -la", "cat f", "git diff"} {
 		r, err := o.run(cmd)

@@ -14,7 +14,7 @@ import (
 // machine's clock and name, which no mount namespace holds.
 var oracleEntries = []string{"git status", "ls", "cat", "echo", "grep",
 	"git diff", "git log", "git show", "git branch", "git tag", "git blame", "git grep",
-	"sort", "sed", "find", "tree", "rg", "awk", "uniq", "file", "diff", "head", "wc"}
+	"sort", "sed", "find", "tree", "rg", "awk", "uniq", "file", "diff", "head", "wc", "cd"}
 
 // gen turns fuzz bytes into choices. Past the end of the data every
 // choice is the first one and every chance is lost, so every input
@@ -82,7 +82,7 @@ func (g *gen) pipeline(depth int) string {
 			if g.chance(50) {
 				body += " $" + v
 			}
-			return "for " + v + " in " + g.pick("./bin", "evilhome", "evilbare", g.arg("")) + "; do " + body + "; done"
+			return "for " + v + " in " + g.pick("./bin", "evilhome", "evilbare", "evilnest", g.arg("")) + "; do " + body + "; done"
 		case 4:
 			return "! " + inner
 		case 5:
@@ -102,6 +102,7 @@ func (g *gen) pipeline(depth int) string {
 	if g.chance(6) {
 		// Interpreter state that changes what the next command means.
 		s = g.pick("read PATH <<< ./bin; ", "mapfile -t PATH <<< ./bin; ", "getopts a PATH; ", "cd evilbare; ",
+			"cd evilnest; ", "cd evilnest && ", "cd evilnest/sub && ", "(cd evilnest) && ", "cd evilnest || ", "cd ./dir/../evilnest; ",
 			"cd status && ", "hash -p ./bin/ls ls; ", "echo ${PATH:=./bin}; ", "echo ${HOME:=evilhome}; ",
 			"set -- x; ", "unset PATH; ", "umask 0; ", "shift; ", "pushd evilbare; ") + s
 	}
@@ -204,7 +205,7 @@ func hexByte(b byte) string {
 
 // genFiles are fixture paths, including names a glob would turn into
 // options.
-var genFiles = []string{"f", "a.txt", "b.txt", "dir", "dir/x.go", "-", "evilhome", "evilbare", "*", "*.txt", "d*",
+var genFiles = []string{"f", "a.txt", "b.txt", "dir", "dir/x.go", "-", "evilhome", "evilbare", "evilnest", "evilnest/a.txt", "*", "*.txt", "d*",
 	"~", "~/x", "{a,b}.txt", "out", "missing", ".", "..", "/dev/null", "script.sed", "prog.awk", "HEAD", "HEAD~1", "--", "-o",
 	"$(touch pwn-cs)", "`touch pwn-bq`", "<(touch pwn-ps)", "$((1))", "${x:-f}", "\"$@\"", "$HOME/x", "{1..3}", "@{u}", "-{o,}pwn-br"}
 
@@ -244,7 +245,7 @@ var genGitGlobals = []string{
 }
 
 var genGitSubs = []string{
-	"status", "status", "log", "diff", "show", "branch", "tag", "describe", "shortlog", "reflog", "grep x",
+	"status", "status", "log", "diff", "show", "branch", "tag", "describe", "shortlog", "reflog", "grep x", "st", "log -p",
 	"blame f", "ls-files", "ls-tree HEAD", "rev-parse HEAD", "cat-file -p HEAD", "remote", "commit -qm x",
 	"stash", "add f", "tag pwn", "branch pwn", "st", "config core.pager x", "checkout -b pwn", "gc", "notes add -m x",
 	"fsck", "update-index --refresh", "remote add pwn x", "reflog expire --all", "worktree add pwn",

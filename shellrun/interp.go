@@ -254,6 +254,14 @@ func (r *run) exec(ctx context.Context, args []string) error {
 		fmt.Fprintln(hc.Stderr, err)
 		return interp.ExitStatus(127)
 	}
+	env := exportedEnv(hc.Env)
+	// An automatically approved git runs only in a repository whose own
+	// configuration runs nothing: checked here, where the directory (after
+	// any cd) and the environment are the ones git gets.
+	if err := r.judge.CheckRepo(ctx, path, hc.Dir, env, args); err != nil {
+		r.refuse("", err.Error())
+		return errNotJudged
+	}
 	if !r.procs.add() {
 		return ctx.Err()
 	}
@@ -265,7 +273,7 @@ func (r *run) exec(ctx context.Context, args []string) error {
 	cmd := exec.Command(path)
 	cmd.Args = args
 	cmd.Dir = hc.Dir
-	cmd.Env = exportedEnv(hc.Env)
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if f, ok := hc.Stdin.(*os.File); ok && f != nil {
 		cmd.Stdin = f

@@ -370,6 +370,7 @@ func (c *Call) askGate(ctx *actor.Context, a *messages.ApprovalRequest) {
 		ExecuteArgs:     a.ExecuteArgs,
 		Arguments:       c.args,
 		Task:            c.deps.Task,
+		NotAutomatic:    a.NotAutomatic,
 	}
 	req.Place.ToolCallID = c.req.Call.ID
 	if c.tool.Name == "execute_command" {

@@ -187,7 +187,7 @@ func parseArgs(raw json.RawMessage) (Args, string) {
 	return out, ""
 }
 
-func (s *shell) propose(_ context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
+func (s *shell) propose(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
 	a, bad := parseArgs(raw)
 	if bad != "" {
 		return tools.Fail(bad)
@@ -216,17 +216,32 @@ func (s *shell) propose(_ context.Context, env *tools.Env, raw json.RawMessage) 
 	}
 	msg := fmt.Sprintf("Command: %s\nDescription: %s\nWorking Directory: %s\nTimeout: %dms\n\nThis command will be executed on your system. Only approve commands you trust.",
 		a.Command, a.Description, shown, a.Timeout)
+	// Where it will run, with the environment an automatic approval
+	// would give it: a git repository there whose configuration runs
+	// programs keeps every automatic step from approving it.
+	notAuto := shellguard.RepoProblem(ctx, a.Command, real, s.childEnv(env, real, shellguard.Judgement{By: shellguard.ByStatic}))
+	if notAuto != "" {
+		msg += "\n\nNot auto-approved: " + notAuto + "."
+	}
 	a.WorkingDirectory, a.WorkingDirectoryState = &real, state
 	execArgs, err := json.Marshal(a)
 	if err != nil {
 		return tools.Fail("encode arguments: " + err.Error())
 	}
-	req := &messages.ApprovalRequest{Message: msg, ExecuteToolName: tools.TwinName(Name), ExecuteArgs: execArgs}
+	req := &messages.ApprovalRequest{Message: msg, ExecuteToolName: tools.TwinName(Name), ExecuteArgs: execArgs, NotAutomatic: notAuto}
 	return tools.Result{
 		Error:    approvalError,
 		Approval: req,
 		Value:    approvalView{ApprovalRequired: true, Message: msg, ExecuteToolName: req.ExecuteToolName, ExecuteArgs: execArgs},
 	}
+}
+
+// childEnv is the environment of a command run in dir under judgement j:
+// the sanitized environment, hardened (AutoEnv for an automatic
+// approval), with no pager, editor or prompt.
+func (s *shell) childEnv(env *tools.Env, dir string, j shellguard.Judgement) []string {
+	out := j.ChildEnv(shellguard.SanitizedEnv(s.environ(), env.EnvAllowlist, env.Cwd()))
+	return append(out, "PAGER=cat", "GIT_EDITOR=false", "GIT_TERMINAL_PROMPT=0", "PWD="+dir)
 }
 
 // judgementFor is the gate's judgement of the approval that runs this
@@ -273,8 +288,7 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 	if err := shellrun.CheckDir(dir, a.WorkingDirectoryState); err != nil {
 		return tools.Fail(err.Error())
 	}
-	childEnv := shellguard.HardenEnv(shellguard.SanitizedEnv(s.environ(), env.EnvAllowlist, env.Cwd()))
-	childEnv = append(childEnv, "PAGER=cat", "GIT_EDITOR=false", "GIT_TERMINAL_PROMPT=0", "PWD="+dir)
+	childEnv := s.childEnv(env, dir, judgement)
 
 	out, err := s.runners.Run(ctx, shellrun.Request{
 		Command:          a.Command,

@@ -1,13 +1,14 @@
 package gitinert
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/jazz-run/jazz/tools/capbuf"
 )
 
 // Entry is one setting of git's configuration listing: its scope
@@ -96,36 +97,18 @@ func List(ctx context.Context, gitPath, dir string, env []string) ([]Entry, erro
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gitPath, ListArgs()...)
 	cmd.Dir, cmd.Env = dir, env
-	out := &capped{limit: MaxListing}
-	var stderr capped
-	stderr.limit = 4096
-	cmd.Stdout, cmd.Stderr = out, &stderr
+	out := &capbuf.Buffer{Limit: MaxListing}
+	stderr := &capbuf.Buffer{Limit: 4096}
+	cmd.Stdout, cmd.Stderr = out, stderr
 	cmd.WaitDelay = time.Second
 	if err := cmd.Run(); err != nil {
-		if msg := strings.TrimSpace(stderr.buf.String()); msg != "" {
+		if msg := strings.TrimSpace(stderr.Text()); msg != "" {
 			return nil, fmt.Errorf("%w in %s: %s", ErrUnreadable, dir, msg)
 		}
 		return nil, fmt.Errorf("%w in %s: %w", ErrUnreadable, dir, err)
 	}
-	if out.over {
+	if out.Truncated() {
 		return nil, fmt.Errorf("%w in %s: it is larger than %d bytes", ErrUnreadable, dir, MaxListing)
 	}
-	return Parse(out.buf.String()), nil
-}
-
-// capped keeps the first limit bytes written and notes the rest.
-type capped struct {
-	buf   bytes.Buffer
-	limit int
-	over  bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	n := len(p)
-	if room := c.limit - c.buf.Len(); room < len(p) {
-		c.over = true
-		p = p[:max(room, 0)]
-	}
-	c.buf.Write(p)
-	return n, nil
+	return Parse(out.Text()), nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/supervisor"
 	"github.com/jazz-run/jazz/tools"
+	"github.com/jazz-run/jazz/tools/mcptools"
 	"github.com/jazz-run/jazz/tools/shelltool"
 )
 
@@ -410,6 +411,37 @@ func TestChildRegistry(t *testing.T) {
 			got := ChildRegistry(all.Subset(tt.ceiling), tt.persona).Names()
 			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
 				t.Fatalf("tools = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestChildSearchToolsStaysInCeiling: search_tools in a child answers
+// with the schemas of the deferred tools the child holds, never those its
+// persona's list or denies left with the parent.
+func TestChildSearchToolsStaysInCeiling(t *testing.T) {
+	d := tools.NewDeferral()
+	mcp := []tools.Tool{
+		{Name: "mcp_gh_read_issue", Description: "gh read", Schema: json.RawMessage(`{"type":"object"}`), Deferral: d},
+		{Name: "mcp_gh_delete_repo", Description: "gh delete", Schema: json.RawMessage(`{"type":"object","properties":{"secret_shape":{}}}`), Deferral: d},
+	}
+	parent, err := tools.NewRegistry(append(mcp, mcptools.SearchTool([]*tools.Tool{&mcp[0], &mcp[1]}, d))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []personas.Persona{
+		{Name: "listed", Tools: []string{mcptools.SearchName, "mcp_gh_read_issue"}},
+		{Name: "denied", Deny: []string{"mcp_gh_delete_repo"}},
+	} {
+		t.Run(p.Name, func(t *testing.T) {
+			st, ok := ChildRegistry(parent, p).Lookup(mcptools.SearchName)
+			if !ok {
+				t.Fatal("the child lost search_tools")
+			}
+			res := st.Handler(context.Background(), nil, json.RawMessage(`{"query":"gh"}`))
+			b, _ := json.Marshal(res.Value)
+			if !res.Success || !strings.Contains(string(b), "mcp_gh_read_issue") || strings.Contains(string(b), "delete_repo") {
+				t.Fatalf("child's search_tools answered %s", b)
 			}
 		})
 	}

@@ -75,6 +75,14 @@ func (r *Registry) Subset(names []string) *Registry {
 			out.ordered = append(out.ordered, n)
 		}
 	}
+	held := out.Visible()
+	for _, n := range out.ordered {
+		if e := out.byName[n]; e.tool.Narrow != nil {
+			t := e.tool.Narrow(held)
+			t.Name = n
+			out.byName[n] = &entry{tool: t}
+		}
+	}
 	return out
 }
 

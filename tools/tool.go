@@ -64,7 +64,12 @@ type Tool struct {
 	// Deferral, when set, withholds Schema from the model until
 	// search_tools has loaded it: the model sees the name and Summary.
 	Deferral *Deferral
-	Handler  Handler
+	// Narrow, when set, rebuilds the tool for a registry narrowed to the
+	// visible tools held (Subset, Without): a tool that serves other tools
+	// of its registry (search_tools) must serve only those its holder
+	// still holds, or a sub-agent would read what its ceiling withholds.
+	Narrow  func(held []*Tool) Tool
+	Handler Handler
 	// Describe, for a single-phase gated tool, writes the approval
 	// message from the validated arguments (what will happen, secrets
 	// masked); an error fails the call before anyone is asked. Nil shows

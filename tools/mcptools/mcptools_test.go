@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,3 +213,47 @@ func TestDiscover(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestSearchNarrowsWithItsRegistry: a registry narrowed from the one
+// search_tools was built for (a sub-agent's ceiling, a persona's denies)
+// narrows search_tools with it: no schema of a tool the narrowed holder
+// lacks comes back, and none is marked loaded.
+func TestSearchNarrowsWithItsRegistry(t *testing.T) {
+	d := tools.NewDeferral()
+	var all []tools.Tool
+	var deferred []*tools.Tool
+	for _, n := range []string{"mcp_db_query", "mcp_db_insert", "mcp_fs_read"} {
+		all = append(all, tools.Tool{Name: n, Description: "Tool " + n, Schema: json.RawMessage(`{"type":"object"}`), Deferral: d})
+	}
+	for i := range all {
+		deferred = append(deferred, &all[i])
+	}
+	parent, err := tools.NewRegistry(append(all, SearchTool(deferred, d))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := func(reg *tools.Registry) []string {
+		st, ok := reg.Lookup(SearchName)
+		if !ok {
+			t.Fatal("search_tools dropped")
+		}
+		res := st.Handler(context.Background(), nil, json.RawMessage(`{"query":"tool"}`))
+		var names []string
+		for _, f := range res.Value.(SearchResult).Tools {
+			names = append(names, f.Name)
+		}
+		return names
+	}
+	if got := found(parent.Subset([]string{SearchName, "mcp_fs_read"})); !slices.Equal(got, []string{"mcp_fs_read"}) {
+		t.Fatalf("narrowed search_tools found %v, want only mcp_fs_read", got)
+	}
+	if d.Loaded("mcp_db_query") || d.Loaded("mcp_db_insert") {
+		t.Fatal("a schema outside the narrowed set was marked loaded")
+	}
+	if got := found(parent.Without("mcp_db_query").Subset([]string{SearchName, "mcp_db_insert", "mcp_db_query"})); !slices.Equal(got, []string{"mcp_db_insert"}) {
+		t.Fatalf("after Without, search_tools found %v", got)
+	}
+	if got := found(parent); len(got) != 3 {
+		t.Fatalf("the parent's search_tools changed: %v", got)
+	}
+}

@@ -39,13 +39,16 @@ type SearchResult struct {
 }
 
 // SearchTool is search_tools over deferred, the deferred tools this agent
-// may call (and no others); what it returns is marked loaded in d.
+// may call (and no others); what it returns is marked loaded in d. A
+// registry narrowed from its holder's (a sub-agent's) narrows it too:
+// it then serves only the deferred tools that registry keeps.
 func SearchTool(deferred []*tools.Tool, d *tools.Deferral) tools.Tool {
 	return tools.Tool{
 		Name:        SearchName,
 		Description: searchDesc,
 		Schema:      json.RawMessage(searchSchema),
 		Level:       messages.LevelReadOnly,
+		Narrow:      func(held []*tools.Tool) tools.Tool { return SearchTool(deferredOf(held), d) },
 		Handler: func(_ context.Context, _ *tools.Env, raw json.RawMessage) tools.Result {
 			var a struct {
 				Query string `json:"query"`
@@ -101,9 +104,11 @@ func Search(deferred []*tools.Tool, query string) SearchResult {
 }
 
 // Deferred lists the deferred tools of reg, the ones search_tools serves.
-func Deferred(reg *tools.Registry) []*tools.Tool {
+func Deferred(reg *tools.Registry) []*tools.Tool { return deferredOf(reg.Visible()) }
+
+func deferredOf(ts []*tools.Tool) []*tools.Tool {
 	var out []*tools.Tool
-	for _, t := range reg.Visible() {
+	for _, t := range ts {
 		if t.Deferral != nil {
 			out = append(out, t)
 		}

@@ -66,6 +66,15 @@ func TestAllowlistApproves(t *testing.T) {
 		{"git status", true},
 		{"git status --short", true},
 		{"git statusfoo", false},
+		// A key joins words with spaces: a word holding one must not
+		// read as two (the program x in a directory named "ls ").
+		{`"ls /x"`, false},
+		{`ls\ `, false},
+		{`"git status /x"`, false},
+		{`'git status' x`, false},
+		{`git "status x"`, false},
+		{"git $'status\\tx'", false},
+		{`npm "test x"`, false},
 		{"git status && git diff", true},
 		{"git status && rm -rf /", false},
 		{"git status; git push", false},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode"
 )
 
 // runsOther are programs and builtins that run another command, or code,
@@ -96,6 +97,11 @@ func keyOf(words []string, inert []bool) (key, why string) {
 	if strings.TrimSpace(bin) == "" {
 		return "", "an empty command name"
 	}
+	if strings.ContainsFunc(bin, unicode.IsSpace) {
+		// A key joins words with spaces: `"ls /x"` (the program x in a
+		// directory named "ls ") would key as an `ls` call.
+		return "", "a command name with a space in it"
+	}
 	base := path.Base(bin)
 	switch {
 	case shells[base]:
@@ -117,7 +123,9 @@ func keyOf(words []string, inert []bool) (key, why string) {
 			return bin, fmt.Sprintf("the git option %q before the subcommand can change which repository, configuration or program git uses", rest[0])
 		}
 	}
-	if len(rest) == 0 || !restInert[0] || strings.HasPrefix(rest[0], "-") {
+	if len(rest) == 0 || !restInert[0] || strings.HasPrefix(rest[0], "-") || strings.ContainsFunc(rest[0], unicode.IsSpace) {
+		// A word with a space in it is no subcommand an entry could
+		// name: the key is the program alone.
 		return bin, ""
 	}
 	return bin + " " + rest[0], ""

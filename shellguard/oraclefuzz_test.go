@@ -75,6 +75,7 @@ func TestOracleSees(t *testing.T) {
 		{"npx ls", func(r oracleResult) bool { return programsProblem(ByAllowlist, r) != "" }},
 		{"git -c alias.x='!true' x", func(r oracleResult) bool { return programsProblem(ByAllowlist, r) != "" }},
 		{"git rev-parse HEAD", func(r oracleResult) bool { return programsProblem(ByAllowlist, r) != "" }},
+		{`"ls /.bin/x"`, func(r oracleResult) bool { return len(r.Changes) > 0 && programsProblem(ByAllowlist, r) != "" }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.cmd, func(t *testing.T) {

@@ -61,8 +61,11 @@ func TestCustomToolsRun(t *testing.T) {
 	w := newWorld(t, "")
 	marker := filepath.Join(w.cwd, "touched")
 	w.env = append(w.env, "SECRET_TOKEN=s3cr3t-value-1", "ALLOWED_TOKEN=a11owed-value-2", "PLAIN_VAR=plain")
-	id := w.agent("c", "note", "shout", "envdump", "sleepy", "touch")
-	w.setAgentConfig(id, map[string]any{"customTools": customDecls(marker), "envAllowlist": []string{"ALLOWED_TOKEN"}})
+	// Custom names are tools only once declared: the agent is created
+	// with a built-in and given them with their declarations.
+	id := w.agent("c", "read_file")
+	w.setAgentConfig(id, map[string]any{"customTools": customDecls(marker), "envAllowlist": []string{"ALLOWED_TOKEN"},
+		"tools": []string{"note", "shout", "envdump", "sleepy", "touch"}})
 
 	srv := chatserver.New(
 		calls(call("n1", "note", map[string]string{"text": "x"}),

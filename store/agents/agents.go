@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/provider"
@@ -302,6 +303,13 @@ func normalize(a *Agent) error {
 	a.Name = strings.TrimSpace(a.Name)
 	if a.Name == "" {
 		return fmt.Errorf("agent name must not be empty: %w", ErrInvalid)
+	}
+	// A name is printed in tables, headers and events: a tab or an escape
+	// sequence in it would forge their layout.
+	for _, r := range a.Name {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return fmt.Errorf("agent name %q holds a control character (%U): %w", a.Name, r, ErrInvalid)
+		}
 	}
 	a.Description = strings.TrimSpace(a.Description)
 	c := &a.Config

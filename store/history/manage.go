@@ -1,0 +1,143 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/jazz-run/jazz/safefile"
+)
+
+// ErrNoConversation matches (errors.Is) a Show or Remove of a
+// conversation the agent does not have.
+var ErrNoConversation = errors.New("no such conversation")
+
+// List returns an agent's conversations, newest first, without their
+// messages. A file that cannot be used is no conversations and a
+// warning, as for Load.
+func (s *Store) List(ctx context.Context, agentID string) ([]Conversation, string, error) {
+	if err := checkIDs(agentID, "-"); err != nil {
+		return nil, "", fmt.Errorf("list conversations: %w", err)
+	}
+	recs, bad, err := s.readFile(ctx, s.Path(agentID))
+	if err != nil {
+		return nil, "", err
+	}
+	warning := ""
+	if bad != nil {
+		warning = bad.why
+	}
+	out := make([]Conversation, 0, len(recs))
+	for _, r := range recs {
+		var c Conversation
+		if json.Unmarshal(r, &c) != nil {
+			continue
+		}
+		if c.MessageCount == 0 {
+			c.MessageCount = len(c.Messages)
+		}
+		c.Messages = nil
+		out = append(out, c)
+	}
+	return out, warning, nil
+}
+
+// Show returns one conversation whole, messages included.
+func (s *Store) Show(ctx context.Context, agentID, convID string) (Conversation, error) {
+	if err := checkIDs(agentID, convID); err != nil {
+		return Conversation{}, fmt.Errorf("show conversation: %w", err)
+	}
+	recs, bad, err := s.readFile(ctx, s.Path(agentID))
+	if err != nil {
+		return Conversation{}, err
+	}
+	if bad != nil {
+		return Conversation{}, errors.New(bad.why)
+	}
+	raw, ok := find(recs, convID)
+	if !ok {
+		return Conversation{}, fmt.Errorf("%w %q", ErrNoConversation, convID)
+	}
+	var c Conversation
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return Conversation{}, fmt.Errorf("conversation %q in %s is unreadable: %w", convID, s.Path(agentID), err)
+	}
+	return c, nil
+}
+
+// Remove deletes one conversation (and nothing else) under the lock.
+func (s *Store) Remove(ctx context.Context, agentID, convID string) error {
+	if err := checkIDs(agentID, convID); err != nil {
+		return fmt.Errorf("remove conversation: %w", err)
+	}
+	if _, err := os.Lstat(s.dir()); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w %q", ErrNoConversation, convID)
+	}
+	unlock, err := s.lock(ctx, filepath.Join(s.dir(), agentID+".lock"))
+	if err != nil {
+		return fmt.Errorf("remove conversation: %w", err)
+	}
+	defer unlock()
+	path := s.Path(agentID)
+	recs, bad, err := s.readFile(ctx, path)
+	if err != nil {
+		return err
+	}
+	if bad != nil {
+		return fmt.Errorf("remove conversation %q: %s", convID, bad.why)
+	}
+	keep := make([]json.RawMessage, 0, len(recs))
+	for _, r := range recs {
+		if id, _ := recordID(r); id != convID {
+			keep = append(keep, r)
+		}
+	}
+	if len(keep) == len(recs) {
+		return fmt.Errorf("%w %q", ErrNoConversation, convID)
+	}
+	data, err := json.Marshal(file{AgentID: agentID, Conversations: keep})
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(path, data); err != nil {
+		return fmt.Errorf("remove conversation %q from %s: %w", convID, path, err)
+	}
+	return nil
+}
+
+// RemoveAll deletes an agent's whole history: its history file, and
+// the work state of its conversations (JAZZ_HOME/work/<agentId>). An
+// agent without either is no error.
+func (s *Store) RemoveAll(ctx context.Context, agentID string) error {
+	if err := checkIDs(agentID, "-"); err != nil {
+		return fmt.Errorf("remove history: %w", err)
+	}
+	if _, err := os.Lstat(s.dir()); errors.Is(err, fs.ErrNotExist) {
+		return s.removeWork(agentID)
+	}
+	if err := safefile.CheckPrivate(s.dir()); err != nil {
+		return fmt.Errorf("remove history: %w", err)
+	}
+	unlock, err := s.lock(ctx, filepath.Join(s.dir(), agentID+".lock"))
+	if err != nil {
+		return fmt.Errorf("remove history: %w", err)
+	}
+	defer unlock()
+	s.removeTempFiles(agentID)
+	if err := os.Remove(s.Path(agentID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove history %s: %w", s.Path(agentID), err)
+	}
+	return s.removeWork(agentID)
+}
+
+func (s *Store) removeWork(agentID string) error {
+	dir := filepath.Join(s.Home, "work", agentID)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove work state %s: %w", dir, err)
+	}
+	return nil
+}

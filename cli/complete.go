@@ -88,6 +88,9 @@ func registerCompletions(root *cobra.Command, d Deps) {
 			c.ValidArgsFunction = oneAgentArg(d)
 		}
 	}
+	for _, sub := range []string{"list", "show", "rm"} {
+		flag(find("conversation", sub), "agent", agentNames(d))
+	}
 	for _, sub := range []string{"create", "update"} {
 		c := find("agent", sub)
 		flag(c, "persona", personaNames(d))

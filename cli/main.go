@@ -157,7 +157,7 @@ func NewRootCmd(d Deps) *cobra.Command {
 	root.PersistentFlags().Bool("no-tui", false, "plain output (always on for jazz run)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err: err, cmd: cmd.CommandPath()} })
 	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d), NewMCPCmd(d), NewVersionCmd(d),
-		NewWorkerCmd(d), NewWorkersCmd(d))
+		NewWorkerCmd(d), NewWorkersCmd(d), NewToolsCmd(d), NewConversationCmd(d))
 	registerCompletions(root, d)
 	describeCommands(root)
 	return root

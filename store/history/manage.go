@@ -16,10 +16,19 @@ import (
 // conversation the agent does not have.
 var ErrNoConversation = errors.New("no such conversation")
 
+// Summary is a conversation without its messages.
+type Summary struct {
+	ConversationID string  `json:"conversationId"`
+	Title          string  `json:"title"`
+	StartedAt      string  `json:"startedAt"`
+	EndedAt        *string `json:"endedAt"`
+	MessageCount   int     `json:"messageCount"`
+}
+
 // List returns an agent's conversations, newest first, without their
 // messages. A file that cannot be used is no conversations and a
 // warning, as for Load.
-func (s *Store) List(ctx context.Context, agentID string) ([]Conversation, string, error) {
+func (s *Store) List(ctx context.Context, agentID string) ([]Summary, string, error) {
 	if err := checkIDs(agentID, "-"); err != nil {
 		return nil, "", fmt.Errorf("list conversations: %w", err)
 	}
@@ -31,7 +40,7 @@ func (s *Store) List(ctx context.Context, agentID string) ([]Conversation, strin
 	if bad != nil {
 		warning = bad.why
 	}
-	out := make([]Conversation, 0, len(recs))
+	out := make([]Summary, 0, len(recs))
 	for _, r := range recs {
 		var c Conversation
 		if json.Unmarshal(r, &c) != nil {
@@ -40,8 +49,7 @@ func (s *Store) List(ctx context.Context, agentID string) ([]Conversation, strin
 		if c.MessageCount == 0 {
 			c.MessageCount = len(c.Messages)
 		}
-		c.Messages = nil
-		out = append(out, c)
+		out = append(out, Summary{ConversationID: c.ConversationID, Title: c.Title, StartedAt: c.StartedAt, EndedAt: c.EndedAt, MessageCount: c.MessageCount})
 	}
 	return out, warning, nil
 }

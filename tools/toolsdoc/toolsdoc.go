@@ -239,3 +239,32 @@ func limitsOf(p map[string]any) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// Arg is one argument of a tool, as the reference lists it.
+type Arg struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Required    bool   `json:"required"`
+	Limits      string `json:"limits,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// Arguments lists a schema's arguments: required first, nested ones as
+// a.b and a[].b (what `jazz tools` prints).
+func Arguments(schema json.RawMessage) []Arg {
+	rows := arguments(schema)
+	out := make([]Arg, len(rows))
+	for i, r := range rows {
+		out[i] = Arg{Name: r.name, Type: r.typ, Required: r.required, Limits: r.limits, Description: strings.Join(strings.Fields(r.desc), " ")}
+	}
+	return out
+}
+
+// Gate says how the gate stands before t: "none", "pair: ...", "before
+// the call".
+func Gate(reg *tools.Registry, t *tools.Tool) string {
+	return strings.ReplaceAll(gateOf(reg, t), "`", "")
+}
+
+// Limit is the time limit of t's calls.
+func Limit(t *tools.Tool) string { return limitOf(t) }

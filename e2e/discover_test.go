@@ -1,0 +1,116 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/jazz-run/jazz/e2e/chatserver"
+)
+
+// Issue 13 item 10: what a user looks for is there to find.
+
+// TestToolsCommand: jazz tools lists every tool with its tier, gate and
+// arguments; --json is one object holding all of it.
+func TestToolsCommand(t *testing.T) {
+	w := newWorld(t, "")
+	r := w.exec("", "tools")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) < 30 || !strings.HasPrefix(lines[0], "TOOL") {
+		t.Fatalf("stdout:\n%s", r.stdout)
+	}
+	row := func(name string) []string {
+		for _, l := range lines {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+				return f
+			}
+		}
+		t.Fatalf("no row for %s:\n%s", name, r.stdout)
+		return nil
+	}
+	if f := row("read_file"); f[1] != "read-only" || f[2] != "no" || !strings.Contains(strings.Join(f, " "), "path*") {
+		t.Errorf("read_file row %v", f)
+	}
+	if f := row("write_file"); f[1] != "high-risk" || f[2] != "yes" {
+		t.Errorf("write_file row %v", f)
+	}
+	if strings.Contains(r.stdout, "execute_write_file") {
+		t.Errorf("a hidden twin is listed")
+	}
+
+	r = w.exec("", "tools", "--json")
+	var doc struct {
+		OK    bool `json:"ok"`
+		Tools []struct {
+			Name      string `json:"name"`
+			Tier      string `json:"tier"`
+			Gated     bool   `json:"gated"`
+			Arguments []struct {
+				Name     string `json:"name"`
+				Required bool   `json:"required"`
+			} `json:"arguments"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || !doc.OK || strings.Count(r.stdout, "\n") != 1 {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	found := false
+	for _, tl := range doc.Tools {
+		if tl.Name == "write_file" {
+			found = tl.Gated && tl.Tier == "high-risk" && len(tl.Arguments) > 0
+		}
+	}
+	if !found || len(doc.Tools) != len(lines)-1 {
+		t.Fatalf("--json lists %d tools (text %d); write_file right: %v", len(doc.Tools), len(lines)-1, found)
+	}
+}
+
+// TestConversationCommands: list, show and rm the conversations jazz run
+// --conversation keeps.
+func TestConversationCommands(t *testing.T) {
+	srv := chatserver.New(answer("first answer"), answer("second answer"))
+	defer srv.Close()
+	w := newWorld(t, srv.URL())
+	w.agent("x", "read_file")
+	for _, c := range []string{"alpha", "beta"} {
+		if r := w.exec("", "run", "--agent", "x", "--conversation", c, "hello "+c); r.code != 0 {
+			t.Fatalf("run: %s", r.stderr)
+		}
+	}
+	r := w.exec("", "conversation", "list", "--agent", "x")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "beta") || !strings.Contains(lines[1], "hello alpha") {
+		t.Fatalf("list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = w.exec("", "conversation", "list", "--agent", "x", "--json")
+	var doc struct {
+		OK            bool `json:"ok"`
+		Conversations []struct {
+			ConversationID string `json:"conversationId"`
+			MessageCount   int    `json:"messageCount"`
+		} `json:"conversations"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || !doc.OK || len(doc.Conversations) != 2 || doc.Conversations[1].MessageCount < 2 {
+		t.Fatalf("list --json: %v %s", err, r.stdout)
+	}
+	r = w.exec("", "conversation", "show", "--agent", "x", "alpha")
+	if r.code != 0 || !strings.Contains(r.stdout, "first answer") || !strings.Contains(r.stdout, `"hello alpha"`) {
+		t.Fatalf("show: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = w.exec("", "conversation", "rm", "--agent", "x", "alpha"); r.code != 0 {
+		t.Fatalf("rm: %s", r.stderr)
+	}
+	r = w.exec("", "conversation", "show", "--agent", "x", "alpha")
+	if r.code != 1 || !strings.Contains(r.stderr, `no such conversation "alpha"`) {
+		t.Fatalf("show after rm: exit %d %s", r.code, r.stderr)
+	}
+	if r = w.exec("", "conversation", "list", "--agent", "x"); strings.Contains(r.stdout, "alpha") || !strings.Contains(r.stdout, "beta") {
+		t.Fatalf("list after rm:\n%s", r.stdout)
+	}
+	if r = w.exec("", "conversation", "list"); r.code != 1 || !strings.Contains(r.stderr, "--agent") {
+		t.Fatalf("list without --agent: exit %d %s", r.code, r.stderr)
+	}
+}

@@ -69,10 +69,22 @@ type Config struct {
 // no agent.
 var ErrNotFound = errors.New("agent not found")
 
-// NotFoundError is the error for an unknown agent id or name.
-type NotFoundError struct{ ID string }
+// NotFoundError is the error for an unknown agent id or name. Unreadable
+// lists the agent files a lookup by name could not read: one of them may
+// be the agent meant, so the error names them rather than hide them.
+type NotFoundError struct {
+	ID         string
+	Unreadable []string
+}
 
-func (e *NotFoundError) Error() string { return "No agent found with ID: " + e.ID }
+func (e *NotFoundError) Error() string {
+	msg := "No agent found with ID: " + e.ID
+	if len(e.Unreadable) > 0 {
+		msg += fmt.Sprintf(". %d agent file(s) could not be read, and the agent may be among them: %s",
+			len(e.Unreadable), strings.Join(e.Unreadable, "; "))
+	}
+	return msg
+}
 
 // Is makes errors.Is(err, ErrNotFound) true.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
@@ -164,7 +176,7 @@ func (s *Store) Lookup(ctx context.Context, idOrName string) (Agent, error) {
 			return Agent{}, err
 		}
 	}
-	all, _, err := s.List(ctx)
+	all, unreadable, err := s.list(ctx)
 	if err != nil {
 		return Agent{}, err
 	}
@@ -173,12 +185,22 @@ func (s *Store) Lookup(ctx context.Context, idOrName string) (Agent, error) {
 			return a, nil
 		}
 	}
-	return Agent{}, &NotFoundError{ID: idOrName}
+	return Agent{}, &NotFoundError{ID: idOrName, Unreadable: unreadable}
 }
 
 // List returns every readable agent, sorted by name. A corrupt file is
 // skipped with a warning; a missing agents directory is an empty list.
 func (s *Store) List(ctx context.Context) ([]Agent, []string, error) {
+	out, unreadable, err := s.list(ctx)
+	warnings := make([]string, len(unreadable))
+	for i, u := range unreadable {
+		warnings[i] = "skipping agent file: " + u
+	}
+	return out, warnings, err
+}
+
+// list is List with the reasons files were skipped, bare.
+func (s *Store) list(ctx context.Context) ([]Agent, []string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -194,7 +216,7 @@ func (s *Store) List(ctx context.Context) ([]Agent, []string, error) {
 		return nil, nil, fmt.Errorf("list agents: %w", err)
 	}
 	var out []Agent
-	var warnings []string
+	var unreadable []string
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
@@ -202,7 +224,7 @@ func (s *Store) List(ctx context.Context) ([]Agent, []string, error) {
 		}
 		a, err := s.read(ctx, filepath.Join(s.dir(), name))
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("skipping agent file: %v", err))
+			unreadable = append(unreadable, err.Error())
 			continue
 		}
 		out = append(out, a)
@@ -213,7 +235,7 @@ func (s *Store) List(ctx context.Context) ([]Agent, []string, error) {
 		}
 		return out[i].ID < out[j].ID
 	})
-	return out, warnings, nil
+	return out, unreadable, nil
 }
 
 // Delete removes the agent with this id or name.

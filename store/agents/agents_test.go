@@ -170,8 +170,24 @@ func TestLookupListDelete(t *testing.T) {
 	})
 	t.Run("unknown", func(t *testing.T) {
 		_, err := s.Lookup(ctx, "ghost")
-		if err == nil || err.Error() != "No agent found with ID: ghost" || !errors.Is(err, ErrNotFound) {
+		if err == nil || !strings.HasPrefix(err.Error(), "No agent found with ID: ghost") || !errors.Is(err, ErrNotFound) {
 			t.Fatalf("err = %v", err)
+		}
+		if _, err := newStore(t).Lookup(ctx, "ghost"); err == nil || err.Error() != "No agent found with ID: ghost" {
+			t.Fatalf("empty store: err = %v", err)
+		}
+	})
+	t.Run("a name an unreadable file may hold is not hidden", func(t *testing.T) {
+		// badtools.json names its agent "t" but breaks a rule: looking "t"
+		// up must say so, not only that no agent exists.
+		_, err := s.Lookup(ctx, "t")
+		if err == nil || !errors.Is(err, ErrNotFound) {
+			t.Fatalf("err = %v", err)
+		}
+		for _, f := range []string{"badtools.json", "broken.json", "could not be read"} {
+			if !strings.Contains(err.Error(), f) {
+				t.Fatalf("error does not mention %s: %v", f, err)
+			}
 		}
 	})
 	t.Run("corrupt file is a clear error", func(t *testing.T) {

@@ -166,7 +166,7 @@ func (g *gen) shape(w string) string {
 	if w == "" {
 		return w
 	}
-	switch g.n(14) {
+	switch g.n(16) {
 	case 0:
 		return "'" + w + "'"
 	case 1:
@@ -193,6 +193,12 @@ func (g *gen) shape(w string) string {
 		return `"$x"` + w
 	case 12:
 		return w[:1] + "''" + w[1:]
+	case 13:
+		// A word with a space in it, naming a program in a directory
+		// called like w (the fixture has one for every program).
+		return `"` + w + ` /.bin/x"`
+	case 14:
+		return w + `\ `
 	default:
 		return "[" + w[:1] + "]" + w[1:]
 	}

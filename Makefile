@@ -6,7 +6,7 @@ GO      ?= go
 BIN     := bin/jazz
 DEMO_HOME ?= $(CURDIR)/.demo-home
 
-.PHONY: all build demo test vet fmt-check cross bench bench-go clean
+.PHONY: all build demo test vet fmt-check cross bench bench-go bench-scale cluster clean
 
 all: build
 
@@ -43,6 +43,17 @@ cross:
 bench: build
 	$(GO) test -p 1 -timeout 20m -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./bench/harness -bin $(BIN)
+
+# Worker pools: 1, 2, 4 and 8 `jazz worker` processes on a local 3-node
+# cluster; writes docs/bench-scale.md (table) and docs/bench-scale.png.
+bench-scale: build
+	$(GO) run ./bench/scale -bin $(BIN) -out docs
+
+# A local 3-node NATS cluster (JetStream replicated) on 127.0.0.1 for
+# trying worker pools by hand, in JAZZ_HOME (default ~/.jazz); Ctrl-C
+# stops it.
+cluster: build
+	./$(BIN) bus cluster --nodes 3
 
 clean:
 	rm -rf bin $(DEMO_HOME)

@@ -478,7 +478,7 @@ func (a *Agent) dispatch(c *actor.Context) {
 		report := func(rc *actor.Context, f supervisor.Failure) {
 			rc.Send(self, messages.ActorFailed{Place: place, Actor: f.Actor, Reason: f.Reason, Role: messages.RoleCall})
 		}
-		producer := faults.Wrap[messages.ToolCallRequested](toolactors.New(deps), a.cfg.Faults != nil && a.cfg.Faults.Call, "tool call actor")
+		producer := faults.Wrap[messages.ToolCallRequested](toolactors.New(deps), a.cfg.Faults, a.cfg.Faults != nil && a.cfg.Faults.Call, "tool call actor")
 		pid := c.Engine().Spawn(producer, "call",
 			actor.WithID(fmt.Sprintf("%s-%d-%d", c.PID().ID, a.iteration, a.nextCall)),
 			actor.WithMiddleware(supervisor.Recover(place, report)), actor.WithInboxSize(16))
@@ -586,7 +586,9 @@ func (a *Agent) stopped(c *actor.Context) {
 	if strings.TrimSpace(a.partial) != "" {
 		a.texts = append(a.texts, a.partial)
 	}
-	a.finish(c, messages.RunFinished{OK: false, Error: a.stopping, Answer: a.partial})
+	// The partial answer: everything the model wrote so far, the text
+	// streamed before the stop included (agent-loop.md §2.6).
+	a.finish(c, messages.RunFinished{OK: false, Error: a.stopping, Answer: strings.Join(nonEmpty(a.texts), "\n\n")})
 }
 
 func (a *Agent) endToolPhase(c *actor.Context) {

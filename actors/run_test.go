@@ -74,11 +74,11 @@ func startRoot(t *testing.T, o rootOptions) *rootRig {
 	t.Cleanup(cancel)
 	r.root = e.Spawn(actors.NewRun(actors.RunConfig{
 		Place: r.place,
-		Gate:  faults.Wrap[messages.ApprovalRequired](gate, o.plan != nil && o.plan.Gate, "approval gate"),
+		Gate:  faults.Wrap[messages.ApprovalRequired](gate, o.plan, o.plan != nil && o.plan.Gate, "approval gate"),
 		Agent: func(gate, root *actor.PID) actor.Producer {
 			cfg := actors.Config{Place: r.place, Model: "m", Call: o.caller, Registry: o.reg, Gate: gate, Root: root,
 				Env: &tools.Env{WorkDir: o.cwd}, Events: em, MaxIterations: 10, Ctx: ctx, Faults: o.plan, Stream: o.stream}
-			return faults.Wrap[messages.RunRequested](actors.New(cfg), o.plan != nil && o.plan.Agent, "agent")
+			return faults.Wrap[messages.RunRequested](actors.New(cfg), o.plan, o.plan != nil && o.plan.Agent, "agent")
 		},
 		Request:  messages.RunRequested{Place: r.place, Prompt: "go"},
 		Budget:   o.budget,

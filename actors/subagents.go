@@ -568,7 +568,7 @@ func (s *childSupervisor) Receive(c *actor.Context) {
 }
 
 func (s *childSupervisor) start(c *actor.Context) {
-	producer := faults.Wrap[messages.RunRequested](New(s.cfg), s.cfg.Faults != nil && s.cfg.Faults.Subagent, "sub-agent")
+	producer := faults.Wrap[messages.RunRequested](New(s.cfg), s.cfg.Faults, s.cfg.Faults != nil && s.cfg.Faults.Subagent, "sub-agent")
 	s.agent = c.SpawnChild(producer, "agent", actor.WithID(fmt.Sprintf("a%d", s.restarts)),
 		actor.WithMiddleware(supervisor.Recover(s.cfg.Place, nil)), actor.WithInboxSize(childInbox))
 	c.Send(s.agent, messages.RunRequested{Place: s.cfg.Place, Trace: s.trace.Clone(), Prompt: s.prompt, History: s.history})

@@ -191,7 +191,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 			r.stream = r.sink.Stream()
 		}
 		if o.Faults != nil && o.Faults.Sink {
-			r.sink.Hook(func(messages.Event) { faults.Panic(true, "event sink") })
+			r.sink.Hook(func(messages.Event) { faults.Panic(o.Faults, true, "event sink") })
 		}
 		if err := r.sink.Attach(ctx, r.bus, runID, func(reason string) {
 			toRoot(messages.ActorFailed{Place: place, Actor: "sink", Reason: reason, Role: messages.RoleSink})
@@ -304,7 +304,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	agentCfg.Deadline = r.dl
 	rootCfg := actors.RunConfig{
 		Place: place,
-		Gate:  faults.Wrap[messages.ApprovalRequired](policy.watch(gateactor.New(gateCfg)), o.Faults != nil && o.Faults.Gate, "approval gate"),
+		Gate:  faults.Wrap[messages.ApprovalRequired](policy.watch(gateactor.New(gateCfg)), o.Faults, o.Faults != nil && o.Faults.Gate, "approval gate"),
 		Agent: func(gate, rootPID *actor.PID) actor.Producer {
 			cfg := agentCfg
 			cfg.Gate, cfg.Root = gate, rootPID
@@ -322,7 +322,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 				}
 				s.Runner = pool // children run on the pool's workers
 			}
-			return faults.Wrap[messages.RunRequested](actors.New(cfg), o.Faults != nil && o.Faults.Agent, "agent")
+			return faults.Wrap[messages.RunRequested](actors.New(cfg), o.Faults, o.Faults != nil && o.Faults.Agent, "agent")
 		},
 		Request: messages.RunRequested{Place: place, Trace: telemetry.Inject(spanCtx), Prompt: o.Prompt, History: prior},
 		Budget:  teardownBudget(o) - closeReserve,

@@ -26,9 +26,12 @@ type successEnvelope struct {
 // runFailureEnvelope is the --json failure shape of `jazz run`: the
 // failure envelope plus what the run did before it failed.
 type runFailureEnvelope struct {
-	OK         bool           `json:"ok"`
-	Error      string         `json:"error"`
-	StopReason string         `json:"stopReason"`
+	OK         bool   `json:"ok"`
+	Error      string `json:"error"`
+	StopReason string `json:"stopReason"`
+	// Answer is what an interrupted or failed run wrote before it ended
+	// (its partial answer); omitted when it wrote nothing.
+	Answer     string         `json:"answer,omitempty"`
 	CostUSD    float64        `json:"costUSD"`
 	TokenUsage usageView      `json:"tokenUsage"`
 	ToolCalls  []toolCallView `json:"toolCalls"`
@@ -78,7 +81,7 @@ func successOf(f messages.RunFinished, cost float64) successEnvelope {
 // writeRunFailure prints a failed run's envelope: msg, and what the run
 // (if it started) spent and did; f is zero for a run that never started.
 func writeRunFailure(w io.Writer, msg string, f messages.RunFinished, cost float64) {
-	b, _ := json.Marshal(runFailureEnvelope{OK: false, Error: msg, StopReason: stopReasonOr(f.StopReason, messages.StopError),
+	b, _ := json.Marshal(runFailureEnvelope{OK: false, Error: msg, StopReason: stopReasonOr(f.StopReason, messages.StopError), Answer: f.Answer,
 		CostUSD: cost, TokenUsage: usageOf(f.Usage), ToolCalls: callViews(f.ToolCalls), Declined: callViews(f.Declined)})
 	_, _ = w.Write(append(b, '\n'))
 }

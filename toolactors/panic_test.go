@@ -65,7 +65,7 @@ func TestCallActorPanics(t *testing.T) {
 					report := func(rc *actor.Context, f supervisor.Failure) {
 						rc.Send(self, messages.ActorFailed{Place: p, Actor: f.Actor, Reason: f.Reason})
 					}
-					producer := faults.Wrap[messages.ToolCallRequested](toolactors.New(deps), c.crash, "tool call actor")
+					producer := faults.Wrap[messages.ToolCallRequested](toolactors.New(deps), nil, c.crash, "tool call actor")
 					pid := ctx.Engine().Spawn(producer, "call", actor.WithMiddleware(supervisor.Recover(p, report)))
 					ctx.Send(pid, messages.ToolCallRequested{Place: p, Call: messages.ToolCall{ID: "call_1", Name: c.tool, Arguments: "{}"}})
 				case messages.ToolResultReady, messages.ActorFailed:

@@ -48,6 +48,9 @@ type Turn struct {
 	// Stall sends the response headers (and, streaming, one chunk) then
 	// blocks until the client goes away.
 	Stall bool
+	// Partial, when streaming, is sent as content chunks before a Stall:
+	// a model cut off mid-answer.
+	Partial string
 	// Usage, when set, is sent verbatim as the response's usage object
 	// (any figures, negative or absurd ones included); NoUsage sends none.
 	Usage   map[string]any
@@ -279,6 +282,9 @@ func writeStream(w http.ResponseWriter, r *http.Request, model string, n int, t 
 	}
 	send(choice(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil))
 	if t.Stall {
+		for _, piece := range split(t.Partial, 3) {
+			send(choice(map[string]any{"content": piece}, nil))
+		}
 		<-r.Context().Done()
 		return
 	}

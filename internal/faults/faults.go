@@ -24,32 +24,45 @@ type Plan struct {
 	Subagent bool
 	// Sink panics on the first event it renders.
 	Sink bool
+	// Fired, when set, is told what is about to crash, just before the
+	// panic: the fault tests time the run's end from it.
+	Fired func(what string)
 }
 
-// Wrap returns p unchanged unless on; else a producer whose actors panic,
-// naming what, on the first message of type T they receive.
-func Wrap[T any](p actor.Producer, on bool, what string) actor.Producer {
-	if !on {
-		return p
+// crash panics, naming what, after telling p.Fired.
+func (p *Plan) crash(what string) {
+	if p != nil && p.Fired != nil {
+		p.Fired(what)
 	}
-	return func() actor.Receiver { return &crasher[T]{next: p(), what: what} }
+	panic(fmt.Sprintf("injected fault in the %s", what))
+}
+
+// Wrap returns prod unchanged unless on (a field of plan); else a
+// producer whose actors panic, naming what, on the first message of type
+// T they receive.
+func Wrap[T any](prod actor.Producer, plan *Plan, on bool, what string) actor.Producer {
+	if !on {
+		return prod
+	}
+	return func() actor.Receiver { return &crasher[T]{next: prod(), plan: plan, what: what} }
 }
 
 type crasher[T any] struct {
 	next actor.Receiver
+	plan *Plan
 	what string
 }
 
 func (c *crasher[T]) Receive(ctx *actor.Context) {
 	if _, ok := ctx.Message().(T); ok {
-		panic(fmt.Sprintf("injected fault in the %s", c.what))
+		c.plan.crash(c.what)
 	}
 	c.next.Receive(ctx)
 }
 
 // Panic panics, naming what, when on: for code that is not an actor.
-func Panic(on bool, what string) {
+func Panic(plan *Plan, on bool, what string) {
 	if on {
-		panic(fmt.Sprintf("injected fault in the %s", what))
+		plan.crash(what)
 	}
 }

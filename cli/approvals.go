@@ -68,6 +68,11 @@ func (c *approverConn) open(ctx context.Context, sign bool) error {
 	if err != nil {
 		return err
 	}
+	// The approver's seeds, the server's address and pin, and the audit
+	// log live here: one another user could change is not trusted.
+	if err := config.CheckHome(home); err != nil {
+		return err
+	}
 	c.home = home
 	o := busclient.Options{URL: c.url, Creds: c.creds, Nkey: c.nkey, CA: c.ca, TLSPin: c.pin, Name: "jazz-approvals",
 		ReconnectFor: 30 * time.Second}.WithEnv(c.d.Getenv)

@@ -77,14 +77,16 @@ func TestFilesOthersCouldWrite(t *testing.T) {
 }
 
 // TestBusRefusesHomeOthersCouldWrite: the bus commands write identities
-// (seeds) into JAZZ_HOME and the server trusts what they list, so they
-// refuse a JAZZ_HOME another user could change, as jazz run does, and
-// write nothing there.
+// (seeds) into JAZZ_HOME and the server trusts what they list, and the
+// approvals CLI reads an approver's seed and the server's pin there, so
+// they refuse a JAZZ_HOME another user could change, as jazz run does,
+// and write nothing there.
 func TestBusRefusesHomeOthersCouldWrite(t *testing.T) {
 	for _, args := range [][]string{
 		{"bus", "add-approver", "alice"},
 		{"bus", "add-worker", "w1"},
 		{"bus", "serve", "--port", "-1"},
+		{"approvals", "list", "--nats-url", "nats://127.0.0.1:1"},
 	} {
 		t.Run(args[1], func(t *testing.T) {
 			w := newWorld(t, "http://127.0.0.1:1")

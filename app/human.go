@@ -118,24 +118,43 @@ func runStart(o RunOptions, place messages.Place, convID string) messages.Event 
 	return ev
 }
 
-// turnMessages splits a run's transcript (system message, the prior
-// conversation it was given, then this turn) into the whole of it and this
-// turn's part. With no transcript the turn is {user: prompt} and
-// {assistant: answer}.
-func turnMessages(transcript []messages.ChatMessage, prior int, prompt, answer string) (full, added []messages.ChatMessage) {
+// turnMessages splits a run's transcript into the whole of it (for a new
+// record) and this turn's part (appended to an existing one). This turn
+// starts at its prompt: the last plain user message, since nothing the
+// loop stores after it is one (meltdown notices, summaries and the
+// preamble are marked by Kind). The work-state preamble is never stored:
+// each resume builds a fresh one. A summary made during the turn is not
+// appended either (the record keeps what it summarized; the journal keeps
+// the summary). When the prompt itself was compacted away, the turn is
+// {user: prompt} and what follows the last summary. With no transcript the
+// turn is {user: prompt} and {assistant: answer}.
+func turnMessages(transcript []messages.ChatMessage, prompt, answer string) (full, added []messages.ChatMessage) {
 	if len(transcript) == 0 {
 		added = []messages.ChatMessage{{Role: messages.RoleUser, Content: prompt}, {Role: messages.RoleAssistant, Content: answer}}
 		return added, added
 	}
-	skip := prior
 	for _, m := range transcript {
-		if m.Role != messages.RoleSystem {
-			break
+		if m.Kind != messages.KindPreamble {
+			full = append(full, m)
 		}
-		skip++
 	}
-	if skip > len(transcript) {
-		skip = len(transcript)
+	start, lastSummary := -1, -1
+	for i := len(full) - 1; i >= 0 && start < 0; i-- {
+		switch {
+		case full[i].Role == messages.RoleUser && full[i].Kind == "":
+			start = i
+		case full[i].Kind == messages.KindSummary && lastSummary < 0:
+			lastSummary = i
+		}
 	}
-	return transcript, transcript[skip:]
+	if start < 0 {
+		added = append([]messages.ChatMessage{{Role: messages.RoleUser, Content: prompt}}, full[lastSummary+1:]...)
+		return full, added
+	}
+	for _, m := range full[start:] {
+		if m.Kind != messages.KindSummary {
+			added = append(added, m)
+		}
+	}
+	return full, added
 }

@@ -66,6 +66,9 @@ type RunOptions struct {
 	Getenv     func(string) string
 	Cwd        string
 	RetrySleep func(ctx context.Context, d time.Duration) error
+	// Timezone is the run's IANA timezone (--timezone) for get_time; ""
+	// is UTC.
+	Timezone string
 	// History is prior conversation passed inline (no memory key).
 	History []messages.ChatMessage
 	// Traceparent (--traceparent) makes the run a child of the caller's
@@ -157,7 +160,24 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 
 // openModel opens provider name for model with the agent's and the
 // config's keys and settings for that provider.
+// Its HTTP client carries the run's model-call bounds (modelLimits).
 func openModel(ctx context.Context, o RunOptions, getenv func(string) string, name, model string) (provider.Provider, error) {
+	s := providerSettings(o, getenv, name)
+	l, err := modelLimits(o.Config)
+	if err != nil {
+		return nil, err
+	}
+	s.HTTPClient = httpClient(l, getenv)
+	p, err := registry.Open(ctx, name, model, s)
+	if err != nil {
+		return nil, fmt.Errorf("open provider %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// providerSettings are the agent's and the config's keys and settings
+// for provider name.
+func providerSettings(o RunOptions, getenv func(string) string, name string) registry.Settings {
 	s := registry.Settings{Getenv: getenv, ReplayDir: o.Config.Home + "/replay"}
 	if k := o.Agent.Config.LLMAPIKeys[name]; k != "" {
 		s.APIKey = k
@@ -172,9 +192,5 @@ func openModel(ctx context.Context, o RunOptions, getenv func(string) string, na
 	if o.Agent.Config.NumCtx != nil {
 		s.NumCtx = *o.Agent.Config.NumCtx
 	}
-	p, err := registry.Open(ctx, name, model, s)
-	if err != nil {
-		return nil, fmt.Errorf("open provider %s: %w", name, err)
-	}
-	return p, nil
+	return s
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jazz-run/jazz/actors"
 	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/busclient"
+	"github.com/jazz-run/jazz/catalog"
 	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/gateactor"
@@ -21,7 +22,6 @@ import (
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/pricing"
 	"github.com/jazz-run/jazz/provider"
-	"github.com/jazz-run/jazz/provider/retry"
 	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/store/history"
 	"github.com/jazz-run/jazz/supervisor"
@@ -45,11 +45,13 @@ type Run struct {
 	asker  tools.Asker
 	// secrets are what the run knows of its own secrets (see runSecrets).
 	secrets *secrets.Set
+	// catalog knows the models' windows and prices (the cache or the
+	// embedded snapshot).
+	catalog *catalog.Catalog
 	tel     *telemetry.Telemetry
 	span    telemetry.RunSpan
 	dl      *deadline.Deadline
 	prompt  string
-	prior   int
 	hist    *history.Store
 	// cancel ends the run's context: handlers and model calls stop.
 	cancel context.CancelFunc
@@ -145,7 +147,6 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 			return err
 		}
 	}
-	r.prior = len(prior)
 
 	// The run's context is its own: the caller's ctx ending stops the run
 	// in order (the root's teardown), and only then is this cancelled.
@@ -287,7 +288,24 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	}
 	r.detach = append(r.detach, detachHuman)
 
+	warnRun := func(msg string) { warn("", msg) }
+	if pm, ok := preamble(loadCtx, o, r.secrets, warnRun); ok {
+		prior = append(prior, pm) // never saved: rebuilt at every resume
+	}
+	cs, err := prepareContext(loadCtx, o, getenv, warnRun)
+	if err != nil {
+		return err
+	}
+	if cs.refresh != nil {
+		go cs.refresh(runCtx)
+	}
+	r.catalog = cs.catalog
 	agentCfg := r.agentConfig(prov, eff, emitter, warn, runCtx, convID, getenv)
+	if agentCfg.Context, err = r.contextConfig(loadCtx, cs, agentCfg.Call, emitter, warn, getenv); err != nil {
+		return err
+	}
+	agentCfg.SystemPrompt += projectInstructions(loadCtx, o, getenv("HOME"), r.secrets, warnRun)
+	agentCfg.Env.Timezone = o.Timezone
 	policy := newPolicyDial(o.Policy)
 	agentCfg.Env.Policy = policy.policyFunc()
 	// The root span: from here on the run always reaches span.End.
@@ -356,27 +374,10 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 func (r *Run) agentConfig(prov provider.Provider, reg *tools.Registry, emitter *events.Emitter, warn func(agent, msg string),
 	runCtx context.Context, convID string, getenv func(string) string) actors.Config {
 	o, place := r.opts, r.place
-	price, priced := pricing.Lookup(o.Agent.Config.LLMProvider, o.Agent.Config.LLMModel, o.Config.Pricing)
-	attempts := 1 + o.Config.MaxRetries
+	price, priced := pricing.LookupIn(r.catalog, o.Agent.Config.LLMProvider, o.Agent.Config.LLMModel, o.Config.Pricing)
 	agentName := o.Agent.Name
 	tel := r.tel
-	call := func(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (provider.Response, error) {
-		return retry.Chat(ctx, prov, req, onDelta, retry.Options{
-			Attempts: attempts,
-			Sleep:    o.RetrySleep,
-			Notify: func(n retry.Notice) {
-				// ctx is the chat span's: the retry nests under it.
-				tel.RecordRetry(ctx, telemetry.RetryInfo{System: o.Agent.Config.LLMProvider, Model: req.Model,
-					Attempt: n.Attempt, Err: errText(n.Err), DelayMs: n.Delay.Milliseconds()})
-				if n.Reason != "" {
-					warn("", n.Message(agentName))
-				}
-				emitter.Emit(messages.Event{Type: messages.EventErrorType, Place: place,
-					Err:         &messages.EventError{Name: "ProviderError", Message: n.Err.Error()},
-					Recoverable: messages.Ptr(true)})
-			},
-		})
-	}
+	call := r.caller(prov, o.Agent.Config.LLMProvider, emitter, warn)
 	pricer := func(u messages.Usage) (float64, bool) {
 		if !priced {
 			return 0, false
@@ -507,7 +508,7 @@ func (r *Run) supervise(ctx context.Context) {
 func (r *Run) save(f messages.RunFinished) error {
 	ctx, done := context.WithTimeout(context.Background(), 10*time.Second)
 	defer done()
-	full, added := turnMessages(f.Transcript, r.prior, r.prompt, f.Answer)
+	full, added := turnMessages(f.Transcript, r.prompt, f.Answer)
 	if err := r.hist.Append(ctx, r.opts.Agent.ID, r.opts.Conversation, r.prompt, full, added); err != nil {
 		return fmt.Errorf("save conversation %q: %w", r.opts.Conversation, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/gittools"
 	"github.com/jazz-run/jazz/tools/readtools"
+	"github.com/jazz-run/jazz/tools/sessiontools"
 	"github.com/jazz-run/jazz/tools/shelltool"
 	"github.com/jazz-run/jazz/tools/webtools"
 	"github.com/jazz-run/jazz/tools/writetools"
@@ -23,6 +24,7 @@ func BuiltinRegistry(o RunOptions) (*tools.Registry, error) {
 	all = append(all, writetools.Tools()...)
 	all = append(all, shelltool.Tools(shelltool.Options{})...)
 	all = append(all, gittools.Tools(gittools.Options{})...)
+	all = append(all, sessiontools.Tools()...)
 	// JAZZ_NET_ALLOW: ranges the user lets the web tools reach despite
 	// the address rules; neither the model nor a project config sets it.
 	getenv := getenvOf(o)

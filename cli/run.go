@@ -317,6 +317,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		Getenv:        getenv,
 		Cwd:           d.Cwd,
 		Traceparent:   o.Traceparent,
+		Timezone:      o.Timezone,
 		RemotePool:    remotePool,
 		Faults:        d.Faults,
 		RunID:         runID,

@@ -120,6 +120,7 @@ func (w *world) environ() []string {
 		"OPENAI_BASE_URL=" + w.baseURL,
 		"OPENAI_API_KEY=test",
 		"NO_COLOR=1",
+		"JAZZ_OFFLINE=1", // no catalog fetch: tests reach 127.0.0.1 only
 	}
 	return append(env, w.env...)
 }

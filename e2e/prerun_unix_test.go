@@ -152,6 +152,9 @@ func TestOversizeConversationIsBounded(t *testing.T) {
 	srv := chatserver.NewFunc(func(int, chatserver.Request) chatserver.Turn { return answer("ok") })
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
+	// What is loaded is the point here: with context management on, a
+	// history this far over the window would first be compacted.
+	w.env = append(w.env, "JAZZ_CONTEXT_MANAGEMENT=off")
 	id := w.agent("x", "read_file")
 	filler := strings.Repeat("x", 64<<10)
 	var msgs []map[string]any

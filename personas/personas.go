@@ -66,10 +66,12 @@ func Builtins() map[string]Persona {
 			SystemPrompt: "You are working as a researcher. Find and read what the task needs, cite the files and lines " +
 				"you rely on, separate facts from guesses, and do not change anything.",
 			// Mutations are withheld (tool-schemas.md: write, shell and
-			// git mutations, and http_request, which may POST), whatever
+			// git mutations, http_request, which may POST, and the
+			// low-risk session tools, which write work state), whatever
 			// the parent holds.
 			Deny: []string{"write_file", "edit_file", "mkdir", "rm", "mv", "cp", "execute_command",
-				"git_add", "git_commit", "git_push", "git_pull", "git_checkout", "git_merge", "git_rm", "git_tag", "http_request"},
+				"git_add", "git_commit", "git_push", "git_pull", "git_checkout", "git_merge", "git_rm", "git_tag", "http_request",
+				"manage_todos", "update_task_state", "update_work_state"},
 		},
 	}
 }

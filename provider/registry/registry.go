@@ -143,13 +143,7 @@ func Open(ctx context.Context, name, model string, s Settings) (provider.Provide
 
 	// A base URL that cannot work is the user's to fix, now: no retry
 	// would ever reach it.
-	base, from := strings.TrimSpace(s.BaseURL), "llm."+name+".base_url in the config"
-	if base == "" && v.urlEnv != "" {
-		base, from = strings.TrimSpace(getenv(v.urlEnv)), v.urlEnv
-	}
-	if base == "" {
-		base = v.baseURL
-	}
+	base, from := baseURL(name, v, s, getenv)
 	if err := provider.CheckBaseURL(base, from); err != nil {
 		return nil, err
 	}
@@ -179,6 +173,38 @@ func Open(ctx context.Context, name, model string, s Settings) (provider.Provide
 	}
 	return openai.New(opts), nil
 }
+
+// BaseURL is the endpoint name is reached at under s: config
+// `llm.<p>.base_url`, else the provider's env var, else its default ("" for
+// an unknown provider). Ollama's is in OLLAMA_BASE_URL's form (…/api).
+func BaseURL(name string, s Settings) string {
+	v, ok := vendors()[name]
+	if !ok {
+		return ""
+	}
+	getenv := s.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	base, _ := baseURL(name, v, s, getenv)
+	return base
+}
+
+// baseURL is the endpoint and where it came from (for the error that
+// says it cannot work).
+func baseURL(name string, v vendor, s Settings, getenv func(string) string) (base, from string) {
+	base, from = strings.TrimSpace(s.BaseURL), "llm."+name+".base_url in the config"
+	if base == "" && v.urlEnv != "" {
+		base, from = strings.TrimSpace(getenv(v.urlEnv)), v.urlEnv
+	}
+	if base == "" {
+		base = v.baseURL
+	}
+	return base, from
+}
+
+// Local says whether name is a local model server (ollama, llamacpp).
+func Local(name string) bool { return vendors()[name].local }
 
 // OllamaOpenAIBase derives Ollama's OpenAI-compatible root from its
 // OLLAMA_BASE_URL form (`http://host:11434/api`, `/api` optional):

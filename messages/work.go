@@ -152,6 +152,10 @@ type WorkEvent struct {
 	Attempt int             `json:"attempt"`
 	Event   json.RawMessage `json:"event"`
 	Trace   Trace           `json:"trace,omitempty"`
+	// Seq numbers the attempt's events from 1: events are core messages
+	// and the result comes through the stream, so the runner counts what
+	// it heard against WorkResult.Events.
+	Seq int `json:"seq,omitempty"`
 }
 
 // WorkApproval carries a gated call of the task to the submitter's gate:
@@ -191,6 +195,10 @@ type WorkResult struct {
 	// NotRetried: the worker refused a redelivered task because an
 	// earlier attempt had started a gated action.
 	NotRetried bool `json:"notRetried,omitempty"`
+	// Events is how many events the attempt published before its result:
+	// the runner waits a moment for any still on their way, so the last
+	// events of a run (tool_execution_complete) are not lost behind it.
+	Events int `json:"events,omitempty"`
 }
 
 // WorkCancel is the durable record that a task must stop: the worker

@@ -222,7 +222,17 @@ type remote struct {
 	// atGate are the requests the root gate has now, by tool name.
 	atGate   map[[2]int]string
 	busyDone func()
+	// heard counts the current attempt's events; a result that says more
+	// were sent waits in ending until they arrive or settle fires.
+	heard  int
+	ending *messages.WorkResult
+	settle <-chan time.Time
 }
+
+// eventSettle bounds the wait for events a result says are on their way:
+// they travel beside it, not behind it, and a lost one must not hold the
+// run.
+const eventSettle = 2 * time.Second
 
 func (t *remote) deliver(m inbound) {
 	select {
@@ -308,13 +318,24 @@ func (t *remote) run(ctx context.Context, task messages.WorkTask, timeout time.D
 	for {
 		select {
 		case <-ctx.Done():
+			if t.ending != nil {
+				return t.finished(*t.ending) // it had ended: only events were missing
+			}
 			return t.stop(supervisor.FailCancelled, "stopped: the run is stopping")
 		case <-timer:
+			if t.ending != nil {
+				return t.finished(*t.ending)
+			}
 			return t.stop(supervisor.FailTimeout, fmt.Sprintf("timed out after %s", timeout))
 		case <-tick.C:
+			if t.ending != nil {
+				continue // the worker is done and may stop its heartbeat
+			}
 			if o, end := t.checkLease(); end {
 				return o
 			}
+		case <-t.settle:
+			return t.finished(*t.ending)
 		case m := <-t.in:
 			if o, end := t.handle(m); end {
 				return o
@@ -382,7 +403,11 @@ func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
 			return o, end
 		}
 		t.lastBeat = time.Now()
+		t.heard++
 		t.event(e)
+		if t.ending != nil && t.heard >= t.ending.Events {
+			return t.finished(*t.ending), true
+		}
 	case messages.WorkKindApproval, messages.WorkKindAsk:
 		a, err := messages.Decode[messages.WorkApproval](m.data)
 		if err != nil || a.TaskID != t.id {
@@ -400,6 +425,14 @@ func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
 		}
 		if o, end := t.claimed(m.worker, r.Attempt); end || !t.from(m.worker, r.Attempt) {
 			return o, end
+		}
+		if t.heard < r.Events && t.ending == nil {
+			t.ending = &r
+			t.settle = time.After(eventSettle)
+			return actors.ChildOutcome{}, false
+		}
+		if t.ending != nil {
+			return actors.ChildOutcome{}, false // a repeated result
 		}
 		return t.finished(r), true
 	}
@@ -429,6 +462,7 @@ func (t *remote) claimed(worker string, attempt int) (actors.ChildOutcome, bool)
 		return t.fail(fmt.Sprintf("its task was delivered %d times; the most is %d", attempt, MaxAttempts)), true
 	}
 	t.worker, t.attempt, t.lastBeat, t.lostAt = worker, attempt, time.Now(), time.Time{}
+	t.heard, t.ending, t.settle = 0, nil, nil
 	t.beat = messages.WorkBeat{}
 	if !first {
 		// The earlier worker, if it is only cut off, stops when it hears.

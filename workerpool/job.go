@@ -30,6 +30,9 @@ type job struct {
 	gate    *actor.PID
 	ledger  *ledger.Ledger
 
+	// events counts what relay published, for WorkResult.Events.
+	events atomic.Int64
+
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	// reason is the cancel record's, for the result.
@@ -281,6 +284,7 @@ func (j *job) run() messages.WorkResult {
 	}
 	tot := j.ledger.Totals()
 	res.Usage, res.UsageUnknown, res.Calls, res.Declined = tot.Usage, !tot.CostKnown, tot.ToolCalls, tot.Declined
+	res.Events = int(j.events.Load())
 	return res
 }
 
@@ -321,7 +325,10 @@ func (r relay) Publish(_ string, msg any, trace messages.Trace) error {
 	if err != nil {
 		return err
 	}
-	data, err := messages.Encode(messages.WorkEvent{TaskID: r.j.task.TaskID, Attempt: r.j.attempt, Event: raw, Trace: trace})
+	// The relay is called from the run's actors one event at a time in
+	// the order they happen; the sequence keeps that order countable.
+	seq := int(r.j.events.Add(1))
+	data, err := messages.Encode(messages.WorkEvent{TaskID: r.j.task.TaskID, Attempt: r.j.attempt, Event: raw, Trace: trace, Seq: seq})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,89 @@
+package workerpool
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/ledger"
+	"github.com/jazz-run/jazz/messages"
+)
+
+// putKV keeps the cancel records a finished task writes; nothing else of
+// the bucket is used here.
+type putKV struct{ jetstream.KeyValue }
+
+func (putKV) Put(context.Context, string, []byte) (uint64, error) { return 1, nil }
+
+type heardEvents struct {
+	mu    sync.Mutex
+	types []string
+}
+
+func (h *heardEvents) Publish(_ string, msg any, _ messages.Trace) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.types = append(h.types, msg.(messages.Event).Type)
+	return nil
+}
+
+// TestResultAheadOfItsEvents: events are core messages and the result
+// comes through the stream, so the result can arrive first. The task ends
+// only when the events the result counts have arrived, and they are
+// re-emitted on the run's stream, not dropped behind the result.
+func TestResultAheadOfItsEvents(t *testing.T) {
+	place := messages.Place{RunID: "r", AgentID: "a", AgentName: "parent"}
+	heard := &heardEvents{}
+	tk := &remote{d: &Dispatcher{kv: putKV{}}, id: "t1", cfg: actors.Config{Place: place,
+		Ledger: ledger.New(place, nil), Events: events.NewEmitter(heard, "r")},
+		decisions: map[[2]int]messages.WorkDecision{}, asked: map[[2]int]bool{}, atGate: map[[2]int]string{}}
+	enc := func(v any) []byte {
+		b, err := messages.Encode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	event := func(seq int, typ string) inbound {
+		raw := enc(messages.Event{Type: typ, Place: place})
+		return inbound{worker: "w", kind: messages.WorkKindEvent, data: enc(messages.WorkEvent{TaskID: "t1", Attempt: 1, Event: raw, Seq: seq})}
+	}
+	steps := []inbound{
+		{worker: "w", kind: messages.WorkKindClaim, data: enc(messages.WorkClaimed{TaskID: "t1", Attempt: 1})},
+		event(1, messages.EventToolExecutionStart),
+		{worker: "w", kind: messages.WorkKindResult, data: enc(messages.WorkResult{TaskID: "t1", Attempt: 1, Events: 3,
+			Finished: messages.RunFinished{Place: place, OK: true, Answer: "done"}})},
+		event(2, messages.EventToolExecutionComplete),
+	}
+	for i, m := range steps {
+		if _, end := tk.handle(m); end {
+			t.Fatalf("ended at step %d, before the events the result counts", i)
+		}
+	}
+	o, end := tk.handle(event(3, messages.EventRunEnd))
+	if !end || o.Finished.Answer != "done" || o.Kind != "" {
+		t.Fatalf("after the last event: end %v, %+v", end, o)
+	}
+	want := []string{messages.EventToolExecutionStart, messages.EventToolExecutionComplete, messages.EventRunEnd}
+	if len(heard.types) != len(want) {
+		t.Fatalf("events re-emitted %v, want %v", heard.types, want)
+	}
+	for i := range want {
+		if heard.types[i] != want[i] {
+			t.Fatalf("events re-emitted %v, want %v", heard.types, want)
+		}
+	}
+
+	// A result whose events all came first ends the task at once.
+	tk2 := &remote{d: tk.d, id: "t1", cfg: tk.cfg, decisions: tk.decisions, asked: tk.asked, atGate: tk.atGate}
+	tk2.handle(steps[0])
+	tk2.handle(event(1, messages.EventToolExecutionStart))
+	if _, end := tk2.handle(inbound{worker: "w", kind: messages.WorkKindResult, data: enc(messages.WorkResult{TaskID: "t1", Attempt: 1, Events: 1,
+		Finished: messages.RunFinished{Place: place, OK: true}})}); !end {
+		t.Fatal("a result with nothing missing did not end the task")
+	}
+}

@@ -57,6 +57,9 @@ func agentTools(ctx context.Context, o RunOptions, reg *tools.Registry, getenv f
 		return nil, noop, fmt.Errorf("build the agent's tools: %w", err)
 	}
 	eff := full.Subset(names)
+	if w := unknownTools(o.Agent.Name, o.Agent.Config.Tools, full); w != "" {
+		warn(w)
+	}
 	if deferred := mcptools.Deferred(eff); len(deferred) > 0 {
 		// search_tools serves exactly the deferred tools this agent holds.
 		withSearch := append(toolsOf(eff), mcptools.SearchTool(deferred, deferred[0].Deferral))

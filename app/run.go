@@ -88,6 +88,9 @@ type RunOptions struct {
 	// answer fails the run with that message (--fail-on-decline,
 	// --fail-on-max-iterations), its run_end event included.
 	FailOn func(messages.RunFinished) string
+	// AppendSystemPrompt (--append-system-prompt) is added to the end of
+	// the agent's standing instructions for this run.
+	AppendSystemPrompt string
 }
 
 // NewRunID mints a run id for an agent: run-<agentId>-<epochMs>.

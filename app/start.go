@@ -20,6 +20,7 @@ import (
 	"github.com/jazz-run/jazz/internal/faults"
 	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/personas"
 	"github.com/jazz-run/jazz/pricing"
 	"github.com/jazz-run/jazz/provider"
 	"github.com/jazz-run/jazz/secrets"
@@ -53,6 +54,8 @@ type Run struct {
 	dl      *deadline.Deadline
 	prompt  string
 	hist    *history.Store
+	// persona is the agent's persona, its instructions in the prompt.
+	persona personas.Persona
 	// cancel ends the run's context: handlers and model calls stop.
 	cancel context.CancelFunc
 	// detach, run in reverse at the end, undo what Start attached.
@@ -132,6 +135,11 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	persona, personaWarning, err := agentPersona(loadCtx, o)
+	if err != nil {
+		return err
+	}
+	r.persona = persona
 	// Memory: the conversation is loaded before anything starts. What a
 	// save leaves out is told as a notice, once notices can be printed.
 	var notice func(agent, msg string)
@@ -208,8 +216,10 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	if loadWarning != "" {
-		warn("", loadWarning)
+	for _, w := range []string{loadWarning, personaWarning} {
+		if w != "" {
+			warn("", w)
+		}
 	}
 	// One trace per run. Shut down last: the spans of the whole teardown
 	// are flushed, within telemetry.ShutdownTimeout.
@@ -388,7 +398,7 @@ func (r *Run) agentConfig(prov provider.Provider, reg *tools.Registry, emitter *
 		Place:        place,
 		Provider:     o.Agent.Config.LLMProvider,
 		Model:        o.Agent.Config.LLMModel,
-		SystemPrompt: SystemPrompt(o.Agent, o.Cwd),
+		SystemPrompt: SystemPrompt(o.Agent, Prompt{Cwd: o.Cwd, Persona: r.persona, Append: o.AppendSystemPrompt, Now: runNow(o)}),
 		Call:         call,
 		Registry:     reg,
 		Env: &tools.Env{

@@ -21,6 +21,9 @@ type successEnvelope struct {
 	TokenUsage usageView      `json:"tokenUsage"`
 	ToolCalls  []toolCallView `json:"toolCalls"`
 	Declined   []toolCallView `json:"declinedToolCalls"`
+	// Messages is the transcript after the run (--ephemeral): the caller
+	// keeps the conversation and passes it back as --history-json.
+	Messages []messages.ChatMessage `json:"messages,omitempty"`
 }
 
 // runFailureEnvelope is the --json failure shape of `jazz run`: the

@@ -42,7 +42,14 @@ type RunOptions struct {
 	AutoApproveTools    string
 	Timezone            string
 	MaxRetries          string // overrides the config's maxRetries; "" keeps it
-	FailOnDecline       bool
+	// Model, AppendSystemPrompt and Cwd override the agent's model, add
+	// to its instructions and move where the run starts, for this run.
+	Model, AppendSystemPrompt, Cwd string
+	// Ephemeral keeps nothing and puts the transcript in the envelope;
+	// HistoryJSON is the conversation so far, passed inline.
+	Ephemeral     bool
+	HistoryJSON   string
+	FailOnDecline bool
 	// FailOnMaxIterations makes a run that hit its iteration cap exit 1.
 	FailOnMaxIterations bool
 	NATSURL             string
@@ -89,6 +96,11 @@ func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Comm
 	f.StringVar(&o.Timeout, "timeout", "", "wall-clock limit of the run in milliseconds (human waits excluded)")
 	f.StringVar(&o.MaxIterations, "max-iterations", "", "iteration cap of the agent loop")
 	f.StringVar(&o.MaxRetries, "max-retries", "", "retries of a failed model call (default: the config's maxRetries, 10)")
+	f.StringVar(&o.Model, "model", "", "run on this model instead of the agent's (provider/model), this run only")
+	f.StringVar(&o.AppendSystemPrompt, "append-system-prompt", "", "instructions added after the agent's for this run")
+	f.StringVar(&o.Cwd, "cwd", "", "directory the run starts in (default: the current one)")
+	f.BoolVar(&o.Ephemeral, "ephemeral", false, "keep nothing: no conversation is saved; --json adds the transcript as messages")
+	f.StringVar(&o.HistoryJSON, "history-json", "", "the conversation so far as a JSON array of messages (an --ephemeral envelope's messages)")
 	f.BoolVar(&o.Stream, "stream", false, "stream the model's answer")
 	f.BoolVar(&o.NoStream, "no-stream", false, "do not stream")
 	f.BoolVar(&o.InteractiveStdin, "interactive-stdin", false, "a human answers approvals and questions through stdin (bridges)")
@@ -231,6 +243,13 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		loadCtx, cancel = context.WithTimeout(ctx, v.timeout)
 		defer cancel()
 	}
+	if d.Cwd, err = runCwd(o.Cwd, d.Cwd); err != nil {
+		return fail(err.Error(), 0)
+	}
+	inline, err := historyJSON(o.HistoryJSON)
+	if err != nil {
+		return fail(err.Error(), 0)
+	}
 	getenv := d.Getenv
 	ci := getenv("CI") == "true" || getenv("CI") == "1"
 	bridge := o.InteractiveStdin || impliedBridge(o, v.events, d.IO)
@@ -274,6 +293,15 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if o.ConversationSet && conv == "" {
 		return fail("Invalid --conversation id: must be non-empty.", 0)
 	}
+	switch {
+	case conv != "" && o.Ephemeral:
+		return fail("--ephemeral keeps nothing; it cannot be used with --conversation.", 0)
+	case conv != "" && o.HistoryJSON != "":
+		return fail("--history-json is the conversation so far; it cannot be used with --conversation, which loads one.", 0)
+	}
+	if agent, err = withModel(agent, o.Model); err != nil {
+		return fail(err.Error(), 0)
+	}
 
 	maxIter := v.maxIter
 	if maxIter == 0 {
@@ -316,12 +344,15 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		Stderr:        d.IO.ErrOut,
 		Getenv:        getenv,
 		Cwd:           d.Cwd,
+		History:       inline,
 		Traceparent:   o.Traceparent,
 		Timezone:      o.Timezone,
 		RemotePool:    remotePool,
 		Faults:        d.Faults,
 		RunID:         runID,
 		FailOn:        failOn(o, maxIter),
+
+		AppendSystemPrompt: o.AppendSystemPrompt,
 	})
 	if err != nil {
 		return fail(err.Error(), 0)
@@ -348,7 +379,11 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		notice(declineNotice(agent.Name, out.Declined, toolLevels()))
 	}
 	if o.JSON {
-		b, err := json.Marshal(successOf(out.RunFinished, cost))
+		env := successOf(out.RunFinished, cost)
+		if o.Ephemeral {
+			env.Messages = transcriptOf(out.RunFinished, prompt)
+		}
+		b, err := json.Marshal(env)
 		if err != nil {
 			return failRun("encode result: "+err.Error(), out.RunFinished, cost)
 		}

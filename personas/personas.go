@@ -1,7 +1,8 @@
-// Package personas owns the personas a subagent can take: the three
-// built-ins (default, coder, researcher) and custom ones from
-// JAZZ_HOME/personas/<name>.json, which also override a built-in of the
-// same name. A persona changes the standing instructions and narrows the
+// Package personas owns the personas an agent or a subagent can take:
+// the three built-ins (default, coder, researcher) and custom ones from
+// JAZZ_HOME/personas/<name>.json or, as the original writes them,
+// JAZZ_HOME/personas/<name>/persona.md; a custom one overrides a
+// built-in of the same name. A persona changes the standing instructions and narrows the
 // tool set; it can never widen it (the caller intersects with a ceiling).
 package personas
 
@@ -98,6 +99,13 @@ func Lookup(ctx context.Context, jazzHome, name string) (Persona, error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return Persona{}, err
 		}
+		p, err = readMarkdown(ctx, filepath.Join(jazzHome, "personas", name, MarkdownFile), name)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return Persona{}, err
+		}
 	}
 	if p, ok := Builtins()[name]; ok {
 		return p, nil
@@ -118,6 +126,11 @@ func Names(jazzHome string) []string {
 			n, ok := strings.CutSuffix(e.Name(), ".json")
 			if ok && !e.IsDir() && validName().MatchString(n) {
 				set[n] = true
+			}
+			if e.IsDir() && validName().MatchString(e.Name()) {
+				if _, err := os.Lstat(filepath.Join(jazzHome, "personas", e.Name(), MarkdownFile)); err == nil {
+					set[e.Name()] = true
+				}
 			}
 		}
 	}

@@ -106,3 +106,58 @@ func TestListJudgesTheRepositoryGitFinds(t *testing.T) {
 		t.Fatal("a broken configuration listed without error")
 	}
 }
+
+// SubmoduleRisks judges each populated submodule's own configuration,
+// nested ones too, from anywhere in the superproject's work tree: git's
+// own core.worktree in an absorbed submodule's config is not a risk, one
+// naming another directory is, and so is a knob of a nested submodule.
+func TestSubmoduleRisks(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "GIT_CONFIG_NOSYSTEM=1"}
+	commit := func(dir string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "f"), []byte(dir+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git(t, dir, "add", "-A")
+		git(t, dir, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "c")
+	}
+	repo := func(name string) string {
+		d := filepath.Join(root, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		git(t, d, "init", "-q")
+		commit(d)
+		return d
+	}
+	leaf, mid, top := repo("leaf"), repo("mid"), repo("top")
+	git(t, mid, "-c", "protocol.file.allow=always", "submodule", "add", "-q", leaf, "leaf")
+	commit(mid)
+	git(t, top, "-c", "protocol.file.allow=always", "submodule", "add", "-q", mid, "mid")
+	git(t, top, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive")
+	commit(top)
+	ctx := context.Background()
+	for _, dir := range []string{top, filepath.Join(top, "mid")} {
+		if r, err := gitinert.SubmoduleRisks(ctx, "git", dir, env); err != nil || len(r) != 0 {
+			t.Fatalf("git's own submodules in %s: %q %v", dir, r, err)
+		}
+	}
+	git(t, filepath.Join(top, "mid", "leaf"), "config", "diff.external", "touch pwn")
+	r, err := gitinert.SubmoduleRisks(ctx, "git", top, env)
+	if err != nil || len(r) != 1 || !strings.HasPrefix(r[0], "submodule mid/leaf: diff.external (") {
+		t.Fatalf("a nested submodule's knob: %q %v", r, err)
+	}
+	git(t, filepath.Join(top, "mid", "leaf"), "config", "--unset", "diff.external")
+	git(t, filepath.Join(top, "mid"), "config", "core.worktree", root)
+	if r, err := gitinert.SubmoduleRisks(ctx, "git", top, env); err != nil || len(r) != 1 || !strings.HasPrefix(r[0], "submodule mid: core.worktree (") {
+		t.Fatalf("a submodule's work tree elsewhere: %q %v", r, err)
+	}
+	// Outside any work tree, none.
+	if r, err := gitinert.SubmoduleRisks(ctx, "git", filepath.Join(top, ".git"), env); err != nil || len(r) != 0 {
+		t.Fatalf("in a git directory: %q %v", r, err)
+	}
+}

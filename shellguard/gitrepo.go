@@ -195,6 +195,15 @@ func repoRisk(ctx context.Context, bin, dir string, env, subs []string) string {
 	}
 	risks := append(gitinert.Risks(entries), gitinert.AliasRisks(entries, subs)...)
 	if len(risks) == 0 {
+		// A status or diff may look into a submodule, where git works
+		// with the submodule's own configuration.
+		sub, err := gitinert.SubmoduleRisks(ctx, bin, dir, env)
+		if err != nil {
+			return err.Error()
+		}
+		risks = sub
+	}
+	if len(risks) == 0 {
 		return ""
 	}
 	const show = 6

@@ -2,7 +2,7 @@
 // configuration makes git run a canary program: one repository per way a
 // repository can do that (a configuration knob, an included or worktree
 // configuration, a .git file pointing elsewhere, a nested repository, a
-// hook, an alias). The canary leaves a file when it runs, so a test can
+// hook, an alias, a submodule's own configuration). The canary leaves a file when it runs, so a test can
 // prove it never did.
 package hostile
 
@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Repo is one hostile repository.
@@ -128,6 +129,31 @@ func Repos(t testing.TB, root string) []Repo {
 		})
 	add(Repo{Name: "alias", Command: "git st", Knob: "alias.st", Fires: true},
 		func(d, c string) { cfg(d, "alias.st", "!"+c) })
+	add(Repo{Name: "submodule", Command: "git status", Knob: "submodule sub: filter.fl.clean", Fires: true},
+		func(d, c string) {
+			// A submodule whose own configuration (.git/modules/sub/config)
+			// defines a clean filter its attributes select, a file changed
+			// in its work tree at its committed size (so git must filter it
+			// to compare), and .gitmodules asking git to look into it
+			// (ignore = none outranks jazz's diff.ignoreSubmodules).
+			src := filepath.Join(filepath.Dir(d), "submodule-src")
+			write(t, filepath.Join(src, "s.txt"), "two\n", 0o644)
+			git(t, src, "init", "-q")
+			git(t, src, "add", "s.txt")
+			git(t, src, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "one")
+			git(t, d, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "sub")
+			git(t, d, "config", "-f", ".gitmodules", "submodule.sub.ignore", "none")
+			git(t, d, "add", ".gitmodules")
+			git(t, d, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "sub")
+			sub := filepath.Join(d, "sub")
+			git(t, sub, "config", "filter.fl.clean", c)
+			write(t, filepath.Join(sub, ".gitattributes"), "* filter=fl\n", 0o644)
+			write(t, filepath.Join(sub, "s.txt"), "owt\n", 0o644)
+			old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+			if err := os.Chtimes(filepath.Join(sub, "s.txt"), old, old); err != nil {
+				t.Fatal(err)
+			}
+		})
 	return out
 }
 

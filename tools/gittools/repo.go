@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -151,7 +152,24 @@ func configRisks(ctx context.Context, g *gitCmd) ([]string, string) {
 	if res.stdoutTruncated {
 		return nil, fmt.Sprintf("Refused: the repository's configuration is larger than %d bytes; it cannot be checked.", StreamCap)
 	}
-	return gitinert.Risks(gitinert.Parse(res.stdout)), ""
+	if risks := gitinert.Risks(gitinert.Parse(res.stdout)); len(risks) > 0 {
+		return risks, ""
+	}
+	// A status or diff may look into a submodule, where git works with
+	// the submodule's own configuration.
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return nil, "Refused: cannot find git: " + err.Error()
+	}
+	cfg := safetyConfig()
+	if g.readOnly {
+		cfg = append(cfg, gitinert.ReadOnlyOverrides()...)
+	}
+	risks, err := gitinert.SubmoduleRisks(ctx, bin, g.dir, gitinert.WithConfig(g.env(), cfg...))
+	if err != nil {
+		return nil, "Refused: " + err.Error()
+	}
+	return risks, ""
 }
 
 // hookRisks lists the hooks git would run that the repository itself

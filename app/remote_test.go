@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/internal/testutil"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/store/agents"
 )
@@ -24,16 +24,7 @@ import (
 // port: a shared server anyone can publish to.
 func startNATS(t *testing.T) string {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true, JetStream: true, StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s.ClientURL()
+	return testutil.StartNATS(t, testutil.NATSOptions{Listen: true, JetStream: true}).URL
 }
 
 func writeScript(t *testing.T, dir string) string {

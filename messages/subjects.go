@@ -64,3 +64,7 @@ func InputAnsweredSubject(runID string) string { return RunSubject(runID) + ".in
 
 // FinishedSubject carries RunFinished.
 func FinishedSubject(runID string) string { return RunSubject(runID) + ".finished" }
+
+// FinishedWildcard matches every run's FinishedSubject: a watcher of all
+// run ends subscribes to it.
+const FinishedWildcard = subjectRoot + "*.finished"

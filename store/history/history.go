@@ -81,6 +81,17 @@ type Store struct {
 	// Notice receives what a save had to leave out to stay in bounds;
 	// nil drops it.
 	Notice func(string)
+
+	// crash, set only by the crash tests, is the hook that proves a kill
+	// inside a save loses nothing: after crash.after bytes of a save's
+	// new file are written, crash.fn is called and does not return (the
+	// test's helper process exits there, mid-save).
+	crash *crashHook
+}
+
+type crashHook struct {
+	after int
+	fn    func()
 }
 
 func (s *Store) maxFile() int {
@@ -274,7 +285,7 @@ func (s *Store) upsert(ctx context.Context, agentID, convID, prompt string, buil
 	if err != nil {
 		return fmt.Errorf("save conversation %q: %w", convID, err)
 	}
-	if err := writeAtomic(path, data); err != nil {
+	if err := writeAtomic(path, data, s.crash); err != nil {
 		return fmt.Errorf("save conversation %q to %s: %w", convID, path, err)
 	}
 	return nil
@@ -453,13 +464,18 @@ func (s *Store) removeTempFiles(agentID string) {
 // writeAtomic replaces path with data: temp file in the same directory,
 // fsync, rename, fsync of the directory. Readers see the old file or the
 // new one, never a mix, even if the process dies midway.
-func writeAtomic(path string, data []byte) error {
+func writeAtomic(path string, data []byte, crash *crashHook) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
 	name := tmp.Name()
+	if crash != nil {
+		_, _ = tmp.Write(data[:min(crash.after, len(data))])
+		_ = tmp.Sync()
+		crash.fn()
+	}
 	_, werr := tmp.Write(data)
 	serr := tmp.Sync()
 	cerr := tmp.Close()

@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperSave())
 	case "loop":
 		os.Exit(helperLoop())
+	case "crash":
+		os.Exit(helperCrash())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown helper mode")
 		os.Exit(2)
@@ -76,6 +78,22 @@ func helperLoop() int {
 			fmt.Println("ready")
 		}
 	}
+}
+
+// crashExit is the helper's exit code when the crash hook fired.
+const crashExit = 3
+
+// helperCrash saves conversation "conv" with the turn "after", and dies
+// (the crash hook) once H_AT bytes of the new file are written.
+func helperCrash() int {
+	s := helperStore()
+	at, _ := strconv.Atoi(os.Getenv("H_AT"))
+	s.crash = &crashHook{after: at, fn: func() { os.Exit(crashExit) }}
+	if err := s.Save(context.Background(), "agent", "conv", "after", nil, "lost"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0 // the hook never fired: the test fails on this
 }
 
 func helper(t *testing.T, mode string, env ...string) *exec.Cmd {
@@ -422,6 +440,46 @@ func TestKilledSaverLeavesValidHistory(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Fatalf("left behind: %v", names)
+	}
+}
+
+// TestCrashInsideSaveKeepsThePriorHistory: a process that dies inside a
+// save, at any byte of the new file (the crash hook, so the death is
+// known to land inside the save), leaves the history as it was before
+// that save; the next save cleans up after it and lands.
+func TestCrashInsideSaveKeepsThePriorHistory(t *testing.T) {
+	for _, at := range []int{0, 1, 37, 200, 1 << 20} {
+		home := t.TempDir()
+		s := &Store{Home: home, LockInterval: 5 * time.Millisecond, StaleAfter: 300 * time.Millisecond}
+		if err := s.Save(context.Background(), "agent", "conv", "before", nil, "kept"); err != nil {
+			t.Fatal(err)
+		}
+		cmd := helper(t, "crash", "H_HOME="+home, fmt.Sprintf("H_AT=%d", at))
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != crashExit {
+			t.Fatalf("at %d: the helper did not die inside its save (%v): %s", at, err, out)
+		}
+		tmps, _ := filepath.Glob(filepath.Join(s.dir(), ".*.tmp"))
+		if len(tmps) != 1 {
+			t.Fatalf("at %d: %d temp files, want the dead save's one", at, len(tmps))
+		}
+		if fi, err := os.Stat(tmps[0]); err != nil || at < 1<<20 && fi.Size() != int64(at) {
+			t.Fatalf("at %d: the dead save's temp file: %v %v", at, fi, err)
+		}
+		msgs, warn, err := s.Load(context.Background(), "agent", "conv")
+		if err != nil || warn != "" || len(msgs) != 2 || msgs[0].Content != "before" || msgs[1].Content != "kept" {
+			t.Fatalf("at %d: after the crash: %+v %q %v", at, msgs, warn, err)
+		}
+		if err := s.Save(context.Background(), "agent", "conv", "next", nil, "saved"); err != nil {
+			t.Fatalf("at %d: the next save: %v", at, err)
+		}
+		if tmps, _ := filepath.Glob(filepath.Join(s.dir(), ".*.tmp")); len(tmps) != 0 {
+			t.Errorf("at %d: temp files left after the next save: %v", at, tmps)
+		}
+		if msgs, _, _ := s.Load(context.Background(), "agent", "conv"); len(msgs) != 4 || msgs[2].Content != "next" {
+			t.Errorf("at %d: after the next save: %+v", at, msgs)
+		}
 	}
 }
 

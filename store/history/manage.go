@@ -111,7 +111,7 @@ func (s *Store) Remove(ctx context.Context, agentID, convID string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(path, data); err != nil {
+	if err := writeAtomic(path, data, s.crash); err != nil {
 		return fmt.Errorf("remove conversation %q from %s: %w", convID, path, err)
 	}
 	return nil

@@ -28,8 +28,9 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# Each package's line is printed as it finishes (internal/testprogress).
 test: vet fmt-check
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test -race -count=1 -timeout 15m -json ./... | $(GO) run ./internal/testprogress
 
 # Every platform jazz ships for must build: what needs Unix (process
 # groups, descriptor-relative writes, flock) sits behind build tags with

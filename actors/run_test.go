@@ -236,7 +236,7 @@ func TestRootCancelDuringTool(t *testing.T) {
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("the stop took %s, over its budget", took)
 	}
-	if o.OK || o.Cause != messages.CauseCancelled || len(o.Texts) != 1 || o.Texts[0] != "working on it" {
+	if o.OK || o.Cause != messages.CauseCancelled || len(o.Texts) != 1 || o.Texts[0] != "working on it" || o.Answer != "working on it" {
 		t.Fatalf("outcome %+v", o)
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/jazz-run/jazz/messages"
 )
@@ -94,4 +95,14 @@ func stopReasonOr(reason, def string) string {
 		return def
 	}
 	return reason
+}
+
+// partialAnswer is what a stopped run keeps as its answer in plain mode:
+// the text the model had written when it was interrupted or timed out. A
+// run that failed on its own prints none (stdout stays empty).
+func partialAnswer(f messages.RunFinished) string {
+	if f.StopReason != messages.StopInterrupted && f.StopReason != messages.StopTimeout {
+		return ""
+	}
+	return strings.TrimSpace(f.Answer)
 }

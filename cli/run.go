@@ -226,6 +226,11 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		if o.JSON {
 			writeRunFailure(d.IO.Out, msg, f, cost)
 		} else {
+			// A stopped run's text so far is still its answer: stdout
+			// carries it, the exit code and stderr say it was stopped.
+			if a := partialAnswer(f); a != "" {
+				fmt.Fprintln(d.IO.Out, a)
+			}
 			errLines.failure(msg, reported)
 		}
 		return silentError{errors.New(msg)}

@@ -26,11 +26,11 @@ func TestInterruptKeepsThePartialAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		turn  chatserver.Turn
-		when  string // the event after which SIGINT is sent
+		when  string // the event after which SIGINT is sent (the whole partial streamed)
 		extra []string
 		want  string
 	}{
-		{"during a model stream", chatserver.Turn{Partial: "half an answer", Stall: true}, `"type":"text_chunk"`, nil, "half an answer"},
+		{"during a model stream", chatserver.Turn{Partial: "half an answer", Stall: true}, `"accumulated":"half an answer"`, nil, "half an answer"},
 		{"during a tool", chatserver.Turn{Text: "working on it", Calls: []chatserver.Call{sleep}}, `"type":"tool_execution_start"`,
 			[]string{"--auto-approve-tools", "execute_command"}, "working on it"},
 	} {

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
@@ -258,9 +257,11 @@ const MaxString = 200
 
 // Cut shortens s to MaxString characters plus "…" when it is longer.
 func Cut(s string) string {
-	if len(s) <= MaxString || utf8.RuneCountInString(s) <= MaxString {
+	if len(s) <= MaxString {
 		return s
 	}
+	// Never count past MaxString runes: a stream's text so far is cut at
+	// every chunk, and counting it whole made a long answer quadratic.
 	n := 0
 	for i := range s {
 		if n == MaxString {

@@ -51,6 +51,9 @@ type Turn struct {
 	// Partial, when streaming, is sent as content chunks before a Stall:
 	// a model cut off mid-answer.
 	Partial string
+	// Endless, on a stream, sends content chunks until the client goes
+	// away (a model that never stops).
+	Endless bool
 	// Usage, when set, is sent verbatim as the response's usage object
 	// (any figures, negative or absurd ones included); NoUsage sends none.
 	Usage   map[string]any
@@ -281,6 +284,15 @@ func writeStream(w http.ResponseWriter, r *http.Request, model string, n int, t 
 		return map[string]any{"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
 	}
 	send(choice(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil))
+	if t.Endless {
+		// Small deltas in full SSE frames, as a model streams tokens:
+		// the byte cap fires long before the text grows large.
+		piece := strings.Repeat("endless ", 4)
+		for r.Context().Err() == nil {
+			send(choice(map[string]any{"content": piece}, nil))
+		}
+		return
+	}
 	if t.Stall {
 		for _, piece := range split(t.Partial, 3) {
 			send(choice(map[string]any{"content": piece}, nil))

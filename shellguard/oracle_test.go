@@ -191,7 +191,7 @@ func (o *oracle) verdict(command string) (approved bool, problem string) {
 	// working directory (the tool's workingDirectory argument).
 	dirs := []string{""}
 	if strings.Contains(command, "git") {
-		dirs = append(dirs, "evilbare", "evilnest", "evilnest/sub")
+		dirs = append(dirs, "evilbare", "evilnest", "evilnest/sub", "evilsuper")
 	}
 	for _, dir := range dirs {
 		if p := o.check(command, dir, byAllow, byStatic); p != "" {
@@ -483,18 +483,22 @@ func buildFixture(dir string) error {
 		"node_modules/.bin/ls":        "#!/bin/sh\n/usr/bin/touch pwn-npx-ls\n",
 		"node_modules/.bin/cat":       "#!/bin/sh\n/usr/bin/touch pwn-npx-cat\n",
 		// Programs in directories named like an allowlist key's words.
-		"ls /.bin/x":              "#!/bin/sh\n/usr/bin/touch pwn-space-ls\n",
-		"git status /.bin/x":      "#!/bin/sh\n/usr/bin/touch pwn-space-git\n",
-		"evilbare/HEAD":           "ref: refs/heads/main\n",
-		"evilbare/config":         "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = /usr/bin/touch pwn-bare-fsmonitor\n\tpager = /usr/bin/touch pwn-bare-pager\n",
-		"evilbare/description":    "x\n",
-		"evilnest/a.txt":          "one\n",
-		"evilnest/.gitattributes": "* diff=evil filter=evil\n",
-		"evilnest/sub/.keep":      "",
-		"home/.keep":              "",
-		"status/.keep":            "",
-		"tmp/.keep":               "",
-		".gitattributes":          "*.txt diff=evil\n",
+		"ls /.bin/x":                     "#!/bin/sh\n/usr/bin/touch pwn-space-ls\n",
+		"git status /.bin/x":             "#!/bin/sh\n/usr/bin/touch pwn-space-git\n",
+		"evilbare/HEAD":                  "ref: refs/heads/main\n",
+		"evilbare/config":                "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = /usr/bin/touch pwn-bare-fsmonitor\n\tpager = /usr/bin/touch pwn-bare-pager\n",
+		"evilbare/description":           "x\n",
+		"evilnest/a.txt":                 "one\n",
+		"evilnest/.gitattributes":        "* diff=evil filter=evil\n",
+		"evilnest/sub/.keep":             "",
+		"evilsuper/a.txt":                "one\n",
+		"evilsuper/.gitmodules":          "[submodule \"inner\"]\n\tpath = inner\n\turl = ./inner\n\tignore = none\n",
+		"evilsuper/inner/s.txt":          "two\n",
+		"evilsuper/inner/.gitattributes": "* filter=evil\n",
+		"home/.keep":                     "",
+		"status/.keep":                   "",
+		"tmp/.keep":                      "",
+		".gitattributes":                 "*.txt diff=evil\n",
 	}
 	// A fake of every program the grammar names, for PATH hijacks.
 	for _, prog := range genPrograms {
@@ -570,10 +574,28 @@ func buildFixture(dir string) error {
 		{"git", "config", "filter.evil.clean", "/usr/bin/touch pwn-nest-clean"},
 		{"git", "config", "alias.st", "!touch pwn-nest-alias"},
 	}
+	// A repository with a submodule whose own configuration defines a
+	// clean filter its attributes select; .gitmodules asks git to look
+	// into it (ignore = none outranks jazz's diff.ignoreSubmodules).
+	inner := [][]string{
+		{"git", "init", "-q", "-b", "main"},
+		{"git", "config", "core.checkStat", "minimal"},
+		{"git", "config", "core.trustctime", "false"},
+		{"git", "add", "s.txt", ".gitattributes"},
+		{"git", "commit", "-qm", "one"},
+		{"git", "config", "filter.evil.clean", "/usr/bin/touch pwn-sub-clean"},
+	}
+	super := [][]string{
+		{"git", "init", "-q", "-b", "main"},
+		{"git", "config", "core.checkStat", "minimal"},
+		{"git", "config", "core.trustctime", "false"},
+		{"git", "add", "a.txt", ".gitmodules", "inner"},
+		{"git", "commit", "-qm", "one"},
+	}
 	for _, group := range []struct {
 		dir   string
 		steps [][]string
-	}{{dir, steps}, {filepath.Join(dir, "evilnest"), nest}} {
+	}{{dir, steps}, {filepath.Join(dir, "evilnest"), nest}, {filepath.Join(dir, "evilsuper", "inner"), inner}, {filepath.Join(dir, "evilsuper"), super}} {
 		for _, s := range group.steps {
 			cmd := exec.Command(s[0], s[1:]...)
 			cmd.Dir, cmd.Env = group.dir, env
@@ -589,7 +611,16 @@ func buildFixture(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "evilnest", "a.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
 		return err
 	}
-	return touchOld()
+	if err := touchOld(); err != nil {
+		return err
+	}
+	// The submodule's file changed at its committed size, at another
+	// time than the index recorded: git must filter it to compare.
+	if err := os.WriteFile(filepath.Join(dir, "evilsuper", "inner", "s.txt"), []byte("owt\n"), 0o644); err != nil {
+		return err
+	}
+	other := old.Add(time.Hour)
+	return os.Chtimes(filepath.Join(dir, "evilsuper", "inner", "s.txt"), other, other)
 }
 
 // run executes one command on a fresh overlay of the fixture.

@@ -100,6 +100,10 @@ func TestOracleSees(t *testing.T) {
 			t.Fatalf("%s in evilnest ran no trap: %v %+v", cmd, err, r)
 		}
 	}
+	// So does a submodule's, when .gitmodules has git look into it.
+	if r, err := o.runIn("git status", "evilsuper", nil); err != nil || !strings.Contains(strings.Join(r.Changes, " "), "pwn-sub-clean") {
+		t.Fatalf("git status in evilsuper ran no trap: %v %+v", err, r)
+	}
 	// And a read-only command changes nothing.
 	for _, cmd := range []string{"git status", "git log -1 --stat", "ls -la", "cat f", "git diff"} {
 		r, err := o.run(cmd)

@@ -82,7 +82,7 @@ func (g *gen) pipeline(depth int) string {
 			if g.chance(50) {
 				body += " $" + v
 			}
-			return "for " + v + " in " + g.pick("./bin", "evilhome", "evilbare", "evilnest", g.arg("")) + "; do " + body + "; done"
+			return "for " + v + " in " + g.pick("./bin", "evilhome", "evilbare", "evilnest", "evilsuper", g.arg("")) + "; do " + body + "; done"
 		case 4:
 			return "! " + inner
 		case 5:
@@ -102,7 +102,7 @@ func (g *gen) pipeline(depth int) string {
 	if g.chance(6) {
 		// Interpreter state that changes what the next command means.
 		s = g.pick("read PATH <<< ./bin; ", "mapfile -t PATH <<< ./bin; ", "getopts a PATH; ", "cd evilbare; ",
-			"cd evilnest; ", "cd evilnest && ", "cd evilnest/sub && ", "(cd evilnest) && ", "cd evilnest || ", "cd ./dir/../evilnest; ",
+			"cd evilnest; ", "cd evilnest && ", "cd evilsuper && ", "cd evilnest/sub && ", "(cd evilnest) && ", "cd evilnest || ", "cd ./dir/../evilnest; ",
 			"cd status && ", "hash -p ./bin/ls ls; ", "echo ${PATH:=./bin}; ", "echo ${HOME:=evilhome}; ",
 			"set -- x; ", "unset PATH; ", "umask 0; ", "shift; ", "pushd evilbare; ") + s
 	}

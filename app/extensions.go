@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/mcpclient"
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/customtools"
 	"github.com/jazz-run/jazz/tools/mcptools"
@@ -24,9 +26,12 @@ const mcpCloseBound = 10 * time.Second
 // read, and servers started, only when the list names an mcp_ tool, so a
 // run without one pays nothing for configured servers. The returned func
 // ends the servers; call it when the run ends.
-func agentTools(ctx context.Context, o RunOptions, reg *tools.Registry, getenv func(string) string, warn func(string)) (*tools.Registry, func(), error) {
+func agentTools(ctx context.Context, o RunOptions, reg *tools.Registry, sec *secrets.Set, getenv func(string) string, warn func(string)) (*tools.Registry, func(), error) {
 	noop := func() {}
-	custom, err := customTools(o, reg)
+	// Custom command tools and MCP servers start where jazz's secrets
+	// are not (package isolate), found once for the run.
+	iso := &isolate.Isolator{}
+	custom, err := customTools(o, reg, iso)
 	if err != nil {
 		return nil, noop, err
 	}
@@ -36,7 +41,7 @@ func agentTools(ctx context.Context, o RunOptions, reg *tools.Registry, getenv f
 	if wantsMCP(names) {
 		var client *mcpclient.Client
 		var required []config.MCPServer
-		client, required, err = openMCP(ctx, o, names, getenv, warn)
+		client, required, err = openMCP(ctx, o, names, getenv, warn, mcpclient.Options{Hide: sec.Hidden(o.Config.Home), Isolator: iso})
 		if err != nil {
 			return nil, noop, err
 		}
@@ -95,7 +100,7 @@ func wantsMCP(names []string) bool {
 // the agent's list requires. A required server whose definition is broken
 // fails the run (a config error, naming the field); a disabled one is a
 // warning.
-func openMCP(ctx context.Context, o RunOptions, names []string, getenv func(string) string, warn func(string)) (*mcpclient.Client, []config.MCPServer, error) {
+func openMCP(ctx context.Context, o RunOptions, names []string, getenv func(string) string, warn func(string), mo mcpclient.Options) (*mcpclient.Client, []config.MCPServer, error) {
 	defs, warnings, err := config.LoadMCPServers(ctx, config.MCPSources{
 		UserHome: userHome(getenv), Cwd: o.Cwd, JazzHome: o.Config.Home, Config: o.Config,
 	})
@@ -116,7 +121,8 @@ func openMCP(ctx context.Context, o RunOptions, names []string, getenv func(stri
 			required = append(required, s)
 		}
 	}
-	return mcpclient.New(required, mcpclient.Options{Environ: os.Environ(), Dir: o.Cwd}), required, nil
+	mo.Environ, mo.Dir = os.Environ(), o.Cwd
+	return mcpclient.New(required, mo), required, nil
 }
 
 // userHome is the OS home, where ~/.agents/mcp.json lives.
@@ -132,7 +138,7 @@ func userHome(getenv func(string) string) string {
 // config (tools-and-approval.md §8). A name declared in both must be the
 // same definition; a name a built-in has fails the run; at most
 // config.MaxCustomTools may be exposed to the agent.
-func customTools(o RunOptions, builtins *tools.Registry) ([]tools.Tool, error) {
+func customTools(o RunOptions, builtins *tools.Registry, iso *isolate.Isolator) ([]tools.Tool, error) {
 	own, err := config.ParseCustomToolsJSON(o.Agent.Config.CustomTools, fmt.Sprintf("agent %q: config.customTools", o.Agent.Name))
 	if err != nil {
 		return nil, err
@@ -170,5 +176,5 @@ func customTools(o RunOptions, builtins *tools.Registry) ([]tools.Tool, error) {
 	if exposed > config.MaxCustomTools {
 		return nil, fmt.Errorf("agent %q lists %d custom tools; at most %d are allowed: %w", o.Agent.Name, exposed, config.MaxCustomTools, config.ErrInvalid)
 	}
-	return customtools.Tools(decls, customtools.Options{EnvAllowlist: o.Agent.Config.EnvAllowlist, BaseDir: o.Cwd}), nil
+	return customtools.Tools(decls, customtools.Options{EnvAllowlist: o.Agent.Config.EnvAllowlist, BaseDir: o.Cwd, Isolator: iso}), nil
 }

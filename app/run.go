@@ -91,6 +91,10 @@ type RunOptions struct {
 	// AppendSystemPrompt (--append-system-prompt) is added to the end of
 	// the agent's standing instructions for this run.
 	AppendSystemPrompt string
+	// KeyFiles are credential files outside the config (--creds, --nkey):
+	// like JAZZ_HOME, the read tools refuse them and no program the run
+	// starts sees them. Empty entries are ignored.
+	KeyFiles []string
 }
 
 // NewRunID mints a run id for an agent: run-<agentId>-<epochMs>.

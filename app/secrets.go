@@ -19,6 +19,7 @@ func runSecrets(ctx context.Context, o RunOptions) *secrets.Set {
 		Environ:   os.Environ(),
 		Documents: []any{o.Agent},
 		Values:    secrets.Find(o.NATSURL),
+		KeyFiles:  o.KeyFiles,
 	}
 	if c := o.Config; c != nil {
 		src.Home = c.Home

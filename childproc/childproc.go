@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/proctree"
 )
 
@@ -53,6 +54,16 @@ func Start(s Spec) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
+	mode := isolate.None
+	if len(s.Hide) > 0 {
+		iso := s.Isolator
+		if iso == nil {
+			iso = &isolate.Isolator{}
+		}
+		if mode = iso.Mode(context.Background()); mode == isolate.None {
+			return nil, fmt.Errorf("start %s: %w: %s", s.Argv[0], ErrUnhidden, isolate.Unhidden(iso.Why(context.Background())))
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("start %s: find jazz's own binary for the reaper: %w", s.Argv[0], err)
@@ -76,7 +87,7 @@ func Start(s Spec) (*Proc, error) {
 	}
 	args := append([]string{"jazz", reaperArg, path}, s.Argv...)
 	mk := func(cg *proctree.Cgroup) *exec.Cmd {
-		return &exec.Cmd{
+		cmd := &exec.Cmd{
 			Path:        self,
 			Args:        args,
 			Env:         append([]string{}, s.Env...),
@@ -86,6 +97,9 @@ func Start(s Spec) (*Proc, error) {
 			Stderr:      errW,
 			SysProcAttr: procAttr(cg),
 		}
+		// Cannot fail: Path is absolute and set.
+		_ = isolate.Wrap(cmd, mode, s.Hide)
+		return cmd
 	}
 	var cg *proctree.Cgroup
 	if !s.NoCgroup {

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/proctree"
 )
 
@@ -33,7 +34,10 @@ func prepareReaper() error {
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
 		return fmt.Errorf("arm the parent-death signal: %w", err)
 	}
-	if os.Getppid() == 1 {
+	if os.Getppid() == 1 && !isolate.UnderInit() {
+		// Reparented to init: jazz is gone. (Under the first process of
+		// isolate's namespaces, pid 1 is that process, which dies with
+		// jazz and takes the namespace with it.)
 		return errOrphan
 	}
 	return nil

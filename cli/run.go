@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jazz-run/jazz/app"
+	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/messages"
@@ -358,6 +360,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		FailOn:        failOn(o, maxIter),
 
 		AppendSystemPrompt: o.AppendSystemPrompt,
+		KeyFiles:           busKeyFiles(o, getenv, d.Cwd),
 	})
 	if err != nil {
 		return fail(err.Error(), 0)
@@ -473,4 +476,22 @@ func runPool(o RunOptions, cfg *config.Config) (string, bool, error) {
 		return "", false, fmt.Errorf("Invalid --pool %q: use letters, digits, '-' or '_'.", pool)
 	}
 	return pool, true, nil
+}
+
+// busKeyFiles are the credential files the run's bus connection reads
+// (--creds, --nkey, a client key, or their environment variables): no
+// program the run starts may see them.
+func busKeyFiles(o RunOptions, getenv func(string) string, cwd string) []string {
+	b := busclient.Options{Creds: o.Creds, Nkey: o.Nkey}.WithEnv(getenv)
+	var out []string
+	for _, f := range []string{b.Creds, b.Nkey, b.Key} {
+		switch {
+		case f == "":
+		case filepath.IsAbs(f):
+			out = append(out, f)
+		default:
+			out = append(out, filepath.Join(cwd, f))
+		}
+	}
+	return out
 }

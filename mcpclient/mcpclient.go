@@ -28,6 +28,7 @@ import (
 
 	"github.com/jazz-run/jazz/childproc"
 	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/shellguard"
 )
 
@@ -60,6 +61,10 @@ type Options struct {
 	Version string
 	// NoCgroup is childproc's (tests of the fallback).
 	NoCgroup bool
+	// Hide are the paths a stdio server must not see (JAZZ_HOME, the
+	// run's key files), and Isolator how (childproc.Spec).
+	Hide     []string
+	Isolator *isolate.Isolator
 }
 
 // Client holds the servers of one run. It is safe for concurrent use.
@@ -279,6 +284,7 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer) (*mcp.ClientSessi
 		env = overlay(env, d.Env)
 		proc, err := childproc.Start(childproc.Spec{
 			Argv: append([]string{d.Command}, d.Args...), Env: env, Dir: c.opts.Dir, Stderr: errTail, NoCgroup: c.opts.NoCgroup,
+			Hide: c.opts.Hide, Isolator: c.opts.Isolator,
 		})
 		if err != nil {
 			return nil, nil, errTail, fmt.Errorf("start MCP server %s: %v", d.Name, err)

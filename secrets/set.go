@@ -25,6 +25,9 @@ type Sources struct {
 	// project config): they are searched, and each that holds a secret is
 	// guarded like JAZZ_HOME.
 	Files []string
+	// KeyFiles are credential files (a NATS creds or nkey seed file, a
+	// client key): guarded whatever they hold, and searched. "" is none.
+	KeyFiles []string
 	// Documents are typed configuration marshalled to JSON (the merged
 	// config, the agent): whatever they hold under secret-looking keys.
 	Documents []any
@@ -47,6 +50,12 @@ func Collect(ctx context.Context, src Sources) *Set {
 	for _, f := range src.Files {
 		if found := fromFile(ctx, f); NewRedactor(found...).Len() > 0 {
 			vals = append(vals, found...)
+			guarded = append(guarded, f)
+		}
+	}
+	for _, f := range src.KeyFiles {
+		if f != "" {
+			vals = append(vals, fromFile(ctx, f)...)
 			guarded = append(guarded, f)
 		}
 	}
@@ -88,3 +97,13 @@ func (s *Set) Redact(text string) string { return s.Redactor().String(text) }
 
 // RedactJSON is s.Redactor().JSON(raw).
 func (s *Set) RedactJSON(raw json.RawMessage) json.RawMessage { return s.Redactor().JSON(raw) }
+
+// Hidden are the paths the programs a run starts must not see: JAZZ_HOME
+// (home; "" adds none) and the guarded files outside it.
+func (s *Set) Hidden(home string) []string {
+	var out []string
+	if home != "" {
+		out = append(out, home)
+	}
+	return append(out, s.Files()...)
+}

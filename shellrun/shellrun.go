@@ -7,8 +7,13 @@
 // command before it runs, in a session and process group of its own, with
 // limits on memory (its own resident size, and RLIMIT_DATA for it and every
 // program) and CPU time, a scrubbed environment, no controlling terminal,
-// and no way to read jazz's secrets (ProtectSelf, dropPtrace). So `$$`,
-// memory and signals of the command are the runner's, never jazz's.
+// and no way to read jazz's secrets: not from jazz's /proc entries
+// (ProtectSelf, dropPtrace), and not from files, since the runner starts
+// in the mount and PID namespaces of package isolate, where JAZZ_HOME and
+// every key file the run read are empty read-only mounts (Request.Hide),
+// /proc shows only the command's processes and /dev holds no disk. So
+// `$$`, memory, signals and files of the command are the runner's view,
+// never jazz's.
 //
 // Nothing the command starts outlives it: the runner is a child subreaper
 // that sweeps its descendants before it answers, and where the cgroup v2
@@ -23,7 +28,9 @@
 //
 // # What it does not stop
 //
-// It is not a sandbox: the command runs with jazz's user and file access.
+// It is not a sandbox: the command runs with jazz's user and file access,
+// less the hidden paths (and, without isolation, which a person must then
+// approve, not even that).
 // Memory limits are per process (RLIMIT_DATA); nothing bounds the sum of a
 // tree's memory or its number of processes (no cgroup controllers are
 // set), so a fork bomb the denylist misses runs until its timeout. Without
@@ -45,6 +52,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,6 +60,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/proctree"
 	"github.com/jazz-run/jazz/shellguard"
 )
@@ -102,6 +111,18 @@ type Request struct {
 	// after expansion, must pass its CheckExec before it runs. A zero
 	// Judgement refuses everything.
 	Judgement shellguard.Judgement `json:"judgement"`
+	// Isolation is how the command is kept from Hide: the mode the
+	// caller's isolate.Isolator found. The runner starts in its
+	// namespaces (isolate.Wrap) after the view is built; if it cannot be
+	// built, nothing runs. It stays in the parent, like Hide.
+	Isolation isolate.Mode `json:"-"`
+	// Hide are the paths the command must not see: JAZZ_HOME and every
+	// file the run read a key from.
+	Hide []string `json:"-"`
+	// Unhidden: a person approved running the command although Isolation
+	// is None, so it can see Hide (the approval said so). Without it Run
+	// refuses such a request.
+	Unhidden bool `json:"-"`
 	// NoCgroup makes the parent skip the cgroup and rely on the runner's
 	// sweep alone, as on a system without a writable cgroup v2 hierarchy
 	// (tests of that fallback). It stays in the parent.
@@ -161,6 +182,10 @@ type Output struct {
 	Tracking string
 }
 
+// ErrUnhidden is wrapped when a request would let the command see the
+// paths it must not, and no person approved that.
+var ErrUnhidden = errors.New("not run: the command could read jazz's own secrets")
+
 // ErrRunner is wrapped when the runner failed in a way that is not the
 // command's doing (it could not start, or broke the protocol).
 var ErrRunner = errors.New("the shell runner failed")
@@ -181,6 +206,9 @@ func Run(ctx context.Context, req Request) (Output, error) { return runOn(ctx, r
 type Pool struct {
 	mu    sync.Mutex
 	spare *runner
+	// view is the isolation the last request asked for: the next runner
+	// is started in it.
+	view view
 	// starting counts refills in flight, so Close can wait for them.
 	starting sync.WaitGroup
 }
@@ -200,14 +228,15 @@ func (p *Pool) Close() {
 	}
 }
 
-// take hands out the waiting runner, or nil; a runner that died while it
-// waited is reaped and dropped.
-func (p *Pool) take() *runner {
+// take hands out the waiting runner when it was started in view v, or nil;
+// a runner that died while it waited, or of another mode, is dropped.
+func (p *Pool) take(v view) *runner {
 	p.mu.Lock()
 	r := p.spare
 	p.spare = nil
+	p.view = v
 	p.mu.Unlock()
-	if r != nil && !proctree.Running(r.cmd.Process.Pid) {
+	if r != nil && (!r.view.equal(v) || !proctree.Running(r.cmd.Process.Pid)) {
 		r.discard()
 		return nil
 	}
@@ -225,7 +254,7 @@ func (p *Pool) refill() {
 		if p.spare != nil {
 			return
 		}
-		if r, err := startRunner(true); err == nil {
+		if r, err := startRunner(true, p.view); err == nil {
 			p.spare = r
 		}
 	}()
@@ -241,6 +270,9 @@ func runOn(ctx context.Context, req Request, pool *Pool) (Output, error) {
 	if req.ShellMemoryLimit <= 0 {
 		req.ShellMemoryLimit = DefaultShellMemoryLimit
 	}
+	if req.Isolation == isolate.None && len(req.Hide) > 0 && !req.Unhidden {
+		return Output{}, fmt.Errorf("%w: %s", ErrUnhidden, isolate.Unhidden(""))
+	}
 	// Commands must not read jazz's /proc entries, whoever set jazz up.
 	_ = ProtectSelf()
 	var frame bytes.Buffer
@@ -249,11 +281,11 @@ func runOn(ctx context.Context, req Request, pool *Pool) (Output, error) {
 	}
 	var r *runner
 	if pool != nil && !req.NoCgroup {
-		r = pool.take()
+		r = pool.take(viewOf(req))
 	}
 	if r == nil {
 		var err error
-		if r, err = startRunner(!req.NoCgroup); err != nil {
+		if r, err = startRunner(!req.NoCgroup, viewOf(req)); err != nil {
 			return Output{}, err
 		}
 	}
@@ -265,9 +297,20 @@ func runOn(ctx context.Context, req Request, pool *Pool) (Output, error) {
 	return r.finish(ctx, req)
 }
 
+// view is the isolation a runner is started in.
+type view struct {
+	mode isolate.Mode
+	hide []string
+}
+
+func viewOf(req Request) view { return view{mode: req.Isolation, hide: req.Hide} }
+
+func (v view) equal(o view) bool { return v.mode == o.mode && slices.Equal(v.hide, o.hide) }
+
 // runner is one started runner process, seen from the parent.
 type runner struct {
 	cmd  *exec.Cmd
+	view view
 	cg   *proctree.Cgroup // nil: the runner's sweep alone
 	ctrl *os.File         // write end of the control pipe
 	// out holds the parent's read ends: stdout, diag, stderr, response.
@@ -287,8 +330,9 @@ type pipePair struct{ child, parent *os.File }
 // Without one (no v2 hierarchy, or not ours to write) the runner's sweep
 // alone ends the command's processes; Output.Tracking says which was used.
 // The runner is born in the cgroup (clone3): moving a running process in
-// costs the kernel an RCU grace period, milliseconds each.
-func startRunner(useCgroup bool) (*runner, error) {
+// costs the kernel an RCU grace period, milliseconds each; and in mode's
+// namespaces, the view built, or it is not started at all.
+func startRunner(useCgroup bool, v view) (*runner, error) {
 	var pipes [5]pipePair // control, stdout, diag, stderr, response
 	closeAll := func() {
 		for _, p := range pipes {
@@ -314,14 +358,14 @@ func startRunner(useCgroup bool) (*runner, error) {
 	if useCgroup {
 		cg, _ = newCgroup()
 	}
-	cmd, err := spawn(pipes, cg)
+	cmd, err := spawn(pipes, cg, v)
 	if err != nil && cg != nil {
 		// clone3 into a cgroup can fail where mkdir worked: sweep only.
 		rctx, cancel := context.WithTimeout(context.Background(), drainBound)
 		_ = cg.Remove(rctx)
 		cancel()
 		cg = nil
-		cmd, err = spawn(pipes, nil)
+		cmd, err = spawn(pipes, nil, v)
 	}
 	for _, p := range pipes {
 		p.child.Close()
@@ -334,6 +378,7 @@ func startRunner(useCgroup bool) (*runner, error) {
 	}
 	return &runner{
 		cmd:    cmd,
+		view:   v,
 		cg:     cg,
 		ctrl:   pipes[fdControl].parent,
 		out:    [4]*os.File{pipes[fdStdout].parent, pipes[fdDiag].parent, pipes[fdStderr].parent, pipes[fdResponse].parent},
@@ -343,7 +388,7 @@ func startRunner(useCgroup bool) (*runner, error) {
 	}, nil
 }
 
-func spawn(pipes [5]pipePair, cg *proctree.Cgroup) (*exec.Cmd, error) {
+func spawn(pipes [5]pipePair, cg *proctree.Cgroup, v view) (*exec.Cmd, error) {
 	cmd := &exec.Cmd{
 		Path:   "/proc/self/exe",
 		Args:   []string{"jazz", childArg},
@@ -355,6 +400,9 @@ func spawn(pipes [5]pipePair, cg *proctree.Cgroup) (*exec.Cmd, error) {
 		// fd 3 and fd 4 in the runner.
 		ExtraFiles:  []*os.File{pipes[fdStderr].child, pipes[fdResponse].child},
 		SysProcAttr: runnerAttr(cg),
+	}
+	if err := isolate.Wrap(cmd, v.mode, v.hide); err != nil {
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -488,9 +536,16 @@ func (r *runner) finish(ctx context.Context, req Request) (Output, error) {
 		out.Signal = signalName(ws.Signal())
 		out.ExitCode = 128 + int(ws.Signal())
 		return out, nil
+	case r.view.mode != isolate.None && ws.Exited() && ws.ExitStatus() > 128 && ws.ExitStatus() <= 128+64:
+		// The same, told by the namespace's first process (isolate.Wrap),
+		// which cannot die of a signal itself; the runner's own exits
+		// are 0 or small.
+		sig := syscall.Signal(ws.ExitStatus() - 128)
+		out.ShellKilled, out.Signal, out.ExitCode = true, signalName(sig), ws.ExitStatus()
+		return out, nil
 	}
 	diag, _ := r.diag.text("runner diagnostics")
-	if outOfMemory(diag) {
+	if outOfMemory(diag) || runtimeFault(diag) {
 		out.MemoryExceeded = true
 		out.MemoryLimit = req.MemoryLimit
 		return out, nil
@@ -509,6 +564,29 @@ func outOfMemory(diag string) bool {
 		if strings.Contains(diag, s) {
 			return true
 		}
+	}
+	return false
+}
+
+// runtimeFault recognises the other way the Go runtime dies when
+// RLIMIT_DATA refuses it memory: a fault inside the runtime itself (the
+// collector's work queues, which Go 1.26's collector allocates without
+// checking, seen under load), not its "out of memory". A fatal signal
+// whose first frame is the runtime's own code: the runner's code never
+// runs there.
+func runtimeFault(diag string) bool {
+	first, rest, _ := strings.Cut(diag, "\n")
+	if !strings.HasPrefix(first, "SIGSEGV") && !strings.HasPrefix(first, "SIGBUS") && !strings.HasPrefix(first, "unexpected fault address") {
+		return false
+	}
+	for _, line := range strings.Split(rest, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "", strings.HasPrefix(line, "PC="), strings.HasPrefix(line, "signal "), strings.HasPrefix(line, "fatal error:"),
+			strings.HasPrefix(line, "goroutine "):
+			continue
+		}
+		return strings.HasPrefix(line, "runtime.")
 	}
 	return false
 }

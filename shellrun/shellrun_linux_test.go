@@ -12,17 +12,32 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/proctree"
 	"github.com/jazz-run/jazz/shellguard"
 )
 
-// request is a Request for cmd in a fresh pinned directory.
+// machine is this machine's isolation, probed once for the tests.
+var machine = struct {
+	once sync.Once
+	mode isolate.Mode
+}{}
+
+// isolation is the mode production runs use here.
+func isolation() isolate.Mode {
+	machine.once.Do(func() { machine.mode, _ = isolate.Probe(context.Background()) })
+	return machine.mode
+}
+
+// request is a Request for cmd in a fresh pinned directory, isolated as
+// production runs are on this machine.
 func request(t testing.TB, cmd string) Request {
 	t.Helper()
 	real, state, err := PinDir(t.TempDir())
@@ -30,11 +45,12 @@ func request(t testing.TB, cmd string) Request {
 		t.Fatal(err)
 	}
 	return Request{
-		Command:  cmd,
-		Dir:      real,
-		DirState: state,
-		Env:      []string{"PATH=" + os.Getenv("PATH"), "HOME=" + real, "TMPDIR=" + os.TempDir()},
-		Timeout:  time.Minute,
+		Command:   cmd,
+		Dir:       real,
+		DirState:  state,
+		Env:       []string{"PATH=" + os.Getenv("PATH"), "HOME=" + real, "TMPDIR=" + os.TempDir()},
+		Timeout:   time.Minute,
+		Isolation: isolation(),
 		// A person approved it: the denylist alone narrows what runs.
 		Judgement: shellguard.Judgement{By: shellguard.ByHuman},
 	}
@@ -274,8 +290,28 @@ func sleeper(t *testing.T, dir string) (link, marker string) {
 	if err := os.Symlink(bin, link); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "detach.sh"), []byte(detachScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return link, marker
 }
+
+// detachScript (`sh ./detach.sh PROGRAM ARGS...`) starts a program in a
+// session of its own and returns once it is there, boundedly. `setsid -f`
+// returns before its child has left the group, so the exec handler's kill
+// of the group it leaves behind could end the child first, under load.
+const detachScript = `setsid "$@" &
+pid=$!
+i=0
+while [ $i -lt 2000 ]; do
+	set -- $(cat /proc/$pid/stat 2>/dev/null)
+	[ "$6" = "$pid" ] && exit 0
+	sleep 0.01
+	i=$((i+1))
+done
+echo "process $pid did not reach a session of its own" >&2
+exit 1
+`
 
 // TestDaemonsDoNotOutliveTheCommand starts processes that leave the
 // command's process group every way a shell can (setsid, a double fork
@@ -289,12 +325,12 @@ func TestDaemonsDoNotOutliveTheCommand(t *testing.T) {
 		req := request(t, "")
 		req.NoCgroup = noCgroup
 		link, marker := sleeper(t, req.Dir)
-		script := fmt.Sprintf("( %q 60 & ) \n( setsid %q 60 & ) \n", link, link)
+		script := fmt.Sprintf("( %q 60 & ) \nsh ./detach.sh %q 60\n", link, link)
 		if err := os.WriteFile(filepath.Join(req.Dir, "fork.sh"), []byte(script), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		// The pause lets the background job start before the script ends.
-		req.Command = fmt.Sprintf("setsid -f %q 60; sh ./fork.sh; nohup %q 60 >/dev/null 2>&1 & for i in 1 2 3 4 5; do sleep 0.05; done; echo started", link, link)
+		req.Command = fmt.Sprintf("sh ./detach.sh %q 60; sh ./fork.sh; nohup %q 60 >/dev/null 2>&1 & for i in 1 2 3 4 5; do sleep 0.05; done; echo started", link, link)
 		out := mustRun(t, req)
 		if out.Stdout != "started" || out.ExitCode != 0 {
 			t.Fatalf("%+v", out)
@@ -327,8 +363,11 @@ func TestCgroupOutlivesTheShell(t *testing.T) {
 		_ = cg.Remove(context.Background())
 	}
 	req := request(t, "")
+	// Outside a PID namespace: inside one, the kernel itself ends what
+	// is left when the namespace's first process exits (TestIsolated).
+	req.Isolation = isolate.None
 	link, marker := sleeper(t, req.Dir)
-	req.Command = fmt.Sprintf("setsid -f %q 60; env kill -TERM $$", link)
+	req.Command = fmt.Sprintf("sh ./detach.sh %q 60 && env kill -TERM $$", link)
 	out := mustRun(t, req)
 	if !out.ShellKilled || out.Signal != "SIGTERM" {
 		t.Fatalf("%+v", out)
@@ -347,7 +386,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 			req := request(t, "")
 			req.NoCgroup = noCgroup
 			link, marker := sleeper(t, req.Dir)
-			req.Command = fmt.Sprintf("setsid -f %q 60; %q 60", link, link)
+			req.Command = fmt.Sprintf("sh ./detach.sh %q 60 && %q 60", link, link)
 			req.Timeout = 300 * time.Millisecond
 			out := mustRun(t, req)
 			if !out.TimedOut {
@@ -361,7 +400,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 			req := request(t, "")
 			req.NoCgroup = noCgroup
 			link, marker := sleeper(t, req.Dir)
-			req.Command = fmt.Sprintf("setsid -f %q 60; %q 60", link, link)
+			req.Command = fmt.Sprintf("sh ./detach.sh %q 60 && %q 60", link, link)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { _, err := Run(ctx, req); done <- err }()
@@ -531,7 +570,7 @@ func TestRunnerRefusesBadRequests(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := startRunner(true)
+			r, err := startRunner(true, view{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -661,6 +700,9 @@ func BenchmarkAfterPause(b *testing.B) {
 func TestPool(t *testing.T) {
 	var p Pool
 	req := request(t, "echo $$")
+	// $$ is the runner's pid as this process sees it only outside a PID
+	// namespace; the view's part of the pool is checked below.
+	req.Isolation = isolate.None
 	first, err := p.Run(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -701,6 +743,16 @@ func TestPool(t *testing.T) {
 	if err != nil || third.Stdout == strconv.Itoa(dead) || third.Stdout == "" {
 		t.Fatalf("third command: %+v, %v", third, err)
 	}
+	// A request for another view does not take the waiting runner.
+	other := spare()
+	req.Isolation, req.Hide = isolation(), []string{t.TempDir()}
+	if _, err := p.Run(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(other)
+	if spare() == other {
+		t.Fatal("a runner of another view was kept")
+	}
 	last := spare()
 	p.Close()
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", last)); err == nil {
@@ -712,7 +764,7 @@ func TestPool(t *testing.T) {
 // away (its control pipe closes before any request) removes the cgroup
 // made for it, so none is left behind, empty.
 func TestIdleRunnerTakesItsCgroup(t *testing.T) {
-	r, err := startRunner(true)
+	r, err := startRunner(true, view{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -729,5 +781,48 @@ func TestIdleRunnerTakesItsCgroup(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		_ = r.cg.Remove(context.Background())
 		t.Fatalf("cgroup %s left behind: %v", dir, err)
+	}
+}
+
+// TestIsolated: in the machine's isolation the command sees the hidden
+// paths empty, the shell's death still says which signal, and what the
+// command left ends with the namespace. Without isolation, hidden paths
+// make Run refuse unless a person approved it; a view that cannot be
+// built runs nothing.
+func TestIsolated(t *testing.T) {
+	mode := isolation()
+	if mode == isolate.None {
+		t.Skip("no isolation on this machine")
+	}
+	secretDir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(secretDir, "config.json"), []byte("sk-hidden-0123456789"), 0o600))
+	req := request(t, "")
+	req.Hide = []string{secretDir}
+	link, marker := sleeper(t, req.Dir)
+	req.Command = fmt.Sprintf("cat %q/config.json; ls -A %q; sh ./detach.sh %q 60 && env kill -TERM $$; echo after", secretDir, secretDir, link)
+	out := mustRun(t, req)
+	if strings.Contains(out.Stdout+out.Stderr, "sk-hidden") || !strings.Contains(out.Stderr, "No such file") {
+		t.Fatalf("the command saw the hidden file: %+v", out)
+	}
+	if !out.ShellKilled || out.Signal != "SIGTERM" || out.ExitCode != 143 || strings.Contains(out.Stdout, "after") {
+		t.Fatalf("want the shell killed by SIGTERM: %+v", out)
+	}
+	if left := markerProcs(t, marker); len(left) > 0 {
+		t.Fatalf("processes outlived the command: %q", left)
+	}
+
+	req.Command = "echo ran"
+	req.Isolation = isolate.None
+	if out, err := Run(context.Background(), req); !errors.Is(err, ErrUnhidden) || out.Stdout != "" {
+		t.Fatalf("unisolated with hidden paths: %+v, %v", out, err)
+	}
+	req.Unhidden = true
+	if out := mustRun(t, req); out.Stdout != "ran" {
+		t.Fatalf("a person approved it unhidden: %+v", out)
+	}
+
+	req.Isolation, req.Unhidden, req.Hide = mode, false, []string{"/"}
+	if out, err := Run(context.Background(), req); err == nil || !strings.Contains(err.Error(), "will not hide /") || out.Stdout != "" {
+		t.Fatalf("a view that cannot be built: %+v, %v", out, err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/jazz-run/jazz/childproc"
 	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/tools"
@@ -44,6 +45,9 @@ type Options struct {
 	BaseDir string
 	// NoCgroup is childproc's (tests of the fallback).
 	NoCgroup bool
+	// Isolator finds how a command tool is kept from jazz's own secrets
+	// (childproc.Spec.Hide); nil probes at each start.
+	Isolator *isolate.Isolator
 }
 
 // Tools builds the tools of decls.
@@ -93,8 +97,10 @@ func (r *runner) environ() []string {
 
 func (r *runner) run(ctx context.Context, env *tools.Env, args json.RawMessage) tools.Result {
 	dir := ""
+	var hide []string
 	if env != nil {
 		dir = env.Cwd()
+		hide = env.Secrets.Hidden(env.JazzHome)
 	}
 	stderr := &capped{limit: OutputCap}
 	childEnv := shellguard.SanitizedEnv(r.environ(), r.o.EnvAllowlist, dir)
@@ -114,6 +120,8 @@ func (r *runner) run(ctx context.Context, env *tools.Env, args json.RawMessage) 
 		Dir:      dir,
 		Stderr:   stderr,
 		NoCgroup: r.o.NoCgroup,
+		Hide:     hide,
+		Isolator: r.o.Isolator,
 	})
 	if err != nil {
 		return tools.Fail("Command could not start: " + err.Error())

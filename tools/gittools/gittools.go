@@ -66,6 +66,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/tools"
 )
@@ -75,11 +76,18 @@ type Options struct {
 	// Environ is the environment git children start from, before it is
 	// scrubbed; nil is os.Environ.
 	Environ func() []string
+	// Isolator finds how git and the programs it runs (hooks, helpers)
+	// are kept from jazz's own secrets (package isolate); nil makes one
+	// for these tools.
+	Isolator *isolate.Isolator
 }
 
 // Tools returns the seven read-only git tools and the eight pairs (each
 // propose half followed by its hidden execute twin).
 func Tools(o Options) []tools.Tool {
+	if o.Isolator == nil {
+		o.Isolator = &isolate.Isolator{}
+	}
 	ro := func(name, desc string, props map[string]any, required []string, h handler) tools.Tool {
 		return tools.Tool{
 			Name: name, Description: desc, Schema: objectSchema(withPath(props), required),

@@ -104,11 +104,11 @@ func (r *repo) checkLocal(ctx context.Context, ri *remoteInfo) *tools.Result {
 		gitDir = filepath.Join(ri.local, ".git")
 	}
 	// The remote's repository is named explicitly: it may be bare.
-	risks, why := configRisks(ctx, &gitCmd{dir: gitDir, gitDir: gitDir, readOnly: true, environ: r.environ})
+	risks, why := configRisks(ctx, &gitCmd{dir: gitDir, gitDir: gitDir, readOnly: true, environ: r.environ, box: r.box})
 	if why != "" {
 		return fail(why)
 	}
-	hooks, why := hookRisks(ctx, &gitCmd{dir: gitDir, gitDir: gitDir, environ: r.environ}, gitDir, ri.local, gitDir)
+	hooks, why := hookRisks(ctx, &gitCmd{dir: gitDir, gitDir: gitDir, environ: r.environ, box: r.box}, gitDir, ri.local, gitDir)
 	if why != "" {
 		return fail(why)
 	}
@@ -120,7 +120,7 @@ func (r *repo) checkLocal(ctx context.Context, ri *remoteInfo) *tools.Result {
 
 // network is the gitCmd of a fetch or push to ri.
 func (r *repo) network(ri *remoteInfo) *gitCmd {
-	return &gitCmd{dir: r.dir, network: true, protocols: ri.protocols(r.highRisk), environ: r.environ}
+	return &gitCmd{dir: r.dir, network: true, protocols: ri.protocols(r.highRisk), environ: r.environ, box: r.box}
 }
 
 // currentBranch is the short name of the branch HEAD is on.

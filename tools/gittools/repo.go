@@ -27,11 +27,12 @@ type repo struct {
 	// programs (hooks, drivers, …) may run.
 	highRisk bool
 	environ  func() []string
+	box      *sandbox
 }
 
 // cmd is how git runs for this repository.
 func (r *repo) cmd(readOnly bool) *gitCmd {
-	return &gitCmd{dir: r.dir, readOnly: readOnly, environ: r.environ}
+	return &gitCmd{dir: r.dir, readOnly: readOnly, environ: r.environ, box: r.box}
 }
 
 // openRepo resolves the call's path and finds its repository, refusing a
@@ -64,6 +65,7 @@ func openRepo(ctx context.Context, env *tools.Env, o Options, pathArg string, mu
 		dir = filepath.Dir(dir)
 	}
 	r := &repo{dir: dir, highRisk: tools.CurrentPolicy(env) == messages.PolicyHighRisk, environ: o.Environ}
+	r.box = &sandbox{iso: o.Isolator, hide: env.Secrets.Hidden(env.JazzHome), strict: r.highRisk}
 	res := r.cmd(true).run(ctx, DefaultTimeout, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
 	if !res.ok() {
 		return fail(res.failure("git rev-parse", dir))
@@ -94,7 +96,7 @@ func openRepo(ctx context.Context, env *tools.Env, o Options, pathArg string, mu
 		return fail(why)
 	}
 	if mutating {
-		hooks, why := hookRisks(ctx, &gitCmd{dir: r.dir, environ: r.environ}, r.dir, r.top, r.gitDir, r.commonDir)
+		hooks, why := hookRisks(ctx, &gitCmd{dir: r.dir, environ: r.environ, box: r.box}, r.dir, r.top, r.gitDir, r.commonDir)
 		if why != "" {
 			return fail(why)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/gitinert"
+	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/tools/capbuf"
 )
@@ -56,6 +57,33 @@ type gitCmd struct {
 	// bare one must be under safe.bareRepository=explicit.
 	gitDir  string
 	environ func() []string
+	// box keeps git and what it runs from jazz's secrets; nil runs git
+	// as it is (tests of these internals).
+	box *sandbox
+}
+
+// sandbox is how a repository's git children are isolated (package
+// isolate): every one starts in a view where hide is not there.
+type sandbox struct {
+	iso  *isolate.Isolator
+	hide []string
+	// strict: the repository's own programs may run (high-risk), so
+	// where the machine allows no isolation git is refused rather than
+	// let a hook read the secrets. Below high-risk a repository that would
+	// run programs is refused already, and git itself reads none of them.
+	strict bool
+}
+
+// wrap puts cmd in the sandbox, or says why git must not run.
+func (b *sandbox) wrap(ctx context.Context, cmd *exec.Cmd) error {
+	if b == nil || len(b.hide) == 0 {
+		return nil
+	}
+	mode := b.iso.Mode(ctx)
+	if mode == isolate.None && b.strict {
+		return fmt.Errorf("not run: under the high-risk policy a repository's hooks may run, and %s, so they could read jazz's own secrets", isolate.Unhidden(b.iso.Why(ctx)))
+	}
+	return isolate.Wrap(cmd, mode, b.hide)
 }
 
 // env is the environment of a git child: the parent's minus its secrets
@@ -199,6 +227,9 @@ func (g *gitCmd) exec(ctx context.Context, timeout time.Duration, stdin io.Reade
 	cmd.SysProcAttr = sessionAttr()
 	cmd.Cancel = func() error { return terminateGroup(cmd.Process) }
 	cmd.WaitDelay = killGrace
+	if err := g.box.wrap(cctx, cmd); err != nil {
+		return result{spawnErr: err, timeout: timeout}
+	}
 	err := cmd.Run()
 	if cmd.Process != nil {
 		killGroup(cmd.Process)

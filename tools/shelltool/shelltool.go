@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/shellrun"
@@ -132,7 +133,7 @@ const twinSchema = `{
 // classifier.
 func Tools(opts Options) []tools.Tool {
 	s := &shell{environ: opts.Environ, deny: shellguard.Builtin, memory: opts.MemoryLimit, shellMemory: opts.ShellMemoryLimit,
-		runners: &shellrun.Pool{}}
+		runners: &shellrun.Pool{}, isolator: &isolate.Isolator{}}
 	if s.environ == nil {
 		s.environ = os.Environ
 	}
@@ -155,6 +156,9 @@ type shell struct {
 	memory, shellMemory int64
 	// runners keeps the next command's runner process started.
 	runners *shellrun.Pool
+	// isolator finds, once, how this machine lets commands be kept from
+	// jazz's own secrets.
+	isolator *isolate.Isolator
 }
 
 // parseArgs applies the checks a JSON Schema cannot say (trimming).
@@ -223,6 +227,16 @@ func (s *shell) propose(ctx context.Context, env *tools.Env, raw json.RawMessage
 	if notAuto != "" {
 		msg += "\n\nNot auto-approved: " + notAuto + "."
 	}
+	// Where the machine cannot hide jazz's secrets the command runs only
+	// if a person approves it (execute checks that too): no automatic
+	// step is asked.
+	if s.isolator.Mode(ctx) == isolate.None && len(hidden(env)) > 0 {
+		msg += "\n\nWarning: this command can read jazz's own secrets (JAZZ_HOME and its key files): " + isolate.Unhidden(s.isolator.Why(ctx)) +
+			". It runs only if you approve it; nothing approves it automatically."
+		if notAuto == "" {
+			notAuto = "it could read jazz's own secrets, which this system cannot hide from it"
+		}
+	}
 	a.WorkingDirectory, a.WorkingDirectoryState = &real, state
 	execArgs, err := json.Marshal(a)
 	if err != nil {
@@ -263,6 +277,15 @@ func judgementFor(ctx context.Context, command string) (shellguard.Judgement, st
 	return j, ""
 }
 
+// hidden are the paths the command must not see: JAZZ_HOME and the run's
+// key files.
+func hidden(env *tools.Env) []string {
+	if env == nil {
+		return nil
+	}
+	return env.Secrets.Hidden(env.JazzHome)
+}
+
 // notPinned refuses a twin call without the propose half's pin: only the
 // gate runs the twin, with the arguments the propose half produced.
 const notPinned = "This execute_command approval carries no pinned working directory; propose the command again."
@@ -290,6 +313,12 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 	}
 	childEnv := s.childEnv(env, dir, judgement)
 
+	mode := s.isolator.Mode(ctx)
+	hide := hidden(env)
+	if mode == isolate.None && len(hide) > 0 && judgement.By != shellguard.ByHuman {
+		return tools.Fail(fmt.Sprintf("Not run: %s, so this command could read jazz's own secrets; such a command runs only when a person approves it (it was approved by %s).",
+			isolate.Unhidden(s.isolator.Why(ctx)), judgement.By))
+	}
 	out, err := s.runners.Run(ctx, shellrun.Request{
 		Command:          a.Command,
 		Dir:              dir,
@@ -299,6 +328,9 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 		MemoryLimit:      s.memory,
 		ShellMemoryLimit: s.shellMemory,
 		Judgement:        judgement,
+		Isolation:        mode,
+		Hide:             hide,
+		Unhidden:         judgement.By == shellguard.ByHuman,
 	})
 	res := Result{
 		Command:          a.Command,

@@ -89,7 +89,8 @@ func signedApproval(t *testing.T, think, runTimeout time.Duration) {
 			}
 			q := r.Request
 			time.Sleep(think)
-			d := approvals.Decision{RunID: q.RunID, RequestID: q.RequestID, ActionHash: q.ActionHash, Approved: true, SignerName: "alice"}
+			d, _ := approvals.DecisionFor(q, true, "")
+			d.SignerName = "alice"
 			env, _ := approvals.SignDecision(kp, d, time.Now(), 0)
 			_ = env.Open(&d)
 			if _, err := store.Decide(ctx, q.RunID, q.RequestID, env, d, time.Now()); err == nil {

@@ -162,3 +162,24 @@ func ActionHash(executeTool string, executeArgs json.RawMessage) (string, error)
 	sum := sha256.Sum256(buf.Bytes())
 	return HashPrefix + hex.EncodeToString(sum[:]), nil
 }
+
+// ShownHash is SHA-256 over the canonical encoding of a whole request:
+// everything an approver is shown (message, preview diff, tool and what it
+// executes, risk tier, policy, agent, subagent and depth, working
+// directory, times) and the action hash. The approver signs the hash of
+// the request it read and displayed; the run compares it with the hash of
+// the request it wrote itself, so a record changed in the store (a forged
+// diff over an honest action) is never approved by a person who read the
+// forgery.
+func ShownHash(req Request) (string, error) {
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return "", fmt.Errorf("shown hash: %w", err)
+	}
+	canon, err := Canonical(raw)
+	if err != nil {
+		return "", fmt.Errorf("shown hash of request %s: %w", req.RequestID, err)
+	}
+	sum := sha256.Sum256(append([]byte("jazz.approval.shown/v1\n"), canon...))
+	return HashPrefix + hex.EncodeToString(sum[:]), nil
+}

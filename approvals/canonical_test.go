@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jazz-run/jazz/approvals"
 )
@@ -107,4 +108,51 @@ func decodeNumbers(t *testing.T, data []byte) any {
 		t.Fatalf("invalid JSON %q: %v", data, err)
 	}
 	return v
+}
+
+// TestShownHashCoversEverythingShown: every field an approver reads
+// changes the hash; a trip through the store's JSON does not.
+func TestShownHashCoversEverythingShown(t *testing.T) {
+	base := approvals.Request{
+		RunID: "run-1", RequestID: "ap-1", ToolCallID: "c1", AgentID: "a1", Agent: "coder", Subagent: "helper", Depth: 1,
+		Tool: "write_file", Arguments: json.RawMessage(`{"path":"x"}`), Message: "Write x", PreviewDiff: "+x",
+		RiskTier: "high-risk", WorkDir: "/w", Policy: "low-risk", ExecuteTool: "execute_write_file",
+		ExecuteArgs: json.RawMessage(`{"path":"/w/x"}`), ActionHash: "sha256:00",
+		CreatedAt: time.Now().UTC(), ExpiresAt: time.Now().UTC().Add(time.Minute),
+	}
+	want, err := approvals.ShownHash(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(base)
+	var back approvals.Request
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := approvals.ShownHash(back); got != want {
+		t.Fatalf("a JSON round trip changed the shown hash: %s, want %s", got, want)
+	}
+	for name, change := range map[string]func(*approvals.Request){
+		"message":      func(q *approvals.Request) { q.Message += " " },
+		"diff":         func(q *approvals.Request) { q.PreviewDiff = "-x" },
+		"tool":         func(q *approvals.Request) { q.Tool = "edit_file" },
+		"execute tool": func(q *approvals.Request) { q.ExecuteTool = "execute_edit_file" },
+		"tier":         func(q *approvals.Request) { q.RiskTier = "low-risk" },
+		"policy":       func(q *approvals.Request) { q.Policy = "high-risk" },
+		"agent":        func(q *approvals.Request) { q.Agent = "other" },
+		"agent id":     func(q *approvals.Request) { q.AgentID = "a2" },
+		"subagent":     func(q *approvals.Request) { q.Subagent = "" },
+		"depth":        func(q *approvals.Request) { q.Depth = 0 },
+		"directory":    func(q *approvals.Request) { q.WorkDir = "/" },
+		"arguments":    func(q *approvals.Request) { q.Arguments = json.RawMessage(`{"path":"y"}`) },
+		"execute args": func(q *approvals.Request) { q.ExecuteArgs = json.RawMessage(`{"path":"/w/y"}`) },
+		"action hash":  func(q *approvals.Request) { q.ActionHash = "sha256:01" },
+		"expiry":       func(q *approvals.Request) { q.ExpiresAt = q.ExpiresAt.Add(time.Hour) },
+	} {
+		q := base
+		change(&q)
+		if got, _ := approvals.ShownHash(q); got == want {
+			t.Errorf("changing the %s leaves the shown hash as it was", name)
+		}
+	}
 }

@@ -43,12 +43,14 @@ type Envelope struct {
 }
 
 // Decision is what an approver signs: one verdict on one request of one
-// run, bound to the action hash the approver saw.
+// run, bound to the action hash of what will run and to the hash of the
+// whole request the approver was shown (ShownHash).
 type Decision struct {
 	Kind       string    `json:"kind"`
 	RunID      string    `json:"runId"`
 	RequestID  string    `json:"requestId"`
 	ActionHash string    `json:"actionHash"`
+	ShownHash  string    `json:"shownHash"`
 	Approved   bool      `json:"approved"`
 	Note       string    `json:"note,omitempty"`
 	Nonce      string    `json:"nonce"`
@@ -57,6 +59,22 @@ type Decision struct {
 	// SignerName is the name the approver goes by; the run shows the name
 	// its own registry gives the key, never this one.
 	SignerName string `json:"signerName,omitempty"`
+}
+
+// DecisionFor is the decision an approver signs on req as it read and
+// showed it: for its run and request, bound to its action hash (first
+// recomputed: a record whose hash does not match what it says will run
+// is refused) and to its ShownHash.
+func DecisionFor(req Request, approved bool, note string) (Decision, error) {
+	hash, err := ActionHash(req.ExecuteTool, req.ExecuteArgs)
+	if err != nil || hash != req.ActionHash {
+		return Decision{}, fmt.Errorf("request %s is inconsistent: its action hash does not match the action it shows; not signing it", req.RequestID)
+	}
+	shown, err := ShownHash(req)
+	if err != nil {
+		return Decision{}, err
+	}
+	return Decision{RunID: req.RunID, RequestID: req.RequestID, ActionHash: hash, ShownHash: shown, Approved: approved, Note: note}, nil
 }
 
 // PolicyChange is a signed request to set a run's approval policy.
@@ -165,6 +183,7 @@ const (
 	ReasonTier           = "tier"
 	ReasonNotAllowed     = "not_allowed"
 	ReasonActionMismatch = "action_mismatch"
+	ReasonShownMismatch  = "shown_mismatch"
 	ReasonOtherRun       = "other_run"
 	ReasonOtherRequest   = "other_request"
 	ReasonExpired        = "expired"
@@ -186,11 +205,13 @@ func refuse(reason, format string, args ...any) error {
 	return &RefusedError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
 }
 
-// Expect is what the run holds for one pending request.
+// Expect is what the run holds for one pending request: ShownHash is the
+// ShownHash of the request as the run itself wrote it.
 type Expect struct {
 	RunID      string
 	RequestID  string
 	ActionHash string
+	ShownHash  string
 	RiskTier   string
 }
 
@@ -200,7 +221,8 @@ type NonceSet map[string]struct{}
 
 // VerifyDecision accepts e only if the signature verifies, the signer is
 // an approver whose tier covers the request, and the decision is for this
-// run, this request and this action hash, unexpired and not seen before.
+// run, this request, this action hash and this request as shown,
+// unexpired and not seen before.
 // On success the nonce is recorded.
 func VerifyDecision(e Envelope, reg *Registry, exp Expect, now time.Time, seen NonceSet) (Decision, Approver, error) {
 	var d Decision
@@ -216,6 +238,9 @@ func VerifyDecision(e Envelope, reg *Registry, exp Expect, now time.Time, seen N
 	}
 	if d.ActionHash != exp.ActionHash {
 		return d, a, refuse(ReasonActionMismatch, "the decision approves action %s, but the pending action is %s", d.ActionHash, exp.ActionHash)
+	}
+	if d.ShownHash == "" || d.ShownHash != exp.ShownHash {
+		return d, a, refuse(ReasonShownMismatch, "the approver was shown a request that is not the one this run wrote (its message, diff, tool, tier, agent or directory differ: shown %s, written %s)", d.ShownHash, exp.ShownHash)
 	}
 	if d.Approved && !TierCovers(a.MaxTier, exp.RiskTier) {
 		return d, a, refuse(ReasonTier, "approver %s may approve up to %s, and this call is %s", a.Name, a.MaxTier, exp.RiskTier)

@@ -47,7 +47,8 @@ func TestVerifyDecisionClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	hash, _ := approvals.ActionHash("execute_command", json.RawMessage(`{"command":"rm -rf build","cwd":"/w"}`))
-	exp := approvals.Expect{RunID: "run-1", RequestID: "ap-1", ActionHash: hash, RiskTier: "high-risk"}
+	shown, _ := approvals.ShownHash(approvals.Request{RunID: "run-1", RequestID: "ap-1", Message: "rm -rf build", ActionHash: hash})
+	exp := approvals.Expect{RunID: "run-1", RequestID: "ap-1", ActionHash: hash, ShownHash: shown, RiskTier: "high-risk"}
 	now := time.Now()
 	sign := func(p party, d approvals.Decision, at time.Time, validity time.Duration) approvals.Envelope {
 		env, err := approvals.SignDecision(p.kp, d, at, validity)
@@ -56,7 +57,7 @@ func TestVerifyDecisionClasses(t *testing.T) {
 		}
 		return env
 	}
-	good := approvals.Decision{RunID: "run-1", RequestID: "ap-1", ActionHash: hash, Approved: true, Note: "ok"}
+	good := approvals.Decision{RunID: "run-1", RequestID: "ap-1", ActionHash: hash, ShownHash: shown, Approved: true, Note: "ok"}
 
 	seen := approvals.NonceSet{}
 	env := sign(alice, good, now, 0)
@@ -76,6 +77,10 @@ func TestVerifyDecisionClasses(t *testing.T) {
 	otherReq.RequestID = "ap-2"
 	otherHash := good
 	otherHash.ActionHash, _ = approvals.ActionHash("execute_command", json.RawMessage(`{"command":"rm -rf /","cwd":"/w"}`))
+	otherShown := good
+	otherShown.ShownHash, _ = approvals.ShownHash(approvals.Request{RunID: "run-1", RequestID: "ap-1", Message: "update the docs", ActionHash: hash})
+	noShown := good
+	noShown.ShownHash = ""
 	stolenSig := sign(mallory, good, now, 0)
 	stolenSig.Signer = alice.a.PublicKey
 	for name, c := range map[string]struct {
@@ -88,6 +93,8 @@ func TestVerifyDecisionClasses(t *testing.T) {
 		"another run":     {sign(alice, other, now, 0), approvals.ReasonOtherRun},
 		"another request": {sign(alice, otherReq, now, 0), approvals.ReasonOtherRequest},
 		"another action":  {sign(alice, otherHash, now, 0), approvals.ReasonActionMismatch},
+		"shown a forgery": {sign(alice, otherShown, now, 0), approvals.ReasonShownMismatch},
+		"shown nothing":   {sign(alice, noShown, now, 0), approvals.ReasonShownMismatch},
 		"tier too low":    {sign(lowbob, good, now, 0), approvals.ReasonTier},
 		"expired":         {sign(alice, good, now.Add(-10*time.Minute), time.Minute), approvals.ReasonExpired},
 		"from the future": {sign(alice, good, now.Add(time.Hour), time.Minute), approvals.ReasonExpired},

@@ -226,7 +226,7 @@ func (c *approverConn) showCmd() *cobra.Command {
 }
 
 func (c *approverConn) decideCmd(approve bool) *cobra.Command {
-	var note string
+	var note, shown string
 	use, short := "approve ID", "Approve a request (signed with your identity)"
 	if !approve {
 		use, short = "deny ID", "Deny a request (signed with your identity)"
@@ -240,7 +240,7 @@ func (c *approverConn) decideCmd(approve bool) *cobra.Command {
 				return fmt.Errorf("the note is %d bytes; at most %d are allowed", len(note), approvals.MaxNote)
 			}
 			return c.withRecord(cmd.Context(), args[0], true, func(ctx context.Context, r approvals.Record) error {
-				rec, err := c.decide(ctx, r, approve, note)
+				rec, err := c.decide(ctx, r, approve, note, shown)
 				if err != nil {
 					return err
 				}
@@ -253,23 +253,31 @@ func (c *approverConn) decideCmd(approve bool) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&note, "note", "", "a note for the run (the model reads it on a denial)")
+	cmd.Flags().StringVar(&shown, "shown", "", "the shown hash `show` printed: refuse if the request changed since")
 	return cmd
 }
 
 // decide signs and records one verdict. The action hash is recomputed
 // from the record's own execute arguments first: a record whose hash does
-// not match what it says will run is never signed.
-func (c *approverConn) decide(ctx context.Context, r approvals.Record, approve bool, note string) (approvals.Record, error) {
+// not match what it says will run is never signed. wantShown, when set,
+// is the shown hash the person saw (`show`): a record that differs now is
+// not signed.
+func (c *approverConn) decide(ctx context.Context, r approvals.Record, approve bool, note, wantShown string) (approvals.Record, error) {
 	now := time.Now()
 	req := r.Request
 	if err := r.Closed(now); err != nil {
 		return r, err
 	}
-	hash, err := approvals.ActionHash(req.ExecuteTool, req.ExecuteArgs)
-	if err != nil || hash != req.ActionHash {
-		return r, fmt.Errorf("request %s is inconsistent: its action hash does not match the action it shows; not signing it", req.RequestID)
+	// The signature covers the request exactly as read and shown here:
+	// the run accepts it only if that is what it wrote.
+	d, err := approvals.DecisionFor(req, approve, note)
+	if err != nil {
+		return r, err
 	}
-	d := approvals.Decision{RunID: req.RunID, RequestID: req.RequestID, ActionHash: hash, Approved: approve, Note: note, SignerName: c.signerName}
+	if wantShown != "" && wantShown != d.ShownHash {
+		return r, fmt.Errorf("request %s is not the one you were shown (it is %s now, you saw %s); not signing it: show it again", req.RequestID, d.ShownHash, wantShown)
+	}
+	d.SignerName = c.signerName
 	env, err := approvals.SignDecision(c.signer, d, now, 0)
 	if err != nil {
 		return r, err
@@ -283,7 +291,7 @@ func (c *approverConn) decide(ctx context.Context, r approvals.Record, approve b
 	}
 	audit := approvals.NewAudit(c.home, c.conn)
 	if err := audit.Append(approvals.AuditEntry{Event: approvals.AuditDecided, RunID: req.RunID, RequestID: req.RequestID,
-		Tool: req.Tool, ActionHash: hash, Approved: &approve, Approver: c.signerName, ApproverKey: env.Signer, Note: note, Side: "approver"}); err != nil {
+		Tool: req.Tool, ActionHash: d.ActionHash, Approved: &approve, Approver: c.signerName, ApproverKey: env.Signer, Note: note, Side: "approver"}); err != nil {
 		fmt.Fprintf(c.d.IO.ErrOut, "warning: %v\n", err)
 	}
 	return rec, nil
@@ -384,7 +392,7 @@ func (c *approverConn) watch(ctx context.Context, interactive bool) error {
 			case "y", "yes", "n", "no":
 				approve := verb[0] == 'y' || verb[0] == 'Y'
 				dctx, done := context.WithTimeout(ctx, 15*time.Second)
-				_, err := c.decide(dctx, head, approve, strings.TrimSpace(note))
+				_, err := c.decide(dctx, head, approve, strings.TrimSpace(note), "")
 				done()
 				if err != nil {
 					fmt.Fprintf(c.d.IO.ErrOut, "%v\n", err)
@@ -455,6 +463,10 @@ func (c *approverConn) render(w io.Writer, r approvals.Record) {
 	field("directory", visible.Line(q.WorkDir))
 	field("expires", q.ExpiresAt.Local().Format("15:04:05"))
 	field("action", q.ActionHash)
+	if shown, err := approvals.ShownHash(q); err == nil {
+		// `approve ID --shown` with this refuses a record changed since.
+		field("shown", shown)
+	}
 	if q.Message != "" {
 		fmt.Fprintf(w, "  %s\n", indent(visible.Block(q.Message)))
 	}

@@ -510,7 +510,8 @@ func TestTelRemoteApproval(t *testing.T) {
 				continue
 			}
 			q := r.Request
-			d := approvals.Decision{RunID: q.RunID, RequestID: q.RequestID, ActionHash: q.ActionHash, Approved: true, SignerName: "alice"}
+			d, _ := approvals.DecisionFor(q, true, "")
+			d.SignerName = "alice"
 			env, _ := approvals.SignDecision(kp, d, time.Now(), 0)
 			_ = env.Open(&d)
 			_, _ = store.Decide(wctx0, q.RunID, q.RequestID, env, d, time.Now())

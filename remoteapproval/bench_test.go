@@ -47,11 +47,11 @@ func TestApproverProcess(t *testing.T) {
 		if r.Status != approvals.StatusPending || q.Tool != "decide_me" {
 			continue
 		}
-		hash, err := approvals.ActionHash(q.ExecuteTool, q.ExecuteArgs)
-		if err != nil || hash != q.ActionHash {
+		d, err := approvals.DecisionFor(q, true, "")
+		if err != nil {
 			continue
 		}
-		d := approvals.Decision{RunID: q.RunID, RequestID: q.RequestID, ActionHash: hash, Approved: true, SignerName: "bench"}
+		d.SignerName = "bench"
 		env, _ := approvals.SignDecision(kp, d, time.Now(), 0)
 		_ = env.Open(&d)
 		_, _ = store.DecideRecord(context.Background(), r, env, d, time.Now())

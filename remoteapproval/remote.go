@@ -70,7 +70,10 @@ type Remote struct {
 }
 
 type pending struct {
-	req     approvals.Request
+	req approvals.Request
+	// shown is the ShownHash of req: a decision must be for exactly the
+	// request this run wrote.
+	shown   string
 	ask     messages.ApprovalRequired
 	timer   *time.Timer
 	written bool
@@ -289,8 +292,13 @@ func (s *state) ask(ctx context.Context, m messages.ApprovalRequired) {
 	if m.Place.Depth > 0 {
 		req.Subagent = m.Place.AgentName
 	}
+	shown, err := approvals.ShownHash(req)
+	if err != nil {
+		s.deliver(m, false, messages.DecidedByNobody, "This call cannot be approved remotely: "+err.Error())
+		return
+	}
 	key := approvals.Key(req.RunID, req.RequestID)
-	p := &pending{req: req, ask: m}
+	p := &pending{req: req, shown: shown, ask: m}
 	p.timer = time.AfterFunc(cfg.Timeout, func() { s.r.send(expired{key}) })
 	s.pending[key] = p
 	s.audit(approvals.AuditEntry{Event: approvals.AuditRequested, RequestID: req.RequestID, Tool: req.Tool, ActionHash: hash})
@@ -365,7 +373,9 @@ func (s *state) fetched(ctx context.Context, f fetched) {
 		}
 		return
 	}
-	exp := approvals.Expect{RunID: cfg.RunID, RequestID: p.req.RequestID, ActionHash: p.req.ActionHash, RiskTier: p.req.RiskTier}
+	// p.req is the request as this run wrote it, never as the store now
+	// holds it.
+	exp := approvals.Expect{RunID: cfg.RunID, RequestID: p.req.RequestID, ActionHash: p.req.ActionHash, ShownHash: p.shown, RiskTier: p.req.RiskTier}
 	d, who, err := approvals.VerifyDecision(*rec.Decision, cfg.Registry, exp, cfg.Now(), s.nonces)
 	if err != nil {
 		s.refused(ctx, p, rec, err)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -162,7 +163,10 @@ func (r *rig) sign(kp nkeys.KeyPair, d approvals.Decision, at time.Time, validit
 }
 
 func (r *rig) decide(rec approvals.Record, kp nkeys.KeyPair, mutate func(*approvals.Decision)) error {
-	d := approvals.Decision{RunID: rec.Request.RunID, RequestID: rec.Request.RequestID, ActionHash: rec.Request.ActionHash, Approved: true}
+	d, err := approvals.DecisionFor(rec.Request, true, "")
+	if err != nil {
+		r.t.Fatal(err)
+	}
 	at, validity := time.Now(), time.Duration(0)
 	if mutate != nil {
 		mutate(&d)
@@ -171,7 +175,7 @@ func (r *rig) decide(rec approvals.Record, kp nkeys.KeyPair, mutate func(*approv
 		}
 	}
 	env, dd := r.sign(kp, d, at, validity)
-	_, err := r.apStore.Decide(context.Background(), rec.Request.RunID, rec.Request.RequestID, env, dd, time.Now())
+	_, err = r.apStore.Decide(context.Background(), rec.Request.RunID, rec.Request.RequestID, env, dd, time.Now())
 	return err
 }
 
@@ -406,4 +410,56 @@ func waitConnected(t *testing.T, nc *nats.Conn) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// What a person reads is bound: a store writer who rewrites the pending
+// record's message and diff (the action, and so its hash, left alone) gets
+// an approver to sign what it forged, and the run refuses that decision,
+// puts its own request back, and still takes a decision on the truth.
+func TestForgedDisplayIsRefused(t *testing.T) {
+	r := newRig(t, time.Minute, "", "")
+	r.ask("call_1")
+	honest := r.pendingFor("call_1")
+	for name, forge := range map[string]func(*approvals.Request){
+		"diff":      func(q *approvals.Request) { q.PreviewDiff = "+harmless typo fix" },
+		"message":   func(q *approvals.Request) { q.Message = "Write a note nobody reads" },
+		"tier":      func(q *approvals.Request) { q.RiskTier = "read-only" },
+		"directory": func(q *approvals.Request) { q.WorkDir = "/tmp/scratch" },
+		"agent":     func(q *approvals.Request) { q.Agent = "trusted-bot"; q.Depth = 0 },
+	} {
+		rec := r.pendingFor("call_1")
+		forged := rec.Request
+		forge(&forged)
+		raw, err := json.Marshal(approvals.Record{Status: approvals.StatusPending, Request: forged})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.apStore.RawUpdate(context.Background(), approvals.Key(forged.RunID, forged.RequestID), raw, rec.Revision); err != nil {
+			t.Fatal(err)
+		}
+		// The approver reads the forgery and signs exactly what it read.
+		seen := r.pendingFor("call_1")
+		if seen.Request.ActionHash != honest.Request.ActionHash || reflect.DeepEqual(seen.Request, honest.Request) {
+			t.Fatalf("%s: the forgery did not take: %+v", name, seen.Request)
+		}
+		if err := r.decide(seen, r.alice, nil); err != nil {
+			t.Fatalf("%s: write: %v", name, err)
+		}
+		r.noticed(t, approvals.AuditRefused, "("+approvals.ReasonShownMismatch+")")
+		r.nothing(t, 50*time.Millisecond)
+	}
+	// The run put back the request it wrote; a decision on it lands.
+	rec := r.pendingFor("call_1")
+	deadline := time.Now().Add(5 * time.Second)
+	for !reflect.DeepEqual(rec.Request, honest.Request) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		rec = r.pendingFor("call_1")
+	}
+	if !reflect.DeepEqual(rec.Request, honest.Request) {
+		t.Fatalf("the run did not restore its own request: %+v", rec.Request)
+	}
+	if err := r.decide(rec, r.alice, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.want(t, true, "remote:alice")
 }

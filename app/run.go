@@ -9,6 +9,8 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -97,9 +99,15 @@ type RunOptions struct {
 	KeyFiles []string
 }
 
-// NewRunID mints a run id for an agent: run-<agentId>-<epochMs>.
+// NewRunID mints a run id for an agent: run-<agentId>-<epochMs>-<random>.
+// The run id names the run's subjects on a shared bus (events, approvals,
+// work) and its trace, so two runs of one agent started in the same
+// millisecond (a chat bot, cron, a worker pool) must not share it: the
+// random part keeps one run from hearing another's approvals.
 func NewRunID(agentID string) string {
-	return fmt.Sprintf("run-%s-%d", agentID, time.Now().UnixMilli())
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("run-%s-%d-%s", agentID, time.Now().UnixMilli(), hex.EncodeToString(b[:]))
 }
 
 // Outcome is how a run ended: what the CLI prints.

@@ -106,51 +106,25 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
 		}
 	}()
 	// A clustered JetStream node needs its routes from the start: every
-	// route port is chosen before the first node starts.
-	routePorts, err := freePorts(o.Nodes)
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < o.Nodes; i++ {
-		port := -1
-		if len(o.Ports) > 0 {
-			port = o.Ports[i]
-		}
-		name := fmt.Sprintf("jazz-%d", i+1)
-		store := filepath.Join(o.Home, approvals.BusDir, "cluster", name)
-		if err := os.MkdirAll(store, 0o700); err != nil {
-			return nil, fmt.Errorf("create store %s: %w", store, err)
-		}
-		var routes []*url.URL
-		for j, rp := range routePorts {
-			if j != i {
-				routes = append(routes, c.routeURL(rp))
-			}
-		}
-		so := server.Options{
-			ServerName: name,
-			Host:       "127.0.0.1",
-			Port:       port,
-			JetStream:  true,
-			StoreDir:   store,
-			NoSigs:     true,
-			NoLog:      o.Logf == nil,
-			MaxPayload: 8 << 20,
-			Nkeys:      users(roles, ids.approvers, ids.workers, adminPub),
-			Cluster: server.ClusterOpts{Name: "jazz", Host: "127.0.0.1", Port: routePorts[i],
-				Username: routeUser, Password: routePass},
-			Routes:       routes,
-			PingInterval: 2 * time.Second,
-			MaxPingsOut:  2,
-		}
-		n := &clusterNode{opts: so}
-		if err := c.startNode(n); err != nil {
+	// route port is chosen before the first node starts. Another process
+	// may take one of them meanwhile: then the nodes start again on fresh
+	// ports (any other failure is returned at once).
+	for attempt := 1; ; attempt++ {
+		routePorts, err := freePorts(o.Nodes)
+		if err != nil {
 			return nil, err
 		}
-		// A restart keeps the node's client port: clients find it where
-		// it was.
-		n.opts.Port = n.srv.Addr().(*net.TCPAddr).Port
-		c.nodes = append(c.nodes, n)
+		err = c.startNodes(routePorts, routeUser, routePass)
+		if err == nil {
+			break
+		}
+		for i := range c.nodes {
+			c.Stop(i)
+		}
+		c.nodes = nil
+		if attempt == 3 || ctx.Err() != nil || !portTaken(routePorts) {
+			return nil, err
+		}
 	}
 	if err := c.ensureAssets(ctx); err != nil {
 		return nil, err
@@ -164,6 +138,58 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
 	go c.watch()
 	ok = true
 	return c, nil
+}
+
+// startNodes starts every node with cluster routes on routePorts.
+func (c *Cluster) startNodes(routePorts []int, routeUser, routePass string) error {
+	for i := 0; i < c.o.Nodes; i++ {
+		port := -1
+		if len(c.o.Ports) > 0 {
+			port = c.o.Ports[i]
+		}
+		name := fmt.Sprintf("jazz-%d", i+1)
+		store := filepath.Join(c.o.Home, approvals.BusDir, "cluster", name)
+		if err := os.MkdirAll(store, 0o700); err != nil {
+			return fmt.Errorf("create store %s: %w", store, err)
+		}
+		var routes []*url.URL
+		for j, rp := range routePorts {
+			if j != i {
+				routes = append(routes, c.routeURL(rp))
+			}
+		}
+		cluster := server.ClusterOpts{Name: "jazz", Host: "127.0.0.1", Port: routePorts[i],
+			Username: routeUser, Password: routePass}
+		if c.o.Nodes == 1 {
+			// One node is a standalone server: JetStream refuses a
+			// cluster without routes.
+			cluster, routes = server.ClusterOpts{}, nil
+		}
+		so := server.Options{
+			ServerName:   name,
+			Host:         "127.0.0.1",
+			Port:         port,
+			JetStream:    true,
+			StoreDir:     store,
+			NoSigs:       true,
+			NoLog:        c.o.Logf == nil,
+			MaxPayload:   8 << 20,
+			Nkeys:        users(c.roles, c.ids.approvers, c.ids.workers, c.adminPub),
+			Cluster:      cluster,
+			Routes:       routes,
+			PingInterval: 2 * time.Second,
+			MaxPingsOut:  2,
+		}
+		n := &clusterNode{opts: so}
+		if err := c.startNode(n); err != nil {
+			return err
+		}
+		// A restart keeps the node's client port: clients find it where
+		// it was.
+		n.opts.Port = n.srv.Addr().(*net.TCPAddr).Port
+		c.nodes = append(c.nodes, n)
+	}
+	return nil
 }
 
 // watch lets in the approvers and workers added to JAZZ_HOME, as `jazz
@@ -227,6 +253,18 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// portTaken reports whether another process listens on one of ports.
+func portTaken(ports []int) bool {
+	for _, p := range ports {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			return true
+		}
+		_ = l.Close()
+	}
+	return false
 }
 
 func (c *Cluster) startNode(n *clusterNode) error {

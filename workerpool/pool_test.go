@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/jazz-run/jazz/app"
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
@@ -19,6 +21,7 @@ import (
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/store/agents"
 	"github.com/jazz-run/jazz/workerpool"
+	"github.com/jazz-run/jazz/workstore"
 )
 
 // fixture is one JAZZ_HOME with a local 3-node cluster and a scripted
@@ -229,4 +232,81 @@ func dumpRequests(t *testing.T, f *fixture) {
 		}
 		t.Logf("req %d child=%v last=%.100q", i, isChild(r), r.LastUser())
 	}
+}
+
+// A worker speaks only for itself: the server refuses it every subject
+// that would let it report on another worker's task, read another's
+// decisions, forge a runner's decision or cancel record, or watch the
+// pool's traffic; what it may do (report under its own key, read its own
+// inbox) goes through, so the refusals are the permissions' doing.
+func TestWorkerMaySpeakOnlyForItself(t *testing.T) {
+	f := newFixture(t, 1, fanOut(0, nil))
+	a, err := busserver.AddWorker(f.home, "perm-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := busserver.AddWorker(f.home, "perm-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.cluster.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	seed, err := nats.NkeyOptionFromSeed(busserver.WorkerSeedPath(f.home, "perm-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	violations := make(chan string, 64)
+	nc, err := nats.Connect(f.cluster.URL(), seed, nats.CustomInboxPrefix(busserver.WorkerInboxPrefix(a.PublicKey)),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { violations <- err.Error() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	// expect waits for the server's verdict on one action: a violation
+	// naming subject, or (allowed) none by the time a round trip is done.
+	expect := func(what, subject string, refused bool, act func() error) {
+		t.Helper()
+		if err := act(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		_ = nc.Flush()
+		deadline := time.After(2 * time.Second)
+		if !refused {
+			deadline = time.After(300 * time.Millisecond)
+		}
+		for {
+			select {
+			case v := <-violations:
+				if strings.Contains(v, subject) {
+					if !refused {
+						t.Fatalf("%s was refused: %s", what, v)
+					}
+					return
+				}
+			case <-deadline:
+				if refused {
+					t.Fatalf("%s (%s) was allowed", what, subject)
+				}
+				return
+			}
+		}
+	}
+	pub := func(subject string) func() error { return func() error { return nc.Publish(subject, []byte("{}")) } }
+	sub := func(subject string) func() error {
+		return func() error { _, err := nc.SubscribeSync(subject); return err }
+	}
+	own := messages.WorkerSubject("default", a.PublicKey, "run-x", "t1", messages.WorkKindResult)
+	other := messages.WorkerSubject("default", b.PublicKey, "run-x", "t1", messages.WorkKindResult)
+	expect("a report under its own key", own, false, pub(own))
+	expect("its own inbox", messages.WorkerInbox("default", a.PublicKey), false, sub(messages.WorkerInbox("default", a.PublicKey)))
+	expect("a report under another worker's key", other, true, pub(other))
+	expect("another worker's decisions", messages.WorkerInbox("default", b.PublicKey), true, sub(messages.WorkerInbox("default", b.PublicKey)))
+	forged := messages.WorkDecisionSubject("default", a.PublicKey, "t1")
+	expect("a decision for itself", forged, true, pub(forged))
+	cancel := workstore.KeySubject(workstore.CancelKey("t1"))
+	expect("a cancel record", cancel, true, pub(cancel))
+	expect("the pool's traffic", "jazz.work.>", true, sub("jazz.work.>"))
+	task := messages.WorkTaskSubject("default")
+	expect("queueing a task", task, true, pub(task))
 }

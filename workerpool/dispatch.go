@@ -94,10 +94,17 @@ func NewDispatcher(ctx context.Context, o DispatcherOptions) (*Dispatcher, error
 		d.subs = append(d.subs, sub)
 	}
 	// Claims, approval requests and results are kept by the stream, and
-	// an ordered consumer resumes where it was after a reconnect.
+	// an ordered consumer resumes where it was after a reconnect. It
+	// starts at a fixed time, not at "new": one reset before its first
+	// message (a missed heartbeat on a busy machine) re-reads "new" as of
+	// the reset and would skip what the run's workers sent meanwhile.
+	// Nothing of this run is older (its subjects carry the run id); the
+	// hour allows for a server clock behind this one.
+	since := time.Now().Add(-time.Hour)
 	cons, err := h.JS.OrderedConsumer(ctx, workstore.OutStream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{messages.WorkRunWildcard(o.Pool, o.RunID)},
-		DeliverPolicy:  jetstream.DeliverNewPolicy,
+		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
+		OptStartTime:   &since,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker pool %s: follow %s: %w", o.Pool, workstore.OutStream, err)

@@ -44,6 +44,11 @@ func run(in io.Reader, out io.Writer) int {
 			}
 			continue
 		}
+		if e.Action == "build-output" {
+			// A build error, reported before its package's fail.
+			fmt.Fprint(out, e.Output)
+			continue
+		}
 		if e.Package == "" {
 			continue
 		}

@@ -22,6 +22,10 @@ func TestRun(t *testing.T) {
 {"Action":"pass","Package":"a","Elapsed":1.5}
 `, 1, []string{"boom happened", "FAIL b", "1 failed"}},
 		{"build error", "# c\nc/x.go:1: syntax error\nFAIL\tc [build failed]\n", 1, []string{"syntax error"}},
+		{"build-output", `{"ImportPath":"d [d.test]","Action":"build-output","Output":"./d_test.go:2: undefined: x\n"}
+{"ImportPath":"d [d.test]","Action":"build-fail"}
+{"Action":"fail","Package":"d","Elapsed":0,"FailedBuild":"d [d.test]"}
+`, 1, []string{"undefined: x", "FAIL d"}},
 		{"nothing", "", 1, []string{"0 packages"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -402,8 +402,8 @@ func (a *Agent) modelDone(c *actor.Context, m modelDone) {
 		a.texts = append(a.texts, msg.Content)
 	}
 	if len(msg.ToolCalls) == 0 {
-		answer := msg.Content
-		if strings.TrimSpace(answer) == "" {
+		answer := msg.Content // untrimmed: " " stays " " (headless-run.md §3)
+		if strings.TrimSpace(answer) == "" && strings.TrimSpace(msg.Reasoning) != "" {
 			answer = msg.Reasoning
 		}
 		if strings.TrimSpace(answer) == "" {

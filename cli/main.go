@@ -52,7 +52,8 @@ func Main() int {
 	_ = shellrun.ProtectSelf()
 	cwd, _ := os.Getwd()
 	d := Deps{IO: iostreams.System(), Getenv: os.Getenv, Cwd: cwd}
-	if name := selected(NewRootCmd(d), os.Args[1:]).Name(); name == "run" || name == "worker" {
+	name := selected(NewRootCmd(d), os.Args[1:]).Name()
+	if name == "run" || name == "worker" {
 		// jazz run is plain by contract, and so is any jazz a tool starts
 		// from it (headless-run.md §1); a worker runs the same agents.
 		_ = os.Setenv("JAZZ_NO_TUI", "1")
@@ -63,6 +64,10 @@ func Main() int {
 			log.SetFlags(0)
 			log.SetOutput(events.LogWriter(os.Stderr))
 		}
+	}
+	setupLog(os.Args[1:], os.Stderr, name == "run" && jsonStderr(os.Args[1:]))
+	if noTUI(os.Args[1:]) {
+		_ = os.Setenv("JAZZ_NO_TUI", "1")
 	}
 	return Execute(ctx, os.Args[1:], d)
 }
@@ -152,9 +157,9 @@ func NewRootCmd(d Deps) *cobra.Command {
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().String("config", "", "path to a config file (must exist and hold a JSON object)")
-	root.PersistentFlags().Bool("debug", false, "debug logging")
-	root.PersistentFlags().BoolP("verbose", "v", false, "more diagnostics on stderr")
-	root.PersistentFlags().Bool("no-tui", false, "plain output (always on for jazz run)")
+	root.PersistentFlags().Bool("debug", false, "debug log on stderr: what a run is made of, and the actor engine's every actor start, stop and restart")
+	root.PersistentFlags().BoolP("verbose", "v", false, "info-level log on stderr (jazz's and the actor engine's)")
+	root.PersistentFlags().Bool("no-tui", false, "plain output; sets JAZZ_NO_TUI=1 for what jazz starts (jazz run always does)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err: err, cmd: cmd.CommandPath()} })
 	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d), NewMCPCmd(d), NewVersionCmd(d),
 		NewWorkerCmd(d), NewWorkersCmd(d), NewToolsCmd(d), NewConversationCmd(d))

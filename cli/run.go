@@ -62,6 +62,7 @@ type RunOptions struct {
 	MaxRemotePolicy     string
 	ConfigPath          string
 	Debug               bool
+	Verbose             bool // -v: the info-level log
 	Traceparent         string
 	// Remote runs the agent on a worker of Pool (default: the config's
 	// workerPool, else "default").
@@ -82,6 +83,7 @@ func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Comm
 			o.InteractiveStdinSet = cmd.Flags().Changed("interactive-stdin")
 			o.ConfigPath, _ = cmd.Flags().GetString("config")
 			o.Debug, _ = cmd.Flags().GetBool("debug")
+			o.Verbose, _ = cmd.Flags().GetBool("verbose")
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -326,6 +328,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if reasoning == "" {
 		reasoning = agent.Config.ReasoningEffort
 	}
+	debugRun(ctx, o, home, d.Cwd, agent.ID, agent.Name, agent.Model, v.policy, agent.Config.Tools)
 	errLines.status("info", agent.Name+" (run "+runID+")", "started", "◉")
 	// The run's memory, events and teardown are app's: jazz run starts it,
 	// waits, and prints what it ended with.

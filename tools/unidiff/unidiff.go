@@ -24,7 +24,9 @@ const Context = 3
 const MaxDisplayChanges = 20
 
 // TruncatedMarker ends a display diff that was cut.
-const TruncatedMarker = "... output truncated (showing first 20 changes, press Ctrl+O to expand)"
+// (The original added "press Ctrl+O to expand", a key of its TUI that no
+// bridge or terminal here has; fullDiff holds the rest.)
+const TruncatedMarker = "... output truncated (showing first 20 changes)"
 
 const noNewline = `\ No newline at end of file`
 
@@ -224,7 +226,7 @@ type Display struct {
 // number of LF-separated parts of newText, as everywhere in the spec.
 func ForDisplay(abs, oldText, newText string) Display {
 	if oldText == "" {
-		return Display{Diff: fmt.Sprintf("+ Created file: %s (%d lines)", abs, LineCount(newText))}
+		return Display{Diff: fmt.Sprintf("+ Created file: %s (%d lines)", abs, Lines(newText))}
 	}
 	full := Unified(baseName(abs), oldText, newText)
 	cut, truncated := Truncate(full, MaxDisplayChanges)
@@ -261,9 +263,20 @@ func Truncate(diff string, maxChanges int) (string, bool) {
 	return diff, false
 }
 
-// LineCount counts lines the way the file tools do: the parts of s split
-// on "\n", so "" is 1 line and "a\n" is 2.
+// LineCount counts lines the way edit_file addresses them: the parts of
+// s split on "\n", so "" is 1 line and "a\n" is 2.
 func LineCount(s string) int { return strings.Count(s, "\n") + 1 }
+
+// Lines counts lines as a person does, for what a person reads: "" is 0
+// lines, "a" and "a\n" are 1, "a\nb\n" is 2. (The original used
+// LineCount there, so overwriting a one-line file said "2 lines".)
+func Lines(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
 
 func baseName(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {

@@ -185,7 +185,7 @@ func TestForDisplay(t *testing.T) {
 	}
 	t.Run("created", func(t *testing.T) {
 		d := ForDisplay("/x/new.txt", "", "a\nb\n")
-		if d != (Display{Diff: "+ Created file: /x/new.txt (3 lines)"}) {
+		if d != (Display{Diff: "+ Created file: /x/new.txt (2 lines)"}) {
 			t.Fatalf("%+v", d)
 		}
 	})

@@ -93,7 +93,7 @@ func proposeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) t
 	}
 	defer t.close()
 	old := string(t.content)
-	msg := fmt.Sprintf("About to edit file: %s (%d lines total)%s\n\nEdits to perform:\n%s\n\nPress Ctrl+O to preview changes",
+	msg := fmt.Sprintf("About to edit file: %s (%d lines total)%s\n\nEdits to perform:\n%s",
 		disp(abs), unidiff.LineCount(old), resolvedNote(t), strings.Join(sim.items, "\n"))
 	state := t.fingerprint()
 	twin := editFileArgs{Path: argPath(abs), Edits: a.Edits, ExpectedState: &state}

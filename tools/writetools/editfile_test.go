@@ -64,7 +64,7 @@ func TestEditFileApplies(t *testing.T) {
 			if treeHash(t, h.root) != before {
 				t.Fatal("propose mutated the tree")
 			}
-			wantMsg := fmt.Sprintf("About to edit file: %s (%d lines total)\n\nEdits to perform:\n%s\n\nPress Ctrl+O to preview changes",
+			wantMsg := fmt.Sprintf("About to edit file: %s (%d lines total)\n\nEdits to perform:\n%s",
 				abs, tt.origLines, strings.Join(tt.items, "\n"))
 			if r.Approval.Message != wantMsg {
 				t.Fatalf("message:\n%q\nwant\n%q", r.Approval.Message, wantMsg)
@@ -95,7 +95,7 @@ func TestEditFileMatchLinesListed(t *testing.T) {
 	h.write("f.txt", strings.Repeat("x\n", 25))
 	r := h.propose("edit_file", E{"path": "f.txt", "edits": []E{{"type": "replace_pattern", "pattern": "x", "replacement": "y", "count": -1}}})
 	want := `  1. Replace "x" with "y" (all occurrences on lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20...)`
-	if !strings.Contains(r.Approval.Message, want+"\n") {
+	if !strings.HasSuffix(r.Approval.Message, want) {
 		t.Fatalf("%q", r.Approval.Message)
 	}
 }

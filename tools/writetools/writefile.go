@@ -73,9 +73,8 @@ func proposeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 	}
 	msg += resolvedNote(t)
 	if len(t.content) > 0 {
-		msg += fmt.Sprintf("\n\n⚠️  WARNING: This will overwrite the existing file (%d lines).\n   Consider using edit_file instead if you only need to modify part of the file.", unidiff.LineCount(string(t.content)))
+		msg += fmt.Sprintf("\n\n⚠️  WARNING: This will overwrite the existing file (%d lines).\n   Consider using edit_file instead if you only need to modify part of the file.", unidiff.Lines(string(t.content)))
 	}
-	msg += "\n\nPress Ctrl+O to preview changes"
 	state := t.fingerprint()
 	twin := writeFileArgs{Path: argPath(abs), Content: a.Content, CreateDirs: a.CreateDirs, ExpectedState: &state}
 	return approval("write_file", msg, previewHeader(t)+unidiff.Unified(filepath.Base(abs), string(t.content), a.Content), twin)

@@ -16,13 +16,13 @@ func TestWriteFileMessages(t *testing.T) {
 		wantErr  string // a plain failure instead of an approval
 	}{
 		{name: "new file", args: map[string]any{"path": "new.txt", "content": "héllo😀\n"},
-			wantMsg: "About to write 8 characters to file: <abs>\n\nPress Ctrl+O to preview changes"},
+			wantMsg: "About to write 8 characters to file: <abs>"},
 		{name: "overwrite", existing: ptr("a\nb\n"), args: map[string]any{"path": "f.txt", "content": "x"},
-			wantMsg: "About to write 1 characters to file: <abs>\n\n⚠️  WARNING: This will overwrite the existing file (3 lines).\n   Consider using edit_file instead if you only need to modify part of the file.\n\nPress Ctrl+O to preview changes"},
+			wantMsg: "About to write 1 characters to file: <abs>\n\n⚠️  WARNING: This will overwrite the existing file (2 lines).\n   Consider using edit_file instead if you only need to modify part of the file."},
 		{name: "empty existing has no warning", existing: ptr(""), args: map[string]any{"path": "f.txt", "content": "x"},
-			wantMsg: "About to write 1 characters to file: <abs>\n\nPress Ctrl+O to preview changes"},
+			wantMsg: "About to write 1 characters to file: <abs>"},
 		{name: "create dirs", args: map[string]any{"path": "deep/er/f.txt", "content": "", "createDirs": true},
-			wantMsg: "About to write 0 characters to file: <abs> (will create parent directories)\n\nPress Ctrl+O to preview changes"},
+			wantMsg: "About to write 0 characters to file: <abs> (will create parent directories)"},
 		{name: "missing parent", args: map[string]any{"path": "nope/f.txt", "content": "x"},
 			wantErr: "Parent directory does not exist: <root>/nope. Pass createDirs: true to create it."},
 	}
@@ -66,7 +66,7 @@ func TestWriteFileExecute(t *testing.T) {
 		res := h.approve(r)
 		abs := h.path("sub/n.txt")
 		want := WriteFileResult{Path: abs, Message: "File created: " + abs, IsNewFile: true,
-			Diff: "+ Created file: " + abs + " (3 lines)"}
+			Diff: "+ Created file: " + abs + " (2 lines)"}
 		if !res.Success || res.Value != want {
 			t.Fatalf("got %+v", res)
 		}
@@ -106,7 +106,7 @@ func TestWriteFileExecute(t *testing.T) {
 		h.write("big.txt", strings.Repeat("old\n", 30))
 		res := h.approve(h.propose("write_file", map[string]any{"path": "big.txt", "content": strings.Repeat("new\n", 30)}))
 		v := res.Value.(WriteFileResult)
-		if !v.WasTruncated || !strings.HasSuffix(v.Diff, "... output truncated (showing first 20 changes, press Ctrl+O to expand)") || !strings.Contains(v.FullDiff, "+new") {
+		if !v.WasTruncated || !strings.HasSuffix(v.Diff, "... output truncated (showing first 20 changes)") || !strings.Contains(v.FullDiff, "+new") {
 			t.Fatalf("%+v", v)
 		}
 	})

@@ -260,7 +260,7 @@ func TestLoadMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(warns) != 1 || !strings.Contains(warns[0], `"storage" is ignored`) {
+	if len(warns) != 2 || !strings.Contains(warns[0], `"storage" is ignored`) || !strings.Contains(warns[1], "somethingNew is not a key jazz knows") {
 		t.Errorf("warnings = %q", warns)
 	}
 	checks := []struct {

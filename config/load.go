@@ -446,6 +446,7 @@ func build(doc map[string]any, origin map[string]string, home string) (*Config, 
 		cfg.Raw[k] = raw
 	}
 
+	unknownKeys(b, doc)
 	cfg.MaxIterations = max(b.integer(doc, "maxIterations", "maxIterations", DefaultMaxIterations), 1)
 	cfg.MaxSubagentIterations = max(b.integer(doc, "maxSubagentIterations", "maxSubagentIterations", DefaultMaxSubagentIterations), 1)
 	cfg.MaxRetries = max(b.integer(doc, "maxRetries", "maxRetries", DefaultMaxRetries), 0)

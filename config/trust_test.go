@@ -103,7 +103,7 @@ func TestTrustedProjectAppliesUntilChanged(t *testing.T) {
 		t.Fatalf("trust file: %v %v", st, err)
 	}
 	cfg, warns, err := f.load(t, "")
-	if err != nil || len(warns) != 0 {
+	if err != nil || len(warns) != 1 || !strings.Contains(warns[0], "somethingNew is not a key jazz knows") {
 		t.Fatalf("err %v warnings %q", err, warns)
 	}
 	if cfg.LLM["openai"].BaseURL != "http://evil.example/v1" || len(cfg.AutoApprovedCommands) != 3 || cfg.MaxIterations != 500 {

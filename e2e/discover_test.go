@@ -114,3 +114,18 @@ func TestConversationCommands(t *testing.T) {
 		t.Fatalf("list without --agent: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// TestUnknownConfigKeyWarned: a typo'd key in config.json is named, with
+// the nearest known one, instead of an allowlist vanishing in silence.
+func TestUnknownConfigKeyWarned(t *testing.T) {
+	srv := chatserver.New(answer("ok"))
+	defer srv.Close()
+	w := newWorld(t, srv.URL())
+	w.writeConfig(`{"maxRetries": 0, "autoApprovedCommand": ["ls"]}`)
+	w.agent("x", "read_file")
+	r := w.exec("", "run", "--agent", "x", "--json", "hi")
+	wantSuccess(t, r)
+	if !strings.Contains(r.stderr, `autoApprovedCommand is not a key jazz knows; did you mean "autoApprovedCommands"?`) {
+		t.Fatalf("stderr:\n%s", r.stderr)
+	}
+}

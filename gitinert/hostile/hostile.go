@@ -162,10 +162,19 @@ func Repos(t testing.TB, root string) []Repo {
 func initRepo(t testing.TB, dir string) {
 	t.Helper()
 	write(t, filepath.Join(dir, "a.txt"), "one\n", 0o644)
+	write(t, filepath.Join(dir, "b.txt"), "same\n", 0o644)
 	git(t, dir, "init", "-q")
-	git(t, dir, "add", "a.txt")
+	git(t, dir, "add", "a.txt", "b.txt")
 	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "one")
 	write(t, filepath.Join(dir, "a.txt"), "one\ntwo\n", 0o644)
+	// b.txt keeps its content but not the times the index recorded, so the
+	// next git status must refresh and write the index (running the
+	// post-index-change hook) whatever the clock did meanwhile: without it,
+	// whether git rewrites the index depends on racy-timestamp timing.
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "b.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func attributes(t testing.TB, dir, line string) {

@@ -163,8 +163,10 @@ func saNewRig(t testing.TB, o saOptions) *saRig {
 	if names == nil {
 		names = []string{"note", SubagentToolName, shelltool.Name}
 	}
-	home := t.TempDir()
-	env := &tools.Env{AgentID: "top", AgentName: "tester", JazzHome: home, WorkDir: home}
+	// The work directory is not inside JAZZ_HOME: every program jazz
+	// starts sees JAZZ_HOME as an empty mount.
+	home, work := t.TempDir(), t.TempDir()
+	env := &tools.Env{AgentID: "top", AgentName: "tester", JazzHome: home, WorkDir: work}
 	cfg := Config{
 		Place: place, Provider: "replay", Model: "test", SystemPrompt: "You are a test agent.",
 		Call: model.call, Registry: saAllTools(t).Subset(names), Env: env, Events: em,

@@ -203,6 +203,12 @@ func Enter(m Mode, hide []string) error {
 		return err
 	}
 	for _, t := range targets {
+		// A file or directory inside a directory covered too (config.json
+		// in JAZZ_HOME) is hidden with it, and once that directory is
+		// covered its path no longer exists.
+		if slices.ContainsFunc(targets, func(u target) bool { return u.dir && u.path != t.path && within(t.path, u.path) }) {
+			continue
+		}
 		if err := cover(t); err != nil {
 			return err
 		}

@@ -69,8 +69,8 @@ func signedApproval(t *testing.T, think, runTimeout time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ap.Close()
-	store, err := approvals.OpenStore(context.Background(), ap, false)
+	defer ap.CloseNow()
+	store, err := approvals.OpenStore(context.Background(), ap.Conn(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func signedApproval(t *testing.T, think, runTimeout time.Duration) {
 	}()
 
 	reg, _ := approvals.LoadRegistry(home, nil)
-	opts, _ := busclient.Options{Nkey: busserver.RoleSeedPath(home, busserver.RoleRunner)}.NATSOptions()
+	opts := busclient.Options{Nkey: busserver.RoleSeedPath(home, busserver.RoleRunner)}.Client()
 	out, err := app.RunAndWait(context.Background(), app.RunOptions{
 		Agent: writeAgent(writeScript(t, dir)), Prompt: "write the note", Config: &config.Config{Home: home, MaxIterations: 10},
 		NATSURL: srv.ClientURL(), NATS: opts, Reachable: true,

@@ -48,9 +48,9 @@ type RunOptions struct {
 	// run and the turn saved after a successful one. Empty: no memory.
 	Conversation string
 	NATSURL      string
-	// NATS are the client options (credentials, TLS, reconnects) for
-	// NATSURL.
-	NATS []bus.ClientOption
+	// NATS is how to reach and authenticate to NATSURL (credentials, TLS,
+	// reconnects).
+	NATS bus.Client
 	// Remote is set by --remote-approvals.
 	Remote *RemoteApprovals
 	// RemotePool runs the whole agent on a worker of this pool (`jazz run

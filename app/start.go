@@ -165,7 +165,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	// The embedded bus starts when something subscribes (events, a
 	// human, a remote process); an external one is reached now, so a bad
 	// --nats-url fails before any model call.
-	r.bus = bus.New(bus.Options{URL: o.NATSURL, NATS: o.NATS, Redact: busclient.Redact})
+	r.bus = bus.New(bus.Options{URL: o.NATSURL, Client: o.NATS, Redact: busclient.Redact})
 	r.detach = append(r.detach, func() {
 		closeCtx, done := context.WithTimeout(context.Background(), closeReserve)
 		defer done()

@@ -24,16 +24,16 @@ type Options struct {
 	Name string
 	// ReadyTimeout bounds waiting for the embedded server; default 5 s.
 	ReadyTimeout time.Duration
-	// NATS are extra client options for an external server: credentials,
-	// TLS, reconnect behaviour (busclient builds them).
-	NATS []ClientOption
+	// Client is how to reach and authenticate to an external server (or
+	// to InProcess): credentials, TLS, reconnects, state hooks.
+	Client Client
+	// InProcess connects to this server in-process (no socket) instead of
+	// URL or an embedded one: the bus server's own admin connection, and
+	// tests.
+	InProcess *server.Server
 	// Redact hides secrets in URL when it is printed; nil prints it as is.
 	Redact func(url string) string
 }
-
-// ClientOption is one NATS client option (nats.go's), named here so the
-// packages that pass options through need not import nats.go.
-type ClientOption = nats.Option
 
 // Bus is one connection, plus the embedded server when it owns one. The
 // embedded server starts on first use: a run nobody listens to (no
@@ -90,14 +90,33 @@ func (b *Bus) Connect(ctx context.Context) (*nats.Conn, error) {
 
 func connect(ctx context.Context, opts Options) (*server.Server, *nats.Conn, error) {
 	if opts.URL != "" {
-		nopts := append([]nats.Option{nats.Name(opts.Name)}, opts.NATS...)
+		copts, err := opts.Client.natsOptions(opts.URL)
+		if err != nil {
+			return nil, nil, err
+		}
+		nopts := append([]nats.Option{nats.Name(opts.Name)}, copts...)
 		conn, err := nats.Connect(opts.URL, append(nopts, nats.Timeout(dialTimeout(ctx)))...)
 		if err != nil {
 			shown := opts.URL
 			if opts.Redact != nil {
 				shown = opts.Redact(shown)
 			}
-			return nil, nil, fmt.Errorf("connect to NATS at %s: %w", shown, err)
+			return nil, nil, fmt.Errorf("connect to NATS at %s: %w", shown, describe(err))
+		}
+		return nil, conn, nil
+	}
+	if opts.InProcess != nil {
+		// No reconnects: a server in this process that went away is not
+		// coming back on its own.
+		copts, err := opts.Client.natsOptions("")
+		if err != nil {
+			return nil, nil, err
+		}
+		copts = append([]nats.Option{nats.InProcessServer(opts.InProcess), nats.Name(opts.Name)}, copts...)
+		copts = append(copts, nats.NoReconnect())
+		conn, err := nats.Connect("", copts...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("connect to the NATS server in this process: %w", describe(err))
 		}
 		return nil, conn, nil
 	}
@@ -144,7 +163,7 @@ func (b *Bus) Conn() *nats.Conn {
 }
 
 // Embedded reports whether the bus runs (or will run) its own server.
-func (b *Bus) Embedded() bool { return b.opts.URL == "" }
+func (b *Bus) Embedded() bool { return b.opts.URL == "" && b.opts.InProcess == nil }
 
 // Publish encodes msg with the messages codec and publishes it, carrying
 // the trace carrier (if any) in NATS headers too.
@@ -213,4 +232,25 @@ func (b *Bus) Close(ctx context.Context) error {
 		b.srv.WaitForShutdown()
 	}
 	return errors.Join(errs...)
+}
+
+// Wrap makes a bus of a connection someone else dialled (tests, and
+// test rigs that hold a *nats.Conn); Close drains it like any other.
+func Wrap(conn *nats.Conn) *Bus {
+	return &Bus{opts: Options{Name: "jazz", URL: conn.ConnectedUrlRedacted()}, conn: conn}
+}
+
+// CloseNow closes the connection at once, without draining, and stops the
+// embedded server: for a command that is done and whose last publishes
+// were already confirmed.
+func (b *Bus) CloseNow() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conn != nil {
+		b.conn.Close()
+	}
+	if b.srv != nil {
+		b.srv.Shutdown()
+		b.srv.WaitForShutdown()
+	}
 }

@@ -1,14 +1,11 @@
 // Package busclient turns a user's connection settings (URL, credentials,
-// TLS) into nats.go options, so every jazz client (a run, the approvals
+// TLS, from flags, the environment or the local `jazz bus serve`) into bus
+// options, so every jazz client (a run, the approvals
 // CLI) reaches a shared bus the same way and no secret rides in a URL.
 package busclient
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -16,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/busserver"
 )
 
@@ -124,141 +121,37 @@ func Redact(raw string) string {
 	return strings.Join(parts, ",")
 }
 
-// NATSOptions are the nats.go options for o (the URL aside).
-func (o Options) NATSOptions() ([]nats.Option, error) {
+// Client is o as the bus's client settings (the URL aside).
+func (o Options) Client() bus.Client {
 	name := o.Name
 	if name == "" {
 		name = "jazz"
 	}
-	reconnectFor := o.ReconnectFor
-	if reconnectFor <= 0 {
-		reconnectFor = 2 * time.Minute
-	}
-	const wait = 250 * time.Millisecond
-	opts := []nats.Option{
-		nats.Name(name),
-		nats.ReconnectWait(wait),
-		nats.MaxReconnects(int(reconnectFor / wait)),
-		nats.ReconnectJitter(50*time.Millisecond, 100*time.Millisecond),
-		// Keep publishing into the reconnect buffer while the server is
-		// away; what cannot wait fails and is retried by its owner.
-		nats.ReconnectBufSize(8 << 20),
-		nats.PingInterval(5 * time.Second),
-		nats.MaxPingsOutstanding(3),
-	}
-	switch {
-	case o.Creds != "" && o.Nkey != "":
-		return nil, errors.New("pass either --creds or --nkey, not both")
-	case o.Creds != "":
-		if _, err := os.Stat(o.Creds); err != nil {
-			return nil, fmt.Errorf("credentials file: %w", err)
-		}
-		opts = append(opts, nats.UserCredentials(o.Creds))
-	case o.Nkey != "":
-		opt, err := nats.NkeyOptionFromSeed(o.Nkey)
-		if err != nil {
-			return nil, fmt.Errorf("nkey seed file %s: %w", o.Nkey, err)
-		}
-		opts = append(opts, opt)
-	}
-	if o.InboxPrefix != "" {
-		opts = append(opts, nats.CustomInboxPrefix(o.InboxPrefix))
-	}
-	tlsOpt, err := o.tlsConfig()
-	if err != nil {
-		return nil, err
-	}
-	if tlsOpt != nil {
-		opts = append(opts, nats.Secure(tlsOpt))
-	}
-	if o.OnDisconnect != nil {
-		opts = append(opts, nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { o.OnDisconnect(err) }))
-	}
-	if o.OnReconnect != nil {
-		opts = append(opts, nats.ReconnectHandler(func(*nats.Conn) { o.OnReconnect() }))
-	}
-	if o.OnClosed != nil {
-		opts = append(opts, nats.ClosedHandler(func(*nats.Conn) { o.OnClosed() }))
-	}
-	return opts, nil
+	return bus.Client{Name: name, Creds: o.Creds, NkeySeed: o.Nkey, CA: o.CA, TLSPin: o.TLSPin, Cert: o.Cert, Key: o.Key,
+		InboxPrefix: o.InboxPrefix, ReconnectFor: o.ReconnectFor,
+		OnDisconnect: o.OnDisconnect, OnReconnect: o.OnReconnect, OnClosed: o.OnClosed}
 }
 
-func (o Options) tlsConfig() (*tls.Config, error) {
-	if o.CA == "" && o.TLSPin == "" && o.Cert == "" && !strings.HasPrefix(o.URL, "tls://") {
-		return nil, nil
+// Bus is o as options for bus.Start; it reports bad settings (both
+// credential kinds, a missing file, a bad pin) before anything connects.
+func (o Options) Bus() (bus.Options, error) {
+	c := o.Client()
+	if err := c.Check(); err != nil {
+		return bus.Options{}, err
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if o.CA != "" {
-		data, err := os.ReadFile(o.CA)
-		if err != nil {
-			return nil, fmt.Errorf("TLS CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(data) {
-			return nil, fmt.Errorf("TLS CA %s holds no certificate", o.CA)
-		}
-		cfg.RootCAs = pool
-	}
-	if o.Cert != "" || o.Key != "" {
-		c, err := tls.LoadX509KeyPair(o.Cert, o.Key)
-		if err != nil {
-			return nil, fmt.Errorf("TLS client certificate: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{c}
-	}
-	if o.TLSPin != "" {
-		pin := strings.ToLower(strings.TrimSpace(o.TLSPin))
-		if !strings.HasPrefix(pin, "sha256:") || len(pin) != len("sha256:")+64 {
-			return nil, fmt.Errorf("TLS pin %q: expected sha256:<64 hex digits>", o.TLSPin)
-		}
-		// The pin replaces chain verification: the certificate is
-		// self-signed, and it is trusted because its hash is the one the
-		// server printed, not because of who signed it.
-		cfg.InsecureSkipVerify = true
-		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
-			if len(raw) == 0 {
-				return errors.New("the server sent no certificate")
-			}
-			sum := sha256.Sum256(raw[0])
-			if got := "sha256:" + hex.EncodeToString(sum[:]); got != pin {
-				return fmt.Errorf("the server's certificate is %s, not the pinned %s", got, pin)
-			}
-			return nil
-		}
-	}
-	return cfg, nil
+	return bus.Options{URL: o.URL, Name: c.Name, Client: c, Redact: Redact}, nil
 }
 
 // Connect dials o.URL with o's credentials.
-func Connect(ctx context.Context, o Options) (*nats.Conn, error) {
+func Connect(ctx context.Context, o Options) (*bus.Bus, error) {
 	if o.URL == "" {
 		return nil, fmt.Errorf("no bus URL: pass --nats-url or set %s", EnvURL)
 	}
-	opts, err := o.NATSOptions()
+	bo, err := o.Bus()
 	if err != nil {
 		return nil, err
 	}
-	timeout := 5 * time.Second
-	if dl, ok := ctx.Deadline(); ok {
-		if d := time.Until(dl); d > 0 && d < timeout {
-			timeout = d
-		}
-	}
-	opts = append(opts, nats.Timeout(timeout))
-	nc, err := nats.Connect(o.URL, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("connect to NATS at %s: %w", Redact(o.URL), describe(err))
-	}
-	return nc, nil
-}
-
-// describe words the server's refusals for a person.
-func describe(err error) error {
-	switch {
-	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked):
-		return fmt.Errorf("the server refused these credentials (%w)", err)
-	}
-	return err
+	return bus.Start(ctx, bo)
 }
 
 // Signer is the key a person signs decisions with: the seed of --nkey or

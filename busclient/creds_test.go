@@ -77,10 +77,11 @@ func TestCredsFileOnAnAccountsServer(t *testing.T) {
 
 	good, goodPub := creds("alice", acc)
 	o := busclient.Options{URL: srv.ClientURL(), Creds: good}
-	nc, err := busclient.Connect(ctx, o)
+	b, err := busclient.Connect(ctx, o)
 	if err != nil {
 		t.Fatalf("a valid .creds file: %v", err)
 	}
+	nc := b.Conn()
 	if err := nc.Publish("jazz.probe", []byte("x")); err != nil {
 		t.Fatal(err)
 	}

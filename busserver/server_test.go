@@ -64,7 +64,7 @@ func (v *violations) wait(t *testing.T, want string) {
 func connectAs(t *testing.T, url, seedFile string, v *violations) *nats.Conn {
 	t.Helper()
 	o := busclient.Options{URL: url, Nkey: seedFile}
-	opts, err := o.NATSOptions()
+	opts, err := o.Client().NATSOptions(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestAddedApproverConnectsWithoutRestart(t *testing.T) {
 	for {
 		nc, err := busclient.Connect(context.Background(), busclient.Options{URL: s.ClientURL(), Nkey: path, ReconnectFor: time.Second})
 		if err == nil {
-			nc.Close()
+			nc.CloseNow()
 			return
 		}
 		if time.Now().After(deadline) {
@@ -222,14 +222,14 @@ func TestTLSIsPinned(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pinned client: %v", err)
 	}
-	nc.Close()
+	nc.CloseNow()
 	wrong := "sha256:" + strings.Repeat("0", 64)
 	if _, err := busclient.Connect(context.Background(), busclient.Options{URL: info.URL, Nkey: runner, TLSPin: wrong}); err == nil ||
 		!strings.Contains(err.Error(), "not the pinned") {
 		t.Fatalf("wrong pin: %v", err)
 	}
 	plain := strings.Replace(info.URL, "tls://", "nats://", 1)
-	opts, _ := busclient.Options{Nkey: runner}.NATSOptions()
+	opts, _ := busclient.Options{Nkey: runner}.Client().NATSOptions(plain)
 	if nc, err := nats.Connect(plain, append(opts, nats.MaxReconnects(0))...); err == nil {
 		nc.Close()
 		t.Fatal("a plain-text client connected to a TLS server")

@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
@@ -46,7 +46,7 @@ type approverConn struct {
 	url, creds, nkey, as, ca, pin string
 	jsonOut                       bool
 	home                          string
-	conn                          *nats.Conn
+	conn                          *bus.Bus
 	store                         *approvals.Store
 	signer                        nkeys.KeyPair
 	signerName                    string
@@ -97,8 +97,8 @@ func (c *approverConn) open(ctx context.Context, sign bool) error {
 	if c.conn, err = busclient.Connect(cctx, o); err != nil {
 		return err
 	}
-	if c.store, err = approvals.OpenStore(cctx, c.conn, false); err != nil {
-		c.conn.Close()
+	if c.store, err = approvals.OpenStore(cctx, c.conn.Conn(), false); err != nil {
+		c.conn.CloseNow()
 		return err
 	}
 	return nil
@@ -122,7 +122,11 @@ func (c *approverConn) withRecord(ctx context.Context, id string, sign bool, fn 
 
 func (c *approverConn) close() {
 	if c.conn != nil {
-		_ = c.conn.Drain()
+		// Deliveries and publishes still pending finish first, within a
+		// bound.
+		ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
+		defer done()
+		_ = c.conn.Close(ctx)
 	}
 }
 
@@ -289,7 +293,7 @@ func (c *approverConn) decide(ctx context.Context, r approvals.Record, approve b
 	if err != nil {
 		return rec, err
 	}
-	audit := approvals.NewAudit(c.home, c.conn)
+	audit := approvals.NewAudit(c.home, c.conn.Conn())
 	if err := audit.Append(approvals.AuditEntry{Event: approvals.AuditDecided, RunID: req.RunID, RequestID: req.RequestID,
 		Tool: req.Tool, ActionHash: d.ActionHash, Approved: &approve, Approver: c.signerName, ApproverKey: env.Signer, Note: note, Side: "approver"}); err != nil {
 		fmt.Fprintf(c.d.IO.ErrOut, "warning: %v\n", err)

@@ -5,10 +5,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/jazz-run/jazz/app"
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
@@ -23,23 +22,23 @@ const DefaultApprovalTimeout = 10 * time.Minute
 // model call: a run that could never be approved fails now, not later. A
 // run that uses a worker pool (pool) needs a shared bus too: the local
 // `jazz bus serve` (or cluster) unless one is named.
-func remoteOptions(o RunOptions, policy string, cfg *config.Config, getenv func(string) string, pool bool) (string, []nats.Option, *app.RemoteApprovals, error) {
+func remoteOptions(o RunOptions, policy string, cfg *config.Config, getenv func(string) string, pool bool) (string, bus.Client, *app.RemoteApprovals, error) {
 	if !o.RemoteApprovals && (o.ApprovalTimeout != "" || o.MaxRemotePolicy != "") {
-		return "", nil, nil, fmt.Errorf("--approval-timeout and --max-remote-policy need --remote-approvals")
+		return "", bus.Client{}, nil, fmt.Errorf("--approval-timeout and --max-remote-policy need --remote-approvals")
 	}
 	bo := busclient.Options{URL: o.NATSURL, Creds: o.Creds, Nkey: o.Nkey, Name: "jazz-run"}.WithEnv(getenv)
 	if bo.URL == "" && pool && !o.RemoteApprovals {
 		local, err := bo.WithLocal(cfg.Home, busserver.RoleSeedPath(cfg.Home, busserver.RoleRunner))
 		if err != nil {
-			return "", nil, nil, fmt.Errorf("worker pool: %w", err)
+			return "", bus.Client{}, nil, fmt.Errorf("worker pool: %w", err)
 		}
 		bo = local
 	}
 	if bo.URL == "" && !o.RemoteApprovals {
 		if o.Creds != "" || o.Nkey != "" {
-			return "", nil, nil, fmt.Errorf("--creds and --nkey need --nats-url or --remote-approvals")
+			return "", bus.Client{}, nil, fmt.Errorf("--creds and --nkey need --nats-url or --remote-approvals")
 		}
-		return "", nil, nil, nil // the embedded in-process bus
+		return "", bus.Client{}, nil, nil // the embedded in-process bus
 	}
 	var remote *app.RemoteApprovals
 	if o.RemoteApprovals {
@@ -47,7 +46,7 @@ func remoteOptions(o RunOptions, policy string, cfg *config.Config, getenv func(
 		if o.ApprovalTimeout != "" {
 			ms, err := strconv.ParseUint(o.ApprovalTimeout, 10, 32)
 			if err != nil || ms == 0 || time.Duration(ms)*time.Millisecond > approvals.RecordMaxAge {
-				return "", nil, nil, fmt.Errorf("--approval-timeout must be a positive integer of milliseconds, at most 86400000 (got %q).", o.ApprovalTimeout)
+				return "", bus.Client{}, nil, fmt.Errorf("--approval-timeout must be a positive integer of milliseconds, at most 86400000 (got %q).", o.ApprovalTimeout)
 			}
 			timeout = time.Duration(ms) * time.Millisecond
 		}
@@ -57,19 +56,19 @@ func remoteOptions(o RunOptions, policy string, cfg *config.Config, getenv func(
 		case messages.PolicyReadOnly, messages.PolicyLowRisk, messages.PolicyHighRisk:
 			ceiling = o.MaxRemotePolicy
 		default:
-			return "", nil, nil, fmt.Errorf("Invalid --max-remote-policy %q. Expected read-only, low-risk, or high-risk.", o.MaxRemotePolicy)
+			return "", bus.Client{}, nil, fmt.Errorf("Invalid --max-remote-policy %q. Expected read-only, low-risk, or high-risk.", o.MaxRemotePolicy)
 		}
 		reg, err := approvals.LoadRegistry(cfg.Home, cfg.Raw["approvers"])
 		if err != nil {
-			return "", nil, nil, err
+			return "", bus.Client{}, nil, err
 		}
 		if reg.Len() == 0 {
-			return "", nil, nil, fmt.Errorf("--remote-approvals: nobody may approve yet: add an approver with `jazz bus add-approver NAME` (or list them under \"approvers\" in the global config)")
+			return "", bus.Client{}, nil, fmt.Errorf("--remote-approvals: nobody may approve yet: add an approver with `jazz bus add-approver NAME` (or list them under \"approvers\" in the global config)")
 		}
 		remote = &app.RemoteApprovals{Timeout: timeout, Ceiling: ceiling, Registry: reg}
 		local, err := bo.WithLocal(cfg.Home, busserver.RoleSeedPath(cfg.Home, busserver.RoleRunner))
 		if err != nil {
-			return "", nil, nil, err
+			return "", bus.Client{}, nil, err
 		}
 		bo = local
 	}
@@ -79,9 +78,9 @@ func remoteOptions(o RunOptions, policy string, cfg *config.Config, getenv func(
 	if remote != nil {
 		bo.ReconnectFor = remote.Timeout
 	}
-	opts, err := bo.NATSOptions()
-	if err != nil {
-		return "", nil, nil, err
+	client := bo.Client()
+	if err := client.Check(); err != nil {
+		return "", bus.Client{}, nil, err
 	}
-	return bo.URL, opts, remote, nil
+	return bo.URL, client, remote, nil
 }

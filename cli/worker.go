@@ -121,7 +121,7 @@ func runWorker(ctx context.Context, d Deps, o WorkerOptions) error {
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
+	defer nc.CloseNow()
 	dir := o.Dir
 	if dir == "" {
 		dir = d.Cwd
@@ -141,7 +141,7 @@ func runWorker(ctx context.Context, d Deps, o WorkerOptions) error {
 	}
 	defer rt.Close(context.Background())
 	jctx, jdone := context.WithTimeout(ctx, 30*time.Second)
-	w, err := workerpool.StartWorker(jctx, workerpool.WorkerOptions{Conn: nc, Key: key, Name: name, Pool: o.Pool,
+	w, err := workerpool.StartWorker(jctx, workerpool.WorkerOptions{Conn: nc.Conn(), Key: key, Name: name, Pool: o.Pool,
 		Capacity: o.Capacity, Lease: time.Duration(o.LeaseMs) * time.Millisecond, Version: workerVersion(), Runtime: rt,
 		Logf: logf})
 	jdone()
@@ -204,8 +204,8 @@ func NewWorkersCmd(d Deps) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer nc.Close()
-			list, err := workerpool.List(ctx, nc, pool, time.Duration(waitMs)*time.Millisecond)
+			defer nc.CloseNow()
+			list, err := workerpool.List(ctx, nc.Conn(), pool, time.Duration(waitMs)*time.Millisecond)
 			if err != nil {
 				return err
 			}

@@ -41,8 +41,8 @@ func TestForgedDisplayAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
-	store, err := approvals.OpenStore(ctx, nc, false)
+	defer nc.CloseNow()
+	store, err := approvals.OpenStore(ctx, nc.Conn(), false)
 	if err != nil {
 		t.Fatal(err)
 	}

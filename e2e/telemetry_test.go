@@ -478,11 +478,12 @@ func TestTelRemoteApproval(t *testing.T) {
 	t.Cleanup(srv.Close)
 	seedFile := filepath.Join(t.TempDir(), "alice.nk")
 	_ = os.WriteFile(seedFile, seed, 0o600)
-	nc, err := busclient.Connect(context.Background(), busclient.Options{URL: srv.ClientURL(), Nkey: seedFile})
+	b, err := busclient.Connect(context.Background(), busclient.Options{URL: srv.ClientURL(), Nkey: seedFile})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(nc.Close)
+	t.Cleanup(b.CloseNow)
+	nc := b.Conn()
 	headers := make(chan nats.Header, 1)
 	_, err = nc.Subscribe("jazz.run.*.approval.required", func(m *nats.Msg) {
 		select {

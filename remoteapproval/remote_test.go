@@ -69,16 +69,18 @@ func newRig(t *testing.T, timeout time.Duration, policy, ceiling string) *rig {
 	r.start()
 	url := r.srv.ClientURL()
 	var err error
-	r.runConn, err = busclient.Connect(context.Background(), busclient.Options{URL: url, Nkey: busserver.RoleSeedPath(r.home, busserver.RoleRunner), ReconnectFor: 30 * time.Second})
+	runBus, err := busclient.Connect(context.Background(), busclient.Options{URL: url, Nkey: busserver.RoleSeedPath(r.home, busserver.RoleRunner), ReconnectFor: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(r.runConn.Close)
-	r.apConn, err = busclient.Connect(context.Background(), busclient.Options{URL: url, Nkey: approvals.ApproverSeedPath(r.home, "alice"), ReconnectFor: 30 * time.Second})
+	t.Cleanup(runBus.CloseNow)
+	r.runConn = runBus.Conn()
+	apBus, err := busclient.Connect(context.Background(), busclient.Options{URL: url, Nkey: approvals.ApproverSeedPath(r.home, "alice"), ReconnectFor: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(r.apConn.Close)
+	t.Cleanup(apBus.CloseNow)
+	r.apConn = apBus.Conn()
 	ctx := context.Background()
 	if r.apStore, err = approvals.OpenStore(ctx, r.apConn, false); err != nil {
 		t.Fatal(err)

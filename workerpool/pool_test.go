@@ -86,13 +86,13 @@ func (f *fixture) workerAs(seed, key, name string, capacity int, lease time.Dura
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	f.t.Cleanup(nc.Close)
+	f.t.Cleanup(nc.CloseNow)
 	cfg := f.config(`{"maxRetries": 0}`)
 	rt, err := app.NewWorkerRuntime(ctx, app.WorkerOptions{Config: cfg, Getenv: f.getenv, WorkDir: f.cwd})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	w, err := workerpool.StartWorker(ctx, workerpool.WorkerOptions{Conn: nc, Key: key, Name: name, Capacity: capacity,
+	w, err := workerpool.StartWorker(ctx, workerpool.WorkerOptions{Conn: nc.Conn(), Key: key, Name: name, Capacity: capacity,
 		Lease: lease, Version: "v0.0.0-test", Runtime: rt})
 	if err != nil {
 		f.t.Fatal(err)
@@ -122,10 +122,7 @@ func (f *fixture) config(doc string) *config.Config {
 // runOptions is a run whose subagents go to the pool.
 func (f *fixture) runOptions(prompt string, tools ...string) app.RunOptions {
 	f.t.Helper()
-	opts, err := busclient.Options{Nkey: busserver.RoleSeedPath(f.home, busserver.RoleRunner), Name: "runner"}.NATSOptions()
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	opts := busclient.Options{Nkey: busserver.RoleSeedPath(f.home, busserver.RoleRunner), Name: "runner"}.Client()
 	return app.RunOptions{
 		Agent: agents.Agent{ID: "ag1", Name: "parent", Config: agents.Config{LLMProvider: "openai", LLMModel: "gpt-4o-mini",
 			Tools: tools}},

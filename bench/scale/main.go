@@ -406,10 +406,7 @@ func (w *world) fanOut(ctx context.Context, pool string, k int) ([]time.Duration
 	if pool != "" {
 		cfg = w.pooled
 	}
-	opts, err := busclient.Options{Nkey: busserver.RoleSeedPath(w.home, busserver.RoleRunner), Name: "bench-runner"}.NATSOptions()
-	if err != nil {
-		return nil, err
-	}
+	opts := busclient.Options{Nkey: busserver.RoleSeedPath(w.home, busserver.RoleRunner), Name: "bench-runner"}.Client()
 	ro := app.RunOptions{
 		Agent: agents.Agent{ID: "bench", Name: "bench", Config: agents.Config{LLMProvider: "openai", LLMModel: "bench-model",
 			Tools: []string{"spawn_subagent"}}},
@@ -422,6 +419,7 @@ func (w *world) fanOut(ctx context.Context, pool string, k int) ([]time.Duration
 	// A loaded machine may be slow to start a run's own bus: that is
 	// not what is measured, so a run that did not start starts again.
 	var run *app.Run
+	var err error
 	for try := 1; ; try++ {
 		if run, err = app.Start(ctx, ro); err == nil {
 			break

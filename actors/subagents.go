@@ -89,6 +89,14 @@ type Subagents struct {
 	// Runner runs the children somewhere else (a worker pool); nil runs
 	// them here, under a supervisor actor on Engine.
 	Runner ChildRunner
+	// Scope keeps this tree's actor names apart from other trees' on a
+	// shared Engine: a child's supervisor actor is named scope/agent id.
+	// Agent ids are unique within a tree only (a sequence and a
+	// millisecond), so an engine that runs many trees at once (a
+	// worker's) gives each its own scope; a run's own engine needs none.
+	Scope string
+	// Now stamps child ids; nil is time.Now.
+	Now func() time.Time
 }
 
 // ChildRunner runs one child to its end and reports how it ended; every
@@ -261,7 +269,11 @@ func (s *Subagents) Spawn(ctx context.Context, cwd string, raw json.RawMessage) 
 // level deeper, the persona's tools within the parent's, its own budget,
 // working directory (starting at cwd) and spawner.
 func (s *Subagents) childConfig(a subagentArgs, p personas.Persona, cwd string) (Config, string) {
-	n, now := s.Seq.Add(1), time.Now().UnixMilli()
+	clock := s.Now
+	if clock == nil {
+		clock = time.Now
+	}
+	n, now := s.Seq.Add(1), clock().UnixMilli()
 	prefix := s.IDPrefix
 	if prefix == "" {
 		prefix = "subagent"
@@ -395,10 +407,24 @@ func (s *Subagents) attempt(ctx context.Context, run ChildRun, spec supervisor.S
 		}
 		deliver(ChildOutcome{Finished: messages.RunFinished{Place: cfg.Place}, Kind: supervisor.FailPanic, Reason: reason})
 	}
+	// The engine refuses a name it already has, and then starts nothing
+	// and hands back the holder's PID: made says whether this spawn made
+	// the supervisor (the producer runs inside Spawn), and only then is
+	// the PID this child's to wait on and stop.
+	var made atomic.Bool
+	name := cfg.Place.AgentID
+	if s.Scope != "" {
+		name = s.Scope + "/" + name
+	}
 	sup := s.Engine.Spawn(func() actor.Receiver {
+		made.Store(true)
 		return &childSupervisor{spec: spec, cfg: cfg, prompt: run.Prompt, history: run.History, trace: run.Trace, deliver: deliver}
-	}, "subagent", actor.WithID(cfg.Place.AgentID), actor.WithMiddleware(supervisor.Recover(cfg.Place, report)),
+	}, "subagent", actor.WithID(name), actor.WithMiddleware(supervisor.Recover(cfg.Place, report)),
 		actor.WithInboxSize(childInbox))
+	if !made.Load() {
+		reason := fmt.Sprintf("it could not start: the actor name %s is already taken on this engine", sup.ID)
+		return ChildOutcome{Finished: messages.RunFinished{Place: cfg.Place, Error: reason}, Kind: supervisor.FailRun, Reason: reason}
+	}
 	defer func() {
 		cancel()
 		select {

@@ -251,11 +251,17 @@ func (j *job) run() messages.WorkResult {
 	cfg.Ledger = j.ledger
 	cfg.Task = t.Task
 	cfg.Deadline = nil // the runner's clock bounds the run
+	// The worker's engine runs every task's agents at once, and agent ids
+	// are unique within one run's tree only: two runs that start a child
+	// in the same millisecond send the same id. The task's attempt
+	// (unique on this worker while it runs) scopes its actors' names.
+	scope := fmt.Sprintf("%s.%d", j.token, j.attempt)
 	if cfg.Env != nil {
 		env := *cfg.Env
 		cfg.Env = &env
 		sub := &actors.Subagents{Engine: j.w.engine, MaxDepth: t.MaxDepth, MaxIterations: t.SubagentIterations,
-			Timeout: time.Duration(t.SubagentTimeoutMs) * time.Millisecond, Seq: new(atomic.Int64), IDPrefix: t.Place.AgentID}
+			Timeout: time.Duration(t.SubagentTimeoutMs) * time.Millisecond, Seq: new(atomic.Int64), IDPrefix: t.Place.AgentID,
+			Scope: scope}
 		sub.Parent = cfg
 		env.Subagents = sub
 	}
@@ -263,7 +269,7 @@ func (j *job) run() messages.WorkResult {
 	if timeout <= 0 {
 		timeout = workstore.MaxAge
 	}
-	local := &actors.Subagents{Engine: j.w.engine}
+	local := &actors.Subagents{Engine: j.w.engine, Scope: scope}
 	o := local.RunLocal(j.ctx, actors.ChildRun{Config: cfg, Engine: j.w.engine, Prompt: t.Prompt, History: t.History,
 		Trace: t.Trace, Timeout: timeout, MaxDepth: t.MaxDepth, SubagentIterations: t.SubagentIterations})
 	f := o.Finished

@@ -60,8 +60,8 @@ func TestTwoRunsChildrenWithOneIDOnOneWorker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer nc.Close()
-		d, err := workerpool.NewDispatcher(ctx, workerpool.DispatcherOptions{Conn: nc, Pool: workerpool.DefaultPool, RunID: run})
+		defer nc.CloseNow()
+		d, err := workerpool.NewDispatcher(ctx, workerpool.DispatcherOptions{Conn: nc.Conn(), Pool: workerpool.DefaultPool, RunID: run})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -401,6 +401,7 @@ type hlEnvelope struct {
 	OK         *bool    `json:"ok"`
 	Answer     string   `json:"answer"`
 	Error      string   `json:"error"`
+	StopReason string   `json:"stopReason"`
 	CostUSD    *float64 `json:"costUSD"`
 	CostKnown  *bool    `json:"costKnown"`
 	TokenUsage *struct {

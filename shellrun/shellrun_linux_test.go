@@ -133,7 +133,10 @@ func TestShellKilledBySignal(t *testing.T) {
 	for _, sig := range []string{"TERM", "HUP", "INT"} {
 		t.Run(sig, func(t *testing.T) {
 			// kill is no builtin of the interpreter: env runs the program.
-			out := mustRun(t, request(t, "echo before; env kill -"+sig+" $$; echo after"))
+			// The signal lands when the kernel next schedules a runner
+			// thread, so the script waits on a program after it rather
+			// than race on (see TestCgroupOutlivesTheShell).
+			out := mustRun(t, request(t, "echo before; env kill -"+sig+" $$; sleep 5; echo after"))
 			if !out.ShellKilled || out.Signal != "SIG"+sig {
 				t.Fatalf("want the shell killed by SIG%s: %+v", sig, out)
 			}
@@ -156,7 +159,7 @@ func TestSignalsIgnoredByWhoStartedJazz(t *testing.T) {
 	t.Cleanup(func() { signal.Reset(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM) })
 	for _, sig := range []string{"HUP", "INT", "TERM"} {
 		t.Run(sig, func(t *testing.T) {
-			out := mustRun(t, request(t, "env kill -"+sig+" $$; echo after"))
+			out := mustRun(t, request(t, "env kill -"+sig+" $$; sleep 5; echo after"))
 			if !out.ShellKilled || out.Signal != "SIG"+sig || out.Stdout != "" {
 				t.Fatalf("want the shell killed by SIG%s: %+v", sig, out)
 			}
@@ -367,7 +370,11 @@ func TestCgroupOutlivesTheShell(t *testing.T) {
 	// is left when the namespace's first process exits (TestIsolated).
 	req.Isolation = isolate.None
 	link, marker := sleeper(t, req.Dir)
-	req.Command = fmt.Sprintf("sh ./detach.sh %q 60 && env kill -TERM $$", link)
+	// The signal is delivered when the kernel next schedules one of the
+	// runner's threads; until then the script would go on, end and sweep,
+	// and the sweep (not the cgroup) would end the daemon. So the script
+	// never ends: after the kill it waits on a program of its own.
+	req.Command = fmt.Sprintf("sh ./detach.sh %q 60 && env kill -TERM $$ && %q 60", link, link)
 	out := mustRun(t, req)
 	if !out.ShellKilled || out.Signal != "SIGTERM" {
 		t.Fatalf("%+v", out)
@@ -799,7 +806,7 @@ func TestIsolated(t *testing.T) {
 	req := request(t, "")
 	req.Hide = []string{secretDir}
 	link, marker := sleeper(t, req.Dir)
-	req.Command = fmt.Sprintf("cat %q/config.json; ls -A %q; sh ./detach.sh %q 60 && env kill -TERM $$; echo after", secretDir, secretDir, link)
+	req.Command = fmt.Sprintf("cat %q/config.json; ls -A %q; sh ./detach.sh %q 60 && env kill -TERM $$; sleep 5; echo after", secretDir, secretDir, link)
 	out := mustRun(t, req)
 	if strings.Contains(out.Stdout+out.Stderr, "sk-hidden") || !strings.Contains(out.Stderr, "No such file") {
 		t.Fatalf("the command saw the hidden file: %+v", out)

@@ -11,6 +11,7 @@ import (
 // The agent commands: create prints the id on stdout, list/show/delete
 // find agents by id or name, and an agent can call only its listed tools.
 func TestAgentCommands(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(
 		calls(readFile("call_1", "notes.txt"), chatserver.Call{ID: "call_2", Name: "ls", Arguments: "{}"}),
 		answer("done"),

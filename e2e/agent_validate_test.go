@@ -15,6 +15,7 @@ import (
 // delete takes the history with it.
 
 func TestAgentCreateRefusesUnknown(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "")
 	cases := []struct {
 		name string
@@ -61,6 +62,7 @@ func TestAgentCreateRefusesUnknown(t *testing.T) {
 }
 
 func TestAgentUpdateKeepsID(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(answer("one"), answer("two"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())

@@ -12,6 +12,7 @@ import (
 // longer ends with the original's TUI key, and overwriting a one-line
 // file says "1 lines", not 2.
 func TestApprovalWording(t *testing.T) {
+	t.Parallel()
 	wr := chatserver.Call{ID: "w1", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": "one.txt", "content": "new"})}
 	srv := chatserver.New(chatserver.Turn{Calls: []chatserver.Call{wr}}, chatserver.Turn{Text: "done"})
 	defer srv.Close()

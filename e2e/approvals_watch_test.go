@@ -15,6 +15,7 @@ import (
 // the envelope says alice decided), "n note" denies (nothing is written),
 // and each outcome is streamed too.
 func TestApprovalsWatchDecidesInline(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	serveBus(t, e, freeTCPPort(t))
 	if r := e.run(hlRunOpts{args: []string{"bus", "add-approver", "alice"}}); r.code != 0 {

@@ -14,6 +14,7 @@ import (
 // binary as a chat bot would: an approval answered yes writes the file,
 // one answered no leaves it unwritten, and the answer is printed.
 func TestBridgeExample(t *testing.T) {
+	t.Parallel()
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // Help asked for, completion scripts and the version are answers: they go
 // to stdout. Usage printed because of an error stays on stderr.
 func TestHelpGoesToStdout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "http://127.0.0.1:1/v1")
 	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"help", "run"}, {"agent", "--help"}, {"-h"}} {
 		r := w.exec("", args...)
@@ -38,6 +39,7 @@ func TestHelpGoesToStdout(t *testing.T) {
 }
 
 func TestCompletionScriptsGoToStdout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "http://127.0.0.1:1/v1")
 	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
 		r := w.exec("", "completion", shell)
@@ -66,6 +68,7 @@ func TestCompletionScriptsGoToStdout(t *testing.T) {
 // The generated bash script, sourced in a real bash, completes `jazz run
 // --a` through the binary on PATH.
 func TestBashCompletionSourced(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
@@ -109,6 +112,7 @@ printf '%s\n' "${COMPREPLY[@]}"
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "http://127.0.0.1:1/v1")
 	a := w.exec("", "--version")
 	b := w.exec("", "version")

@@ -24,6 +24,7 @@ import (
 // the content and closing. At no moment may more than 10 be reading, and
 // 10 must be reached (the calls do run in parallel).
 func TestTenCallCap(t *testing.T) {
+	t.Parallel()
 	const n, limit = 25, 10
 	var cs []chatserver.Call
 	// Not read_file: the read tools refuse FIFOs (regular files only).

@@ -58,6 +58,7 @@ func customDecls(marker string) []any {
 // the agent's scrubbed environment, time out, and run not at all when
 // declined.
 func TestCustomToolsRun(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "")
 	marker := filepath.Join(w.cwd, "touched")
 	w.env = append(w.env, "SECRET_TOKEN=s3cr3t-value-1", "ALLOWED_TOKEN=a11owed-value-2", "PLAIN_VAR=plain")
@@ -119,6 +120,7 @@ func TestCustomToolsRun(t *testing.T) {
 // A bad declaration fails the run before any model call, naming the
 // field; so does a name a built-in has.
 func TestCustomToolsConfigErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		decls any
 		want  string

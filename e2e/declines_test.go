@@ -11,6 +11,7 @@ import (
 // it; the approval_required of a call nobody is asked about says so up
 // front (asked:false, and who settled it), so a bridge shows no button.
 func TestDeclinesSayWhy(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	e.writeConfig(map[string]any{"maxRetries": 0})
 	write := hlReplayCall("write_file", map[string]any{"path": "out.txt", "content": "x\n"})

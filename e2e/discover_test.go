@@ -13,6 +13,7 @@ import (
 // TestToolsCommand: jazz tools lists every tool with its tier, gate and
 // arguments; --json is one object holding all of it.
 func TestToolsCommand(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "")
 	r := w.exec("", "tools")
 	if r.code != 0 {
@@ -71,6 +72,7 @@ func TestToolsCommand(t *testing.T) {
 // TestConversationCommands: list, show and rm the conversations jazz run
 // --conversation keeps.
 func TestConversationCommands(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(answer("first answer"), answer("second answer"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
@@ -118,6 +120,7 @@ func TestConversationCommands(t *testing.T) {
 // TestUnknownConfigKeyWarned: a typo'd key in config.json is named, with
 // the nearest known one, instead of an allowlist vanishing in silence.
 func TestUnknownConfigKeyWarned(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(answer("ok"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())

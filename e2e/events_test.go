@@ -66,6 +66,7 @@ func hlKind(v any) byte {
 }
 
 func TestEventsSchemaAndOrder(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	e.writeFile("long.txt", strings.Repeat("é long line of text ", 60))
 	e.replayAgent("ev", hlEventsScript(), "read_file", "write_file")
@@ -164,6 +165,7 @@ func TestEventsSchemaAndOrder(t *testing.T) {
 }
 
 func TestEventsCategories(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	e.writeFile("long.txt", "short")
 	e.replayAgent("ev", hlEventsScript(), "read_file", "write_file")
@@ -217,6 +219,7 @@ func contains(list []string, s string) bool {
 // TestEventsStreamingRule: stdout is a pipe here, so streaming is off by
 // default; asking for text or reasoning turns it on; the flags win.
 func TestEventsStreamingRule(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string

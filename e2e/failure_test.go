@@ -15,6 +15,7 @@ import (
 // The same cases in plain mode leave stdout empty and put the message on
 // stderr.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		turns []chatserver.Turn
@@ -104,6 +105,7 @@ const cutStream = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"ch
 // TestCutStreamFallsBack: a stream cut short is retried as one batch call
 // even with retries off, and the batch answer wins.
 func TestCutStreamFallsBack(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(chatserver.Turn{Raw: cutStream}, answer("from batch"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
@@ -132,6 +134,7 @@ func closedURL(t *testing.T) string {
 
 // TestUnreachableProviderMessage: the refused connection is named.
 func TestUnreachableProviderMessage(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, closedURL(t))
 	w.agent("x", "read_file")
 	r := w.exec("", "run", "--agent", "x", "--json", "hi")
@@ -145,6 +148,7 @@ func TestUnreachableProviderMessage(t *testing.T) {
 // TestRetryThenSuccess: a 5xx is retried (maxRetries 1) and the run
 // succeeds on the second attempt, with a retry notice on stderr.
 func TestRetryThenSuccess(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(chatserver.Turn{Status: http.StatusBadGateway, ErrorMessage: "bad gateway"}, answer("fine"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
@@ -162,6 +166,7 @@ func TestRetryThenSuccess(t *testing.T) {
 // TestTimeout: --timeout cancels a stalled provider (before the answer,
 // mid-stream, and during a slow batch) and reports the spec's message.
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		turn chatserver.Turn
@@ -195,6 +200,7 @@ func TestTimeout(t *testing.T) {
 // command blocked on a FIFO nobody writes is cancelled by --timeout. (Not
 // read_file: the read tools refuse FIFOs at once.)
 func TestTimeoutDuringTools(t *testing.T) {
+	t.Parallel()
 	cat := chatserver.Call{ID: "call_1", Name: "execute_command",
 		Arguments: chatserver.JSONArgs(map[string]string{"command": "cat pipe", "description": "read the pipe"})}
 	srv := chatserver.New(calls(cat), answer("never"))
@@ -213,6 +219,7 @@ func TestTimeoutDuringTools(t *testing.T) {
 // TestMaxIterations: a model that never stops asking is cut at the cap,
 // with a warning, and the run still exits 0.
 func TestMaxIterations(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.NewFunc(func(n int, _ chatserver.Request) chatserver.Turn {
 		return chatserver.Turn{Text: "again", Calls: []chatserver.Call{{Name: "ls", Arguments: `{"path":"."}`}}}
 	})

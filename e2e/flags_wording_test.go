@@ -12,6 +12,7 @@ import (
 
 // TestTimezoneReachesGetTime: --timezone is the zone get_time answers in.
 func TestTimezoneReachesGetTime(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(calls(chatserver.Call{ID: "t1", Name: "get_time", Arguments: "{}"}), answer("ok"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
@@ -29,6 +30,7 @@ func TestTimezoneReachesGetTime(t *testing.T) {
 // info-level part; stdout stays the answer alone, and under --events the
 // log lines are JSON like the rest.
 func TestDebugAndVerboseLog(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(answer("four"), answer("four"), answer("four"), answer("four"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
@@ -63,6 +65,7 @@ func TestDebugAndVerboseLog(t *testing.T) {
 
 // TestNoTUIExported: --no-tui sets JAZZ_NO_TUI=1 for what jazz starts.
 func TestNoTUIExported(t *testing.T) {
+	t.Parallel()
 	cmd := chatserver.Call{ID: "c1", Name: "execute_command",
 		Arguments: chatserver.JSONArgs(map[string]string{"command": "printenv JAZZ_NO_TUI", "description": "show the variable"})}
 	srv := chatserver.New(calls(cmd), answer("ok"))
@@ -83,6 +86,7 @@ func TestNoTUIExported(t *testing.T) {
 // TestErrorWording: a 401 says its status once, and a missing key does
 // not name the provider twice; an answer of spaces is kept as sent.
 func TestErrorWording(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(chatserver.Turn{Status: http.StatusUnauthorized, ErrorMessage: "Incorrect API key provided."})
 	defer srv.Close()
 	w := newWorld(t, srv.URL())

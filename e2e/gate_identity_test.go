@@ -106,6 +106,7 @@ func decision(req map[string]any, approved bool) string {
 // decides nothing; two calls the model gave one id run (and are decided)
 // separately, without hanging the run.
 func TestApprovalIdentity(t *testing.T) {
+	t.Parallel()
 	write := func(path string) chatserver.Call {
 		return chatserver.Call{ID: "dup", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": path, "content": "x\n"})}
 	}
@@ -216,6 +217,7 @@ func evilModel() *chatserver.Server {
 // gate's, each answerable by its request id. Without a bridge or events,
 // stderr is text for a person and no model byte reaches it as a control.
 func TestStderrIsAJSONChannel(t *testing.T) {
+	t.Parallel()
 	tools := []string{"spawn_subagent", "write_file", "ask_user_question", "execute_command"}
 	for _, extra := range [][]string{nil, {"--events", "all"}} {
 		t.Run(fmt.Sprintf("bridge%v", extra), func(t *testing.T) {
@@ -305,6 +307,7 @@ func assertNoRawControls(t *testing.T, out string, jsonLines bool) {
 // without usage makes the cost unknown, and a timeout while a child runs
 // keeps the child's spend. Prices are 1 $ per 1M input tokens.
 func TestCostIsHonest(t *testing.T) {
+	t.Parallel()
 	millions := func(n int) map[string]any {
 		return map[string]any{"prompt_tokens": n * 1_000_000, "completion_tokens": 0, "total_tokens": n * 1_000_000}
 	}
@@ -398,6 +401,7 @@ func childrenModel() *chatserver.Server {
 // --fail-on-decline sees a child's); a child's request names it, its task
 // and depth; "always" on it reaches that child only.
 func TestChildrenAreVisible(t *testing.T) {
+	t.Parallel()
 	t.Run("bridge", func(t *testing.T) {
 		srv := childrenModel()
 		defer srv.Close()
@@ -473,6 +477,7 @@ func TestChildrenAreVisible(t *testing.T) {
 // still unanswered. Before, the pending question stopped the clock for
 // the whole run and the command ran unbounded.
 func TestPendingQuestionDoesNotStopTheClockForOthers(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(chatserver.Turn{Calls: []chatserver.Call{
 		{Name: "ask_user_question", Arguments: chatserver.JSONArgs(map[string]string{"question": "Which branch?"})},
 		{Name: "execute_command", Arguments: chatserver.JSONArgs(map[string]string{"command": "sleep 30", "description": "wait"})},

@@ -53,6 +53,7 @@ func soundWorld(t *testing.T, srv *chatserver.Server) *world {
 // run time is checked when the interpreter opens it, even under the
 // high-risk policy (approval cannot override the denylist).
 func TestDenylistSeesExpandedRedirections(t *testing.T) {
+	t.Parallel()
 	_, res, w := shellRun(t, nil,
 		calls(shellCall("r1", "mkdir -p ~/.ssh; f=~/.ssh/authorized_keys; echo key >> $f")),
 		answer("done"))
@@ -91,6 +92,7 @@ func toolResults(srv *chatserver.Server) map[string]string {
 }
 
 func TestGateRefusesEveryClassOfHole(t *testing.T) {
+	t.Parallel()
 	type probe struct {
 		id, command string
 		refused     bool   // declined or blocked, with the reason below

@@ -16,6 +16,7 @@ import (
 // does every approval_required line on stderr. Declined, the tail never
 // runs.
 func TestApprovalRequestsAreWhole(t *testing.T) {
+	t.Parallel()
 	tail := "; touch pwn-tail"
 	cmd := "echo " + strings.Repeat("A", 400) + tail
 	srv := chatserver.New(

@@ -18,6 +18,7 @@ import (
 // under the high-risk policy the same commands do run the canaries, so
 // the test can fail.
 func TestAutoApprovedGitRunsNoRepositoryProgram(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, config, policy string
 		fire                 bool

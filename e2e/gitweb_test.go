@@ -52,6 +52,7 @@ func callThenResult(name string, args map[string]any) map[string]any {
 // policy it is declined and nothing is committed; allowed by
 // --auto-approve-tools, the twin commits what the preview showed.
 func TestGitCommitThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	gitRepo(t, e)
 	id := e.replayAgent("committer", callThenResult("git_commit", map[string]any{"message": "e2e commit", "all": true}), "git_commit", "git_status")
@@ -82,6 +83,7 @@ func TestGitCommitThroughTheBinary(t *testing.T) {
 // sets core.fsmonitor and core.pager to a canary. Below high-risk the git
 // tools refuse and the canary never runs.
 func TestHostileRepositoryThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	gitRepo(t, e)
 	marker := filepath.Join(t.TempDir(), "ran")
@@ -113,6 +115,7 @@ func TestHostileRepositoryThroughTheBinary(t *testing.T) {
 // TestWebFetchThroughTheBinary: a server on 127.0.0.1 is refused unless
 // JAZZ_NET_ALLOW (the user's environment) allows it.
 func TestWebFetchThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -141,6 +144,7 @@ func TestWebFetchThroughTheBinary(t *testing.T) {
 // API (ANTHROPIC_BASE_URL, x-api-key), and the envelope prices the cache
 // reads and writes the server reported at their own rates.
 func TestAnthropicThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	var seen atomic.Value
 	var streamed atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -16,6 +16,7 @@ import (
 // prompt on stdin, --json, --conversation, --approval-policy low-risk,
 // --timeout, and parses stdout.
 func TestHeadlessSeedBridge(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	chat := hlNewChat(t, func(n int, req hlChatReq) hlReply {
 		return hlReply{Content: "4", Prompt: 10, Completion: 5}
@@ -58,6 +59,7 @@ func TestHeadlessSeedBridge(t *testing.T) {
 }
 
 func TestHeadlessCostKnown(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		priced    bool
@@ -83,6 +85,7 @@ func TestHeadlessCostKnown(t *testing.T) {
 // envelope carries what was already spent; a 500 is retried once with a
 // recoverable error event.
 func TestHeadlessProviderFailures(t *testing.T) {
+	t.Parallel()
 	t.Run("400 not retried, spend reported", func(t *testing.T) {
 		e := hlNewEnv(t)
 		e.writeFile("notes.txt", "hello")
@@ -137,6 +140,7 @@ func TestHeadlessProviderFailures(t *testing.T) {
 }
 
 func TestHeadlessTimeout(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	e.replayAgent("slow", map[string]any{"turns": []any{
 		map[string]any{"text": "late", "delayMs": 5000},
@@ -167,6 +171,7 @@ func TestHeadlessTimeout(t *testing.T) {
 // human is reachable; --interactive-stdin wins over CI=true; the file
 // picker needs a terminal.
 func TestHeadlessAskToolsOffered(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		args       []string
@@ -233,6 +238,7 @@ func hlBridge(t *testing.T, e *hlEnv, args []string, respond func(req map[string
 }
 
 func TestHeadlessBridgeQuestion(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("When is your appointment, exactly? ", 20) // > 200 chars: never cut
 	t.Run("answered after a wait longer than --timeout", func(t *testing.T) {
 		e := hlNewEnv(t)
@@ -298,6 +304,7 @@ func hlWriteScript() map[string]any {
 }
 
 func TestHeadlessApprovalAndDecline(t *testing.T) {
+	t.Parallel()
 	t.Run("bridge approves", func(t *testing.T) {
 		e := hlNewEnv(t)
 		e.replayAgent("w", hlWriteScript(), "write_file")
@@ -385,6 +392,7 @@ func TestHeadlessApprovalAndDecline(t *testing.T) {
 // start, naming the path; the seed's recipe (config copied into a
 // writable directory) works.
 func TestHeadlessReadOnlyHome(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	e.replayAgent("r", map[string]any{"turns": []any{map[string]any{"text": "fine"}}})
 	t.Run("sandbox recipe", func(t *testing.T) {

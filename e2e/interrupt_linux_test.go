@@ -2,17 +2,13 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jazz-run/jazz/e2e/chatserver"
-	"github.com/jazz-run/jazz/proctree"
+	"github.com/jazz-run/jazz/internal/testutil/sleeper"
 )
 
 // startAndWaitFor starts jazz and waits for a stderr line containing
@@ -48,6 +44,7 @@ type interruptEnvelope struct {
 // SIGINT while the model streams, in plain mode: the text streamed so far
 // is still the answer, on stdout; exit 1 says the run did not complete.
 func TestSIGINTPlainKeepsThePartialAnswer(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(chatserver.Turn{Partial: "half of the answer", Stall: true})
 	defer srv.Close()
 	e := hlNewEnv(t)
@@ -66,16 +63,8 @@ func TestSIGINTPlainKeepsThePartialAnswer(t *testing.T) {
 // killed (a background child included, as /proc shows: gone within 5 s
 // of jazz's exit), and the text the model wrote before the call is the answer.
 func TestSIGINTMidToolKillsTheCommand(t *testing.T) {
-	bin, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep binary")
-	}
-	bin, _ = filepath.EvalSymlinks(bin)
-	marker := fmt.Sprintf("jzint%d", time.Now().UnixNano())
-	link := filepath.Join(t.TempDir(), marker)
-	if err := os.Symlink(bin, link); err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
+	link, marker := sleeper.Link(t)
 	cmd := chatserver.Call{ID: "call_1", Name: "execute_command",
 		Arguments: chatserver.JSONArgs(map[string]string{"command": link + " 301 & " + link + " 302", "description": "wait a while"})}
 	srv := chatserver.New(chatserver.Turn{Text: "Let me wait for the build.", Calls: []chatserver.Call{cmd}}, chatserver.Turn{Text: "never"})
@@ -83,10 +72,7 @@ func TestSIGINTMidToolKillsTheCommand(t *testing.T) {
 	e := hlNewEnv(t)
 	e.chatAgent(srv, "x", nil, "execute_command")
 	p := e.start(hlRunOpts{args: []string{"run", "--json", "--approval-policy", "high-risk", "--agent", "x", "go"}})
-	if !poll(30*time.Second, func() bool {
-		left, _ := proctree.Matching(marker)
-		return len(left) == 2
-	}) {
+	if _, ok := sleeper.Await(marker, 2, 30*time.Second); !ok {
 		_ = p.cmd.Process.Kill()
 		r := p.wait(10 * time.Second)
 		t.Fatalf("the command's two sleepers never ran: %s\n%s", r.stdout, r.stderr)
@@ -103,11 +89,7 @@ func TestSIGINTMidToolKillsTheCommand(t *testing.T) {
 		t.Fatalf("exit %d envelope %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	// jazz has exited: whatever of the command is left outlived it.
-	if !poll(5*time.Second, func() bool {
-		left, _ := proctree.Matching(marker)
-		return len(left) == 0
-	}) {
-		left, _ := proctree.Matching(marker)
+	if left, ok := sleeper.Await(marker, 0, 5*time.Second); !ok {
 		t.Fatalf("left running after the interrupt: %q", left)
 	}
 	if n := len(srv.Requests()); n != 1 {

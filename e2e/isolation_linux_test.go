@@ -79,6 +79,7 @@ func leaks(text string, secrets map[string]string) []string {
 // copies of the secrets outside the hidden places and must see them, so
 // the check can fail.
 func TestShellCommandsCannotReadJazzSecrets(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	mk := func(p string) string {
 		if err := os.MkdirAll(p, 0o755); err != nil {

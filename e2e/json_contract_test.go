@@ -10,6 +10,7 @@ import (
 // one failure envelope with costUSD 0, whatever else is wrong with the
 // line; and without it, stdout stays empty and the message is on stderr.
 func TestJSONContractHostileLines(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "http://127.0.0.1:1/v1")
 	cfg := w.file("cfg.json", `{"maxRetries": 0}`)
 	cases := []struct {

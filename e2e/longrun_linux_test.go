@@ -92,6 +92,7 @@ func vmHWM(status string) (int64, bool) {
 // the endless stream is cut at the default 32 MiB cap and jazz's memory
 // stays under 100 MB.
 func TestStalledServersEndTheRun(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		turn   chatserver.Turn
@@ -229,6 +230,7 @@ func lrPairsIntact(t *testing.T, i int, q chatserver.Request) {
 // intact; AGENTS.md is in every system message and in no summarizer
 // request. Without context management the same run gets the 400.
 func TestLongRunStaysInItsWindow(t *testing.T) {
+	t.Parallel()
 	srv := longRun(t)
 	defer srv.Close()
 	w, _ := lrWorld(t, srv)

@@ -104,6 +104,7 @@ func toolResult(t *testing.T, req chatserver.Request, id string) string {
 // search_tools, a write through the server is gated (approved, then
 // declined unattended), and the server is gone when the run ends.
 func TestMCPSearchAndGatedWrite(t *testing.T) {
+	t.Parallel()
 	tag := fmt.Sprintf("w%d", time.Now().UnixNano())
 	note := func(w *world) string { return filepath.Join(w.cwd, "note.txt") }
 	script := func(w *world) *chatserver.Server {
@@ -205,6 +206,7 @@ func TestMCPSearchAndGatedWrite(t *testing.T) {
 // A server that dies mid-call is a failed tool result the model reads;
 // the run goes on.
 func TestMCPServerKilledMidCall(t *testing.T) {
+	t.Parallel()
 	tag := fmt.Sprintf("k%d", time.Now().UnixNano())
 	srv := chatserver.New(
 		calls(call("d1", "mcp_t_die", map[string]string{})),
@@ -234,6 +236,7 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 // A server that never answers initialize costs its connect timeout, then
 // the run goes on without its tools, with a warning; nothing is left.
 func TestMCPServerNeverInitializes(t *testing.T) {
+	t.Parallel()
 	tag := fmt.Sprintf("h%d", time.Now().UnixNano())
 	srv := chatserver.New(answer("without it"))
 	defer srv.Close()
@@ -259,6 +262,7 @@ func TestMCPServerNeverInitializes(t *testing.T) {
 // Configured servers the agent does not use cost nothing: none starts,
 // even a broken one.
 func TestMCPUnusedServersNeverStart(t *testing.T) {
+	t.Parallel()
 	tag := fmt.Sprintf("u%d", time.Now().UnixNano())
 	srv := chatserver.New(answer("ok"))
 	defer srv.Close()
@@ -284,6 +288,7 @@ func TestMCPUnusedServersNeverStart(t *testing.T) {
 // A project's .agents/mcp.json starts nothing until the project is
 // trusted.
 func TestMCPProjectFileNeedsTrust(t *testing.T) {
+	t.Parallel()
 	tag := fmt.Sprintf("p%d", time.Now().UnixNano())
 	srv := chatserver.New(answer("ok"), answer("ok"))
 	defer srv.Close()
@@ -340,6 +345,7 @@ func filesystemServer(t *testing.T) string {
 // searched, a gated write approved and one declined, the server gone when
 // each run ends.
 func TestMCPFilesystemServer(t *testing.T) {
+	t.Parallel()
 	entry := filesystemServer(t)
 	tag := fmt.Sprintf("f%d", time.Now().UnixNano())
 	w := newWorld(t, "")
@@ -403,6 +409,7 @@ func TestMCPFilesystemServer(t *testing.T) {
 // jazz mcp add|list|tools|disable|enable|remove, on ~/.agents/mcp.json;
 // what the server says about its tools reaches the terminal escaped.
 func TestMCPCommand(t *testing.T) {
+	t.Parallel()
 	tag := fmt.Sprintf("c%d", time.Now().UnixNano())
 	w := newWorld(t, "http://127.0.0.1:1/v1")
 	def, _ := json.Marshal(map[string]any{"srv": testServer(mcptest.ModeNormal, tag, map[string]any{"risk": "low-risk"})})
@@ -473,6 +480,7 @@ func (w *world) readHome(t *testing.T, rel string) string {
 
 // A Streamable HTTP server, with its configured headers, through jazz run.
 func TestMCPHTTPServer(t *testing.T) {
+	t.Parallel()
 	var auth atomic.Value
 	auth.Store("")
 	h := mcptest.Handler()

@@ -93,6 +93,7 @@ func readOr(t *testing.T, p string) string {
 // preview is refused, destruction is stated, and a copy into a link back
 // into its source is refused before anyone is asked.
 func TestSymlinkedRepository(t *testing.T) {
+	t.Parallel()
 	t.Run("approval names the real target and the write lands there", func(t *testing.T) {
 		r := newLinkedRepo(t)
 		keys := filepath.Join(r.ssh, "authorized_keys")

@@ -16,6 +16,7 @@ import (
 // written, naming it and the fix; and it never changes the mode of a file
 // it reached through a symlink.
 func TestFilesOthersCouldWrite(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.NewFunc(func(int, chatserver.Request) chatserver.Turn { return answer("ok") })
 	defer srv.Close()
 	cases := []struct {
@@ -82,6 +83,7 @@ func TestFilesOthersCouldWrite(t *testing.T) {
 // they refuse a JAZZ_HOME another user could change, as jazz run does,
 // and write nothing there.
 func TestBusRefusesHomeOthersCouldWrite(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"bus", "add-approver", "alice"},
 		{"bus", "add-worker", "w1"},
@@ -109,6 +111,7 @@ func TestBusRefusesHomeOthersCouldWrite(t *testing.T) {
 // place; one reached through a symlink keeps its mode (jazz does not own
 // the arrangement) and stderr says what to do.
 func TestConfigModeRepair(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.NewFunc(func(int, chatserver.Request) chatserver.Turn { return answer("ok") })
 	defer srv.Close()
 

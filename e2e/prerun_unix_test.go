@@ -21,6 +21,7 @@ import (
 // one failure envelope naming the file. History is memory, not input: a
 // FIFO or an oversize history is a warning and the run goes on without it.
 func TestPreRunReadsNeverHang(t *testing.T) {
+	t.Parallel()
 	huge := func(t *testing.T, path string, size int64) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -128,6 +129,7 @@ func TestPreRunReadsNeverHang(t *testing.T) {
 // TestReplayScriptFIFO: a replay model whose script is a FIFO fails the
 // run at once with a message naming the script.
 func TestReplayScriptFIFO(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "http://127.0.0.1:1/v1")
 	p := filepath.Join(w.cwd, "script.json")
 	mkfifo(t, p)
@@ -149,6 +151,7 @@ func TestReplayScriptFIFO(t *testing.T) {
 // newest messages within the bound, tool calls with their results, and
 // stderr says so.
 func TestOversizeConversationIsBounded(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.NewFunc(func(int, chatserver.Request) chatserver.Turn { return answer("ok") })
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
@@ -158,7 +161,10 @@ func TestOversizeConversationIsBounded(t *testing.T) {
 	id := w.agent("x", "read_file")
 	filler := strings.Repeat("x", 64<<10)
 	var msgs []map[string]any
-	for i := range 100 { // 100 turns of ~128 KiB: 12.5 MiB, under the file limit
+	// 40 turns of ~128 KiB: 5 MiB, under the file limit and well over the
+	// ~2 MiB that may be sent.
+	const turns = 40
+	for i := range turns {
 		msgs = append(msgs,
 			map[string]any{"role": "user", "content": fmt.Sprintf("q%d %s", i, filler)},
 			map[string]any{"role": "assistant", "toolCalls": []map[string]string{{"id": fmt.Sprintf("c%d", i), "name": "read_file", "arguments": "{}"}}},
@@ -189,12 +195,13 @@ func TestOversizeConversationIsBounded(t *testing.T) {
 	}
 	// The newest turn is there, with its tool call and result paired.
 	ms := reqs[0].Messages
+	newest := fmt.Sprintf("c%d", turns-1)
 	var sawCall, sawResult bool
 	for _, m := range ms {
-		if len(m.ToolCalls) > 0 && m.ToolCalls[0].ID == "c99" {
+		if len(m.ToolCalls) > 0 && m.ToolCalls[0].ID == newest {
 			sawCall = true
 		}
-		if m.ToolCallID == "c99" {
+		if m.ToolCallID == newest {
 			sawResult = sawCall
 		}
 	}

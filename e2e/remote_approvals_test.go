@@ -120,6 +120,7 @@ var noteScript = map[string]any{"turns": []any{
 // server killed and restarted on the same port and store while the
 // request waits, and a second approver told who won.
 func TestRemoteApprovalAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	port := freeTCPPort(t)
 	srv := serveBus(t, e, port)
@@ -205,6 +206,7 @@ func TestRemoteApprovalAcrossProcesses(t *testing.T) {
 // No credentials, or credentials the server does not know: the approver
 // CLI cannot even connect, and says so.
 func TestApproverWithoutValidCredentials(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	srv := serveBus(t, e, freeTCPPort(t))
 	// An approver on another machine: a JAZZ_HOME of their own, with no
@@ -232,6 +234,7 @@ func TestApproverWithoutValidCredentials(t *testing.T) {
 // Debian's standalone nats-server (2.9), configured by the test with the
 // same permissions `jazz bus serve` enforces: an external deployment.
 func TestRemoteApprovalOnStandaloneNATSServer(t *testing.T) {
+	t.Parallel()
 	bin, err := exec.LookPath("nats-server")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/nats-server"); serr == nil {

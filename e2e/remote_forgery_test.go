@@ -21,6 +21,7 @@ import (
 // refuses her decision (nothing is written) and puts its own request
 // back, on which her next decision lands.
 func TestForgedDisplayAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	serveBus(t, e, freeTCPPort(t))
 	if r := e.run(hlRunOpts{args: []string{"bus", "add-approver", "alice"}}); r.code != 0 {

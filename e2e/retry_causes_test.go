@@ -15,6 +15,7 @@ import (
 // TestBadBaseURLFailsAtOnce: a base URL that is not a URL is the user's
 // to fix; jazz says so without a single retry, whatever maxRetries is.
 func TestBadBaseURLFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "not a url")
 	w.writeConfig(`{"maxRetries": 10}`)
 	w.agent("x", "read_file")
@@ -32,6 +33,7 @@ func TestBadBaseURLFailsAtOnce(t *testing.T) {
 // login page) is a malformed response, tried once more and no further,
 // and the error names the page by its title.
 func TestHTMLAnswerRetriedOnce(t *testing.T) {
+	t.Parallel()
 	page := "<!DOCTYPE html><html><head><title>Sign in to the guest network</title></head><body>" + strings.Repeat("<p>x</p>", 200) + "</body></html>"
 	turn := chatserver.Turn{Raw: page, RawContentType: "text/html"}
 	srv := chatserver.New(turn, turn, turn, turn)
@@ -55,6 +57,7 @@ func TestHTMLAnswerRetriedOnce(t *testing.T) {
 // TestHTMLErrorQuotedBriefly: a 502 with an HTML body is quoted by its
 // title, and the retry line names the status and that title.
 func TestHTMLErrorQuotedBriefly(t *testing.T) {
+	t.Parallel()
 	page := "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center>" + strings.Repeat(" ", 600) + "</body></html>"
 	bad := chatserver.Turn{Status: http.StatusBadGateway, Raw: page, RawContentType: "text/html"}
 	srv := chatserver.New(bad, bad)
@@ -76,6 +79,7 @@ func TestHTMLErrorQuotedBriefly(t *testing.T) {
 // TestMaxRetriesFlag: --max-retries overrides the config both ways, and
 // a bad value is refused before any call.
 func TestMaxRetriesFlag(t *testing.T) {
+	t.Parallel()
 	bad := chatserver.Turn{Status: http.StatusServiceUnavailable, ErrorMessage: "overloaded"}
 	srv := chatserver.New(bad, bad, bad, bad)
 	defer srv.Close()
@@ -109,6 +113,7 @@ func TestMaxRetriesFlag(t *testing.T) {
 // TestRetryAfterHonoured: a 429 asking to wait 1 s is waited out as
 // asked, and the retry line says so.
 func TestRetryAfterHonoured(t *testing.T) {
+	t.Parallel()
 	slow := chatserver.Turn{Status: http.StatusTooManyRequests, ErrorMessage: "slow down", Header: map[string]string{"Retry-After": "1"}}
 	srv := chatserver.New(slow, answer("fine"))
 	defer srv.Close()

@@ -22,6 +22,7 @@ func systemOf(t *testing.T, req chatserver.Request) string {
 // Issue 13 items 2 and 10: --model, --append-system-prompt, --cwd and
 // --timezone change this run, and only it.
 func TestRunOverrides(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(calls(readFile("c1", "note.txt")), answer("done"), answer("plain"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
@@ -66,6 +67,7 @@ func TestRunOverrides(t *testing.T) {
 // one included, in the original's JAZZ_HOME/personas/<name>/persona.md;
 // and an agent's own systemPrompt replaces the built-in instructions.
 func TestPersonaInstructions(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(answer("a"), answer("b"), answer("c"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
@@ -102,6 +104,7 @@ func TestPersonaInstructions(t *testing.T) {
 // Issue 13 item 13e: tools an agent file lists that jazz does not have
 // are named once at the start, not dropped silently.
 func TestUnknownToolsNamedOnce(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(answer("ok"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
@@ -122,6 +125,7 @@ func TestUnknownToolsNamedOnce(t *testing.T) {
 // Issue 13 item 13b: --ephemeral keeps nothing and puts the transcript in
 // the envelope; passed back as --history-json, it is the conversation.
 func TestEphemeralHistoryJSON(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(answer("first"), answer("second"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())

@@ -18,6 +18,7 @@ var modes = []struct {
 }
 
 func TestOneTurnAnswer(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes {
 		t.Run(m.name+"/json", func(t *testing.T) {
 			srv := chatserver.New(answer("The answer is **4**.\n"))
@@ -67,6 +68,7 @@ func TestOneTurnAnswer(t *testing.T) {
 }
 
 func TestPromptFromStdin(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(answer("ok"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
@@ -84,6 +86,7 @@ func TestPromptFromStdin(t *testing.T) {
 // message per call with its tool_call_id, in call order, carrying the
 // result (or {error, result} for a failed call).
 func TestToolResultsFedBack(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			srv := chatserver.New(
@@ -164,6 +167,7 @@ func TestToolResultsFedBack(t *testing.T) {
 // run whose tool output looks like JSON envelopes still prints exactly one
 // object on stdout, and every stderr line is an NDJSON object.
 func TestStdoutPurityWithEvents(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(
 		chatserver.Turn{Text: "reading", Calls: []chatserver.Call{readFile("call_1", "tricky.txt")}},
 		answer("line one\n{\"ok\":false}\nline three"),

@@ -22,6 +22,7 @@ import (
 // them at a FIFO and /dev/zero. Every call answers at once, and nothing
 // the model server receives, nor the envelope, holds a key.
 func TestSecretsNeverReachTheModel(t *testing.T) {
+	t.Parallel()
 	b := make([]byte, 10)
 	_, _ = rand.Read(b)
 	envKey, cfgKey := "sk-e2eenv"+hex.EncodeToString(b), "sk-ant-e2ecfg"+hex.EncodeToString(b)

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jazz-run/jazz/e2e/chatserver"
+	"github.com/jazz-run/jazz/internal/testutil/sleeper"
 	"github.com/jazz-run/jazz/proctree"
 )
 
@@ -52,6 +52,7 @@ func shellRun(t *testing.T, setup func(w *world), turns ...chatserver.Turn) (res
 // shell, which is not jazz: the run goes on to its answer, exits 0, and
 // the model is told which signal ended the command.
 func TestShellKillOfItsShellSparesJazz(t *testing.T) {
+	t.Parallel()
 	_, res, _ := shellRun(t, nil,
 		calls(shellCall("k1", "echo $$; env kill -TERM $$; echo unreachable")),
 		answer("still here"))
@@ -87,6 +88,7 @@ func failedShell(t *testing.T, content string) shellFailure {
 // TestShellMemoryBombStopped: `x=$x$x` in a loop is stopped by the shell's
 // memory limit with a clear result, and jazz finishes the run.
 func TestShellMemoryBombStopped(t *testing.T) {
+	t.Parallel()
 	_, res, _ := shellRun(t, nil,
 		calls(shellCall("m1", "x=0123456789abcdef; for i in $(seq 40); do x=$x$x; done; echo survived")),
 		answer("done"))
@@ -100,19 +102,11 @@ func TestShellMemoryBombStopped(t *testing.T) {
 // (setsid, a double fork, nohup in the background) are gone once jazz has
 // exited, as /proc shows, and the result says they were killed.
 func TestShellDaemonsLeaveNothing(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid binary")
 	}
-	bin, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep binary")
-	}
-	bin, _ = filepath.EvalSymlinks(bin)
-	marker := fmt.Sprintf("jze2edaemon%d", time.Now().UnixNano())
-	link := filepath.Join(t.TempDir(), marker)
-	if err := os.Symlink(bin, link); err != nil {
-		t.Fatal(err)
-	}
+	link, marker := sleeper.Link(t)
 	cmd := fmt.Sprintf("setsid -f %[1]s 60; nohup %[1]s 60 >/dev/null 2>&1 & sleep 0.2; echo started", link)
 	_, res, _ := shellRun(t, nil, calls(shellCall("d1", cmd)), answer("done"))
 	got := res["d1"]
@@ -128,6 +122,7 @@ func TestShellDaemonsLeaveNothing(t *testing.T) {
 // approved command does not move where it runs: the command runs in the
 // directory its approval showed, resolved.
 func TestShellCdInBatchDoesNotMoveApproval(t *testing.T) {
+	t.Parallel()
 	mkSub := func(w *world) {
 		if err := os.Mkdir(filepath.Join(w.cwd, "sub"), 0o755); err != nil {
 			t.Fatal(err)
@@ -175,6 +170,7 @@ func TestShellCdInBatchDoesNotMoveApproval(t *testing.T) {
 // judgement travelled with the approval into the runner (without one the
 // runner refuses every command).
 func TestShellAutoApprovalsReachTheRunner(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, config, policy, command, stdout string
 	}{

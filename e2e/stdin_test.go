@@ -15,6 +15,7 @@ import (
 // the argument followed by the piped text, fenced; stdin alone is the
 // prompt; too much piped text is refused, not cut.
 func TestPipedStdinJoinsThePrompt(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(chatserver.Turn{Text: "looks fine"}, chatserver.Turn{Text: "ok"}, chatserver.Turn{Text: "ok"})
 	defer srv.Close()
 	e := hlNewEnv(t)
@@ -55,6 +56,7 @@ func TestPipedStdinJoinsThePrompt(t *testing.T) {
 // With --interactive-stdin, stdin is the protocol: the prompt must be an
 // argument, and text piped there is said (once) not to be the prompt.
 func TestInteractiveStdinIsTheProtocol(t *testing.T) {
+	t.Parallel()
 	srv := chatserver.New(chatserver.Turn{Text: "reviewed nothing"})
 	defer srv.Close()
 	e := hlNewEnv(t)
@@ -81,6 +83,7 @@ func TestInteractiveStdinIsTheProtocol(t *testing.T) {
 // and stdin an open pipe are bridge mode. Their decisions name the call
 // by toolCallId only. At the end of stdin what waits is declined.
 func TestImpliedBridgeMode(t *testing.T) {
+	t.Parallel()
 	write := chatserver.Call{ID: "call_1", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": "out.txt", "content": "hi\n"})}
 	srv := chatserver.New(chatserver.Turn{Calls: []chatserver.Call{write}}, chatserver.Turn{Text: "written"},
 		chatserver.Turn{Calls: []chatserver.Call{write}}, chatserver.Turn{Text: "could not"})

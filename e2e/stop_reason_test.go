@@ -48,6 +48,7 @@ func hlReplayCall(name string, args map[string]any) map[string]any {
 // Every way a run ends has its stopReason, on the envelope and on the
 // run_end event; a failure carries the tokens and calls it had so far.
 func TestStopReasons(t *testing.T) {
+	t.Parallel()
 	ls := hlReplayCall("ls", map[string]any{"path": "."})
 	write := hlReplayCall("write_file", map[string]any{"path": "out.txt", "content": "x\n"})
 	cases := []struct {
@@ -105,6 +106,7 @@ func TestStopReasons(t *testing.T) {
 // run_start opens and run_end closes every stream; the header names the
 // run; warnings carry the run id and the agent.
 func TestRunLifecycleEvents(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	e.writeConfig(map[string]any{"maxRetries": 0})
 	e.replayAgent("life", map[string]any{"turns": []any{hlTurn("", hlReplayCall("ls", map[string]any{"path": "."})), hlTurn("ok")}}, "ls")
@@ -156,6 +158,7 @@ func TestRunLifecycleEvents(t *testing.T) {
 // SIGTERM ends a run as an interrupt: run_end says so, no error event
 // (a bridge shows its own "Cancelled", not a failure).
 func TestSIGTERMIsAnInterrupt(t *testing.T) {
+	t.Parallel()
 	e := hlNewEnv(t)
 	e.writeConfig(map[string]any{"maxRetries": 0})
 	e.replayAgent("slow", map[string]any{"turns": []any{map[string]any{"text": "late", "delayMs": 30000}}})

@@ -105,6 +105,7 @@ func telTreeScript() map[string]any {
 // subagents, over OTLP/HTTP and OTLP/gRPC, and checks the whole span tree:
 // one trace, names, parent links and the attributes the issue names.
 func TestTelTraceTree(t *testing.T) {
+	t.Parallel()
 	for _, proto := range []string{"http/protobuf", "grpc"} {
 		t.Run(proto, func(t *testing.T) {
 			rcv := otlptest.Start(t)
@@ -318,6 +319,7 @@ func telDump(spans otlptest.Spans) string {
 // TestTelTraceparent: a caller's traceparent (flag or env) makes the run a
 // child of the caller's span; a malformed one is a warning and a new trace.
 func TestTelTraceparent(t *testing.T) {
+	t.Parallel()
 	const (
 		traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 		spanID  = "00f067aa0ba902b7"
@@ -460,6 +462,7 @@ func TestTelBadCollector(t *testing.T) {
 // trace context in its NATS headers, so the approver joins the run's
 // trace, and the gate span records who decided.
 func TestTelRemoteApproval(t *testing.T) {
+	t.Parallel()
 	script := map[string]any{"turns": []map[string]any{
 		{"toolCalls": []map[string]any{{"name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "x\n"}}}},
 		{"text": "written"},
@@ -575,6 +578,7 @@ func TestTelRemoteApproval(t *testing.T) {
 // TestTelRetry: a model request that fails once and is retried records an
 // `llm retry` span, failed with the provider's error, under its chat span.
 func TestTelRetry(t *testing.T) {
+	t.Parallel()
 	script := map[string]any{"turns": []map[string]any{
 		{"error": map[string]any{"status": 503, "message": "overloaded"}, "text": "made it", "usage": telUsage(5, 1)},
 	}}

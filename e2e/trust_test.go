@@ -52,6 +52,7 @@ func (r *recorder) requests() []string {
 // trust. Trusted, the same file applies in full (which shows the test can
 // see a leak); changed by one byte, it is untrusted again.
 func TestUntrustedProjectConfig(t *testing.T) {
+	t.Parallel()
 	// The user's model answers with a shell call first, then a text.
 	model := chatserver.NewFunc(func(_ int, req chatserver.Request) chatserver.Turn {
 		if last := req.Messages[len(req.Messages)-1]; last.Role == "tool" {
@@ -148,6 +149,7 @@ func resolved(t *testing.T, dir string) string {
 // TestTrustRefusesWithoutProjectConfig: trusting a directory with no
 // project config says so and records nothing.
 func TestTrustRefusesWithoutProjectConfig(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "http://127.0.0.1:1/v1")
 	r := w.exec("", "trust", w.cwd)
 	if r.code != 1 || !strings.Contains(r.stderr, "has no project config") {

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,7 +22,7 @@ import (
 
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/e2e/chatserver"
-	"github.com/jazz-run/jazz/proctree"
+	"github.com/jazz-run/jazz/internal/testutil/sleeper"
 	"github.com/jazz-run/jazz/telemetry/otlptest"
 )
 
@@ -212,6 +211,7 @@ func (w *poolWorld) workersList(t *testing.T) []map[string]any {
 }
 
 func TestWorkerPoolsAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process cluster test")
 	}
@@ -395,16 +395,7 @@ func TestWorkerPoolsAcrossProcesses(t *testing.T) {
 	// workers: every child is cancelled on its worker and no process of
 	// theirs is left, as /proc shows.
 	t.Run("parent cancelled mid fan-out leaves no process", func(t *testing.T) {
-		bin, err := exec.LookPath("sleep")
-		if err != nil {
-			t.Skip("no sleep binary")
-		}
-		bin, _ = filepath.EvalSymlinks(bin)
-		marker := fmt.Sprintf("jzpool%d", time.Now().UnixNano())
-		link := filepath.Join(t.TempDir(), marker)
-		if err := os.Symlink(bin, link); err != nil {
-			t.Fatal(err)
-		}
+		link, marker := sleeper.Link(t)
 		w.script(func(who string, req chatserver.Request) chatserver.Turn {
 			if _, ok := subTask(req); ok {
 				if len(req.ToolMessages()) == 0 {
@@ -421,26 +412,17 @@ func TestWorkerPoolsAcrossProcesses(t *testing.T) {
 		a := w.worker(t, "cancel-a", 2)
 		b := w.worker(t, "cancel-b", 2)
 		p := w.start(t, "--approval-policy", "high-risk", "sleep a lot")
-		if !poll(30*time.Second, func() bool {
-			left, _ := proctree.Matching(marker)
-			return len(left) == 4
-		}) {
-			left, _ := proctree.Matching(marker)
+		if left, ok := sleeper.Await(marker, 4, 30*time.Second); !ok {
 			_ = p.cmd.Process.Kill()
 			r := p.wait(10 * time.Second)
 			t.Fatalf("%d sleepers running: %s\n%s\nworker a: %s", len(left), r.stdout, r.stderr, a.proc.stderr.String())
 		}
 		stopped := time.Now()
 		_ = p.cmd.Process.Signal(syscall.SIGINT)
-		var gone time.Duration
-		ok := poll(10*time.Second, func() bool {
-			left, _ := proctree.Matching(marker)
-			gone = time.Since(stopped)
-			return len(left) == 0
-		})
+		left, ok := sleeper.Await(marker, 0, 10*time.Second)
+		gone := time.Since(stopped)
 		r := p.wait(30 * time.Second)
 		if !ok {
-			left, _ := proctree.Matching(marker)
 			t.Fatalf("left: %q\nparent: %s\nworker a: %s\nworker b: %s", left, r.stderr, a.proc.stderr.String(), b.proc.stderr.String())
 		}
 		if r.code == 0 {

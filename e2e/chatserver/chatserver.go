@@ -8,6 +8,7 @@
 package chatserver
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -271,11 +272,14 @@ func writeStream(w http.ResponseWriter, r *http.Request, model string, n int, t 
 	w.Header().Set("Cache-Control", "no-cache")
 	flusher, _ := w.(http.Flusher)
 	id, created := fmt.Sprintf("chatcmpl-%d", n), time.Now().Unix()
-	send := func(v map[string]any) {
+	frame := func(v map[string]any) []byte {
 		v["id"], v["object"], v["created"], v["model"] = id, "chat.completion.chunk", created, model
 		v["system_fingerprint"] = "fp_test"
 		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\n\n", b)
+		return fmt.Appendf(nil, "data: %s\n\n", b)
+	}
+	send := func(v map[string]any) {
+		_, _ = w.Write(frame(v))
 		if flusher != nil {
 			flusher.Flush()
 		}
@@ -286,10 +290,17 @@ func writeStream(w http.ResponseWriter, r *http.Request, model string, n int, t 
 	send(choice(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil))
 	if t.Endless {
 		// Small deltas in full SSE frames, as a model streams tokens:
-		// the byte cap fires long before the text grows large.
-		piece := strings.Repeat("endless ", 4)
+		// the byte cap fires long before the text grows large. The frame
+		// is encoded once and written a block of them at a time: tens of
+		// MiB frame by frame cost the test process (under -race) minutes.
+		block := bytes.Repeat(frame(choice(map[string]any{"content": strings.Repeat("endless ", 4)}, nil)), 512)
 		for r.Context().Err() == nil {
-			send(choice(map[string]any{"content": piece}, nil))
+			if _, err := w.Write(block); err != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
 		}
 		return
 	}

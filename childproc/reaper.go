@@ -28,10 +28,13 @@ const killSignal = syscall.SIGUSR1
 const sweepBound = 5 * time.Second
 
 // The hand-off runs before main, so a binary started as a reaper never
-// reaches its own main (the CLI, or a test binary's tests).
+// reaches its own main (the CLI, or a test binary's tests). It leaves by
+// syscall.Exit, as isolate's hand-offs do: nothing of it is buffered, and
+// os.Exit(0) in a race-enabled binary first sleeps a second (GORACE
+// atexit_sleep_ms) after every program it ran.
 func init() {
 	if len(os.Args) >= 4 && os.Args[1] == reaperArg {
-		os.Exit(reap(os.Args[2], os.Args[3:]))
+		syscall.Exit(reap(os.Args[2], os.Args[3:]))
 	}
 }
 

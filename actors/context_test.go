@@ -103,6 +103,13 @@ func mixed(n int) int {
 // runCfg runs one agent with cfg (Place, Ctx and Env filled in).
 func runCfg(tb testing.TB, cfg actors.Config) messages.RunFinished {
 	tb.Helper()
+	return runPrompt(tb, cfg, "read every file")
+}
+
+// runPrompt runs one agent with cfg (Place, Ctx and Env filled in) on a
+// real engine, asked prompt, until it reports RunFinished.
+func runPrompt(tb testing.TB, cfg actors.Config, prompt string) messages.RunFinished {
+	tb.Helper()
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		tb.Fatal(err)
@@ -119,7 +126,7 @@ func runCfg(tb testing.TB, cfg actors.Config) messages.RunFinished {
 		switch m := c.Message().(type) {
 		case actor.Started:
 			pid := c.SpawnChild(actors.New(cfg), "agent", actor.WithMiddleware(supervisor.Recover(place, nil)))
-			c.Send(pid, messages.RunRequested{Place: place, Prompt: "read every file"})
+			c.Send(pid, messages.RunRequested{Place: place, Prompt: prompt})
 		case messages.RunFinished:
 			done <- m
 		case messages.ActorFailed:

@@ -66,37 +66,7 @@ func tool(name string, h tools.Handler) tools.Tool {
 // runAgent runs one agent on a real engine until it reports RunFinished.
 func runAgent(tb testing.TB, reg *tools.Registry, s *script, maxIter int) messages.RunFinished {
 	tb.Helper()
-	e, err := actor.NewEngine(actor.NewEngineConfig())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	place := messages.Place{RunID: "run-test", AgentID: "a1", AgentName: "tester"}
-	cfg := actors.Config{
-		Place: place, Provider: "test", Model: "m", Call: s.call, Registry: reg,
-		Env: &tools.Env{WorkDir: tb.TempDir()}, MaxIterations: maxIter, Ctx: ctx,
-	}
-	done := make(chan messages.RunFinished, 1)
-	owner := e.SpawnFunc(func(c *actor.Context) {
-		switch m := c.Message().(type) {
-		case actor.Started:
-			pid := c.SpawnChild(actors.New(cfg), "agent", actor.WithMiddleware(supervisor.Recover(place, nil)))
-			c.Send(pid, messages.RunRequested{Place: place, Prompt: "go"})
-		case messages.RunFinished:
-			done <- m
-		case messages.ActorFailed:
-			done <- messages.RunFinished{Error: "agent crashed: " + m.Reason}
-		}
-	}, "owner")
-	defer func() { <-e.Poison(owner).Done() }()
-	select {
-	case f := <-done:
-		return f
-	case <-time.After(20 * time.Second):
-		tb.Fatal("the run did not finish within 20s")
-	}
-	return messages.RunFinished{}
+	return runPrompt(tb, actors.Config{Provider: "test", Model: "m", Call: s.call, Registry: reg, MaxIterations: maxIter}, "go")
 }
 
 func mustRegistry(tb testing.TB, ts ...tools.Tool) *tools.Registry {

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/jazz-run/jazz/busclient"
+	"github.com/jazz-run/jazz/internal/testutil"
 )
 
 // TestCredsFileOnAnAccountsServer: a deployment with its own operator,
@@ -42,16 +43,9 @@ func TestCredsFileOnAnAccountsServer(t *testing.T) {
 	if err := resolver.Store(accPub, accJWT); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		TrustedOperators: []*jwt.OperatorClaims{opClaims}, AccountResolver: resolver})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	defer srv.Shutdown()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
+	srv := testutil.StartNATS(t, testutil.NATSOptions{Listen: true, Configure: func(o *server.Options) {
+		o.TrustedOperators, o.AccountResolver = []*jwt.OperatorClaims{opClaims}, resolver
+	}})
 
 	dir := t.TempDir()
 	creds := func(name string, issuer nkeys.KeyPair) (string, string) {
@@ -76,7 +70,7 @@ func TestCredsFileOnAnAccountsServer(t *testing.T) {
 	defer cancel()
 
 	good, goodPub := creds("alice", acc)
-	o := busclient.Options{URL: srv.ClientURL(), Creds: good}
+	o := busclient.Options{URL: srv.URL, Creds: good}
 	b, err := busclient.Connect(ctx, o)
 	if err != nil {
 		t.Fatalf("a valid .creds file: %v", err)
@@ -99,13 +93,13 @@ func TestCredsFileOnAnAccountsServer(t *testing.T) {
 
 	stranger, _ := account(op) // signed by the operator, unknown to the resolver
 	bad, _ := creds("mallory", stranger)
-	if _, err := busclient.Connect(ctx, busclient.Options{URL: srv.ClientURL(), Creds: bad}); err == nil || !strings.Contains(err.Error(), "refused these credentials") {
+	if _, err := busclient.Connect(ctx, busclient.Options{URL: srv.URL, Creds: bad}); err == nil || !strings.Contains(err.Error(), "refused these credentials") {
 		t.Fatalf("a user of an account the server does not know: %v", err)
 	}
-	if _, err := busclient.Connect(ctx, busclient.Options{URL: srv.ClientURL(), Creds: filepath.Join(dir, "missing.creds")}); err == nil || !strings.Contains(err.Error(), "credentials file") {
+	if _, err := busclient.Connect(ctx, busclient.Options{URL: srv.URL, Creds: filepath.Join(dir, "missing.creds")}); err == nil || !strings.Contains(err.Error(), "credentials file") {
 		t.Fatalf("a missing .creds file: %v", err)
 	}
-	if _, err := busclient.Connect(ctx, busclient.Options{URL: srv.ClientURL(), Creds: good, Nkey: good}); err == nil || !strings.Contains(err.Error(), "not both") {
+	if _, err := busclient.Connect(ctx, busclient.Options{URL: srv.URL, Creds: good, Nkey: good}); err == nil || !strings.Contains(err.Error(), "not both") {
 		t.Fatalf("--creds with --nkey: %v", err)
 	}
 }

@@ -29,8 +29,22 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # Each package's line is printed as it finishes (internal/testprogress).
+#   -vet=off    vet has just run over every package and its tests, with
+#               all its checks (go test's own vet is a subset of them).
+#   -p 4        a test binary that waits (on processes, servers, timers)
+#               holds one of go test's -p slots as a compile does; with
+#               the default (2 on this machine) the long e2e run alone
+#               halves how fast the rest is built.
+#   -parallel 4 e2e's tests are t.Parallel and mostly wait on jazz.
+#   -ldflags=-w test binaries without DWARF link in ~60% of the time (a
+#               panic's or a race report's stack needs none); ~75 links.
+#   GORACE      a race-enabled binary sleeps a second before exit 0
+#               (atexit_sleep_ms=1000): every test binary, and every
+#               helper process the tests start from one.
+TESTFLAGS ?= -race -count=1 -timeout 15m -p 4 -parallel 4 -vet=off -ldflags=-w
 test: vet fmt-check
-	$(GO) test -race -count=1 -timeout 15m -json ./... | $(GO) run ./internal/testprogress
+	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" \
+		$(GO) test $(TESTFLAGS) -json ./... | $(GO) run ./internal/testprogress
 
 # Every platform jazz ships for must build: what needs Unix (process
 # groups, descriptor-relative writes, flock) sits behind build tags with

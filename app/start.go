@@ -189,11 +189,13 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 			engine.Send(pid, msg)
 		}
 	}
-	emitter := events.NewEmitter(r.bus, runID)
 	filter := events.NewFilter(o.Events)
 	// With events selected, or a bridge reading stderr as a protocol,
 	// every line on Stderr is a JSON object, and all of them go through
-	// the sink; without Stderr the events go to Run.Events.
+	// the sink; without Stderr the events go to Run.Events. The sink takes
+	// the run's events in-process: a run with --events starts no NATS
+	// server unless something else needs one.
+	var pub events.Publisher = r.bus
 	if filter.Active() || o.Bridge {
 		r.sink = events.NewSink(o.Stderr, filter)
 		if o.Stderr == nil && filter.Active() {
@@ -202,12 +204,11 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 		if o.Faults != nil && o.Faults.Sink {
 			r.sink.Hook(func(messages.Event) { faults.Panic(o.Faults, true, "event sink") })
 		}
-		if err := r.sink.Attach(ctx, r.bus, runID, func(reason string) {
+		pub = r.sink.Local(runID, r.bus, func(reason string) {
 			toRoot(messages.ActorFailed{Place: place, Actor: "sink", Reason: reason, Role: messages.RoleSink})
-		}); err != nil {
-			return fmt.Errorf("attach event sink: %w", err)
-		}
+		})
 	}
+	emitter := events.NewEmitter(pub, runID)
 	// The stream's first line: which run this is.
 	emitter.Emit(runStart(o, place, convID))
 	warn := warner(stderrOf(o), r.sink, emitter, place)
@@ -356,7 +357,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 		Budget:  teardownBudget(o) - closeReserve,
 		Ledger:  account,
 		Events:  emitter,
-		Bus:     r.bus,
+		Bus:     pub,
 		FailOn:  o.FailOn,
 		Finished: func(out actors.RunOutcome) {
 			select {
@@ -530,7 +531,7 @@ func (r *Run) save(f messages.RunFinished) error {
 func (r *Run) teardown(ctx context.Context) {
 	r.cancel()
 	<-r.engine.PoisonCtx(ctx, r.root).Done()
-	// RunFinished reached the server, so the sink sees the stream's end.
+	// RunFinished reached the server, for whoever watches the bus.
 	_ = r.bus.Flush(ctx)
 	if r.sink != nil {
 		r.sink.Detach(ctx)

@@ -6,17 +6,19 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
 )
 
-// Publisher is where actors send events; the bus implements it.
+// Publisher is where actors send events; the bus implements it, and so
+// does a Sink's Local.
 type Publisher interface {
 	Publish(subject string, msg any, trace messages.Trace) error
 }
@@ -98,12 +100,17 @@ func (f Filter) Allows(eventType string) bool {
 	return f.cats[messages.CategoryAll] || f.cats[cat]
 }
 
-// Sink takes one run's events off the bus: it renders those its filter
-// lets through onto w as NDJSON, and hands them to Stream's channel when
-// one was asked for. Order is the order the bus delivers, which is publish
-// order on one connection. The run's RunFinished, published last on the
-// same run's subjects and so delivered last, ends the stream: Detach
-// waits for it instead of polling the subscription.
+// Sink takes one run's events in-process, from the publisher Local
+// returns: it renders those its filter lets through onto w as NDJSON, and
+// hands them to Stream's channel when one was asked for. Order is publish
+// order. The run's RunFinished, published last, ends the stream: Detach
+// waits for it instead of polling.
+//
+// The sink never reads the bus. Every event of a run is published in
+// this process (a remote worker's come back through the dispatcher's
+// emitter), so a run with --events needs no NATS server, and nobody else
+// on a shared bus can put a line into the stream a person or a bridge
+// reads.
 type Sink struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -114,18 +121,28 @@ type Sink struct {
 	// bridged: a bridge writes the asked approval requests itself, after
 	// registering them, so the sink leaves those out (one line each).
 	bridged atomic.Bool
-	sub     *bus.Subscription
+	// in queues what Local was handed for the sink's own goroutine;
+	// drained is closed when that goroutine has returned.
+	in      *queue[delivery]
+	drained chan struct{}
 	// ended is closed once the run's RunFinished went through.
 	ended   chan struct{}
 	endOnce sync.Once
 	// stream, when asked for, queues events for Stream's channel.
-	stream *queue
+	stream *queue[Event]
 	hook   func(messages.Event)
 }
 
-// Hook has fn see every event before the sink handles it, on the bus's
-// delivery goroutine, where a panic is a crash of the sink (the fault
-// tests inject one). Call it before Attach.
+// delivery is one published message for the sink: an encoded event, or
+// the run's end.
+type delivery struct {
+	event []byte
+	end   bool
+}
+
+// Hook has fn see every event before the sink handles it, on the sink's
+// goroutine, where a panic is a crash of the sink (the fault tests inject
+// one). Call it before Local.
 func (s *Sink) Hook(fn func(messages.Event)) { s.hook = fn }
 
 // NewSink renders to w (nil: nowhere) what filter allows, plus the
@@ -146,11 +163,11 @@ func (s *Sink) LeaveRequestsToBridge() { s.bridged.Store(true) }
 
 // Stream returns a channel carrying every event the sink lets through,
 // closed after the run's end went through (or after Close). Call it
-// before Attach; it never blocks the bus: a reader slower than the run
+// before Local; it never blocks the run: a reader slower than the run
 // makes a queue grow.
 func (s *Sink) Stream() <-chan Event {
 	if s.stream == nil {
-		s.stream = newQueue()
+		s.stream = newQueue[Event]()
 	}
 	return s.stream.out
 }
@@ -158,34 +175,72 @@ func (s *Sink) Stream() <-chan Event {
 // Event is what Stream delivers.
 type Event = messages.Event
 
-// Attach subscribes the sink to everything of runID on b. There is no
-// pending limit: a reader of stderr slower than the run makes the backlog
-// grow instead of NATS dropping events as a slow consumer, since a lost
+// Local starts the sink and returns the publisher runID's actors publish
+// on: each event (on messages.EventSubject) and the run's RunFinished (on
+// messages.FinishedSubject) is handed to the sink, in the order of the
+// Publish calls, and every message is passed on to next (the bus, for
+// whoever listens there; nil: nobody). Publish never waits for the sink:
+// a reader of stderr slower than the run makes a queue grow, since a lost
 // tool_execution_complete or error is worse than memory a run frees when
-// it ends. onPanic is told when rendering panics.
-func (s *Sink) Attach(ctx context.Context, b *bus.Bus, runID string, onPanic func(reason string)) error {
-	events := messages.RunSubject(runID) + ".event."
-	finished := messages.FinishedSubject(runID)
-	sub, err := bus.SubscribeRaw(ctx, b, messages.RunSubject(runID)+".>", func(m bus.Raw) {
-		switch {
-		case m.Subject == finished:
-			s.end()
-		case strings.HasPrefix(m.Subject, events):
-			var ev messages.Event
-			if err := json.Unmarshal(m.Value, &ev); err != nil {
-				return
-			}
-			if s.hook != nil {
-				s.hook(ev)
-			}
-			s.Write(ev)
+// it ends. Each event is encoded when it is published, so the sink holds
+// a copy nobody can change. onPanic is told when handling an event
+// panics; the sink goes on with the next one. Call Local once.
+func (s *Sink) Local(runID string, next Publisher, onPanic func(reason string)) Publisher {
+	s.in = newQueue[delivery]()
+	s.drained = make(chan struct{})
+	go s.drain(onPanic)
+	return &tee{sink: s, next: next, events: messages.RunSubject(runID) + ".event.", finished: messages.FinishedSubject(runID)}
+}
+
+// tee is the publisher Local returns.
+type tee struct {
+	sink             *Sink
+	next             Publisher
+	events, finished string
+}
+
+func (t *tee) Publish(subject string, msg any, trace messages.Trace) error {
+	switch {
+	case subject == t.finished:
+		t.sink.in.push(delivery{end: true})
+	case strings.HasPrefix(subject, t.events):
+		if data, err := messages.Encode(msg); err == nil {
+			t.sink.in.push(delivery{event: data})
 		}
-	}, bus.Unbounded(), bus.OnPanic(onPanic))
-	if err != nil {
-		return err
 	}
-	s.sub = sub
-	return nil
+	if t.next == nil {
+		return nil
+	}
+	return t.next.Publish(subject, msg, trace)
+}
+
+// drain handles the queued deliveries until the run's end, or until the
+// queue is abandoned.
+func (s *Sink) drain(onPanic func(reason string)) {
+	defer close(s.drained)
+	for d := range s.in.out {
+		if d.end {
+			s.end()
+			return
+		}
+		s.handle(d.event, onPanic)
+	}
+}
+
+func (s *Sink) handle(data []byte, onPanic func(reason string)) {
+	defer func() {
+		if v := recover(); v != nil && onPanic != nil {
+			onPanic(fmt.Sprintf("%v\n%s", v, debug.Stack()))
+		}
+	}()
+	var ev messages.Event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return
+	}
+	if s.hook != nil {
+		s.hook(ev)
+	}
+	s.Write(ev)
 }
 
 func (s *Sink) end() {
@@ -199,23 +254,30 @@ func (s *Sink) end() {
 
 // Detach waits until the run's RunFinished has gone through the sink, so
 // every event published before it has been written, or until ctx ends;
-// then it unsubscribes.
+// then it stops the sink: nothing is written after it returns, unless ctx
+// ended while a write was blocked.
 func (s *Sink) Detach(ctx context.Context) {
-	if s.sub == nil {
+	if s.in == nil {
 		return
 	}
 	select {
 	case <-s.ended:
 	case <-ctx.Done():
 	}
-	s.sub.Stop()
+	s.in.abandon()
+	select {
+	case <-s.drained:
+	case <-ctx.Done():
+	}
 	s.end()
 }
 
 // Close stops a Stream whose reader went away: its channel is closed even
 // if events are left in the queue.
 func (s *Sink) Close() {
-	s.sub.Stop()
+	if s.in != nil {
+		s.in.abandon()
+	}
 	s.end()
 	if s.stream != nil {
 		s.stream.abandon()

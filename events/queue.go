@@ -2,63 +2,63 @@ package events
 
 import "sync"
 
-// queue hands events to a channel without ever blocking the producer: a
+// queue hands values to a channel without ever blocking the producer: a
 // slice that grows, drained by one goroutine into out. close lets the
 // rest drain, then closes out; abandon closes out now.
-type queue struct {
-	out  chan Event
+type queue[T any] struct {
+	out  chan T
 	mu   sync.Mutex
-	buf  []Event
+	buf  []T
 	wake chan struct{}
 	done bool // no more pushes; out closes once buf is empty
 	quit chan struct{}
 	once sync.Once
 }
 
-func newQueue() *queue {
-	q := &queue{out: make(chan Event), wake: make(chan struct{}, 1), quit: make(chan struct{})}
+func newQueue[T any]() *queue[T] {
+	q := &queue[T]{out: make(chan T), wake: make(chan struct{}, 1), quit: make(chan struct{})}
 	go q.run()
 	return q
 }
 
-func (q *queue) push(ev Event) {
+func (q *queue[T]) push(v T) {
 	q.mu.Lock()
 	if !q.done {
-		q.buf = append(q.buf, ev)
+		q.buf = append(q.buf, v)
 	}
 	q.mu.Unlock()
 	q.signal()
 }
 
-func (q *queue) close() {
+func (q *queue[T]) close() {
 	q.mu.Lock()
 	q.done = true
 	q.mu.Unlock()
 	q.signal()
 }
 
-func (q *queue) abandon() {
+func (q *queue[T]) abandon() {
 	q.close()
 	q.once.Do(func() { close(q.quit) })
 }
 
-func (q *queue) signal() {
+func (q *queue[T]) signal() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (q *queue) run() {
+func (q *queue[T]) run() {
 	defer close(q.out)
 	for {
 		q.mu.Lock()
 		batch, done := q.buf, q.done
 		q.buf = nil
 		q.mu.Unlock()
-		for _, ev := range batch {
+		for _, v := range batch {
 			select {
-			case q.out <- ev:
+			case q.out <- v:
 			case <-q.quit:
 				return
 			}

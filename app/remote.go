@@ -64,23 +64,19 @@ func (d directDecisions) Publish(subject string, msg any, trace messages.Trace) 
 // startRemote opens the approvals bucket on the run's bus and starts the
 // loop that feeds the gate verified decisions and policy changes only.
 func startRemote(ctx context.Context, o RunOptions, b *bus.Bus, runID string, deliver func(any), warn func(agent, msg string)) (*remoteapproval.Remote, error) {
-	conn, err := b.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	store, err := approvals.OpenStore(octx, conn, true)
+	store, err := approvals.OpenStore(octx, b, true)
 	if err != nil {
 		return nil, fmt.Errorf("remote approvals: %w", err)
 	}
 	r, err := remoteapproval.Start(context.WithoutCancel(ctx), remoteapproval.Config{
-		Conn: conn, Store: store, RunID: runID, Registry: o.Remote.Registry, Timeout: o.Remote.Timeout,
+		Bus: b, Store: store, RunID: runID, Registry: o.Remote.Registry, Timeout: o.Remote.Timeout,
 		Policy: o.Policy, Ceiling: o.Remote.Ceiling, WorkDir: o.Cwd,
 		Deliver:   func(d messages.ApprovalDecided) { deliver(d) },
 		SetPolicy: func(p messages.PolicyChanged) { deliver(p) },
 		Report:    func(n remoteapproval.Notice) { warn("", "remote approvals: "+n.Message) },
-		Audit:     approvals.NewAudit(o.Config.Home, conn),
+		Audit:     approvals.NewAudit(o.Config.Home, b),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("remote approvals: %w", err)

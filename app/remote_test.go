@@ -70,7 +70,7 @@ func signedApproval(t *testing.T, think, runTimeout time.Duration) {
 		t.Fatal(err)
 	}
 	defer ap.CloseNow()
-	store, err := approvals.OpenStore(context.Background(), ap.Conn(), false)
+	store, err := approvals.OpenStore(context.Background(), ap, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
 )
 
@@ -51,12 +50,12 @@ type AuditEntry struct {
 type Audit struct {
 	mu   sync.Mutex
 	path string
-	conn *nats.Conn
+	bus  *bus.Bus
 }
 
-// NewAudit writes under home (empty: no file) and to conn (nil: no stream).
-func NewAudit(home string, conn *nats.Conn) *Audit {
-	a := &Audit{conn: conn}
+// NewAudit writes under home (empty: no file) and to b (nil: no stream).
+func NewAudit(home string, b *bus.Bus) *Audit {
+	a := &Audit{bus: b}
 	if home != "" {
 		a.path = filepath.Join(home, AuditFile)
 	}
@@ -76,8 +75,10 @@ func (a *Audit) Append(e AuditEntry) error {
 		return err
 	}
 	var errs []error
-	if a.conn != nil {
-		if err := a.conn.Publish(AuditSubject+"."+messages.SubjectToken(e.RunID), line); err != nil {
+	if a.bus != nil {
+		// An entry carries no trace of its own: the stream is the record,
+		// and bus.Publish's encoding is the line written to the file.
+		if err := a.bus.Publish(AuditSubject+"."+messages.SubjectToken(e.RunID), e, nil); err != nil {
 			errs = append(errs, fmt.Errorf("publish audit entry: %w", err))
 		}
 	}

@@ -9,9 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
 )
 
@@ -124,77 +122,54 @@ func (e *AlreadyDecidedError) Error() string {
 
 // Store is the pending-approvals KV bucket.
 type Store struct {
-	js jetstream.JetStream
-	kv jetstream.KeyValue
+	kv *bus.KV
 	// keyTTL: the server expires keys one by one (nats-server ≥ 2.11).
 	keyTTL bool
 }
 
 // OpenStore binds the bucket, creating it (and the audit stream) when it
 // is missing and create is set.
-func OpenStore(ctx context.Context, nc *nats.Conn, create bool) (*Store, error) {
-	js, err := jetstream.New(nc)
+func OpenStore(ctx context.Context, b *bus.Bus, create bool) (*Store, error) {
+	js, err := b.JetStream(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("open JetStream: %w", err)
+		return nil, err
 	}
-	s := &Store{js: js, keyTTL: serverAtLeast(nc.ConnectedServerVersion(), 2, 11)}
-	kv, err := js.KeyValue(ctx, Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) && create {
-		cfg := jetstream.KeyValueConfig{
-			Bucket:       Bucket,
+	s := &Store{keyTTL: serverAtLeast(b.ServerVersion(), 2, 11)}
+	kv, err := js.Bucket(ctx, Bucket)
+	if errors.Is(err, bus.ErrBucketNotFound) && create {
+		cfg := bus.BucketConfig{
+			Name:         Bucket,
 			Description:  "jazz pending approvals",
 			History:      1,
 			TTL:          RecordMaxAge,
 			MaxValueSize: MaxRecord,
-			Storage:      jetstream.FileStorage,
 		}
 		if s.keyTTL {
 			cfg.LimitMarkerTTL = time.Minute
 		}
-		kv, err = js.CreateKeyValue(ctx, cfg)
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			kv, err = js.KeyValue(ctx, Bucket)
-		}
+		kv, err = js.CreateBucket(ctx, cfg)
 	}
-	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+	if errors.Is(err, bus.ErrNoJetStream) {
 		return nil, fmt.Errorf("open approvals bucket %s: the server has no JetStream, which remote approvals need (%w)", Bucket, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open approvals bucket %s: %w", Bucket, err)
 	}
 	if s.keyTTL {
-		st, err := kv.Status(ctx)
-		s.keyTTL = err == nil && st.LimitMarkerTTL() > 0
+		s.keyTTL = kv.PerKeyTTL(ctx)
 	}
 	s.kv = kv
 	if create {
-		if err := ensureAudit(ctx, js); err != nil {
-			return nil, err
+		if err := js.CreateStream(ctx, bus.StreamConfig{
+			Name:        AuditStream,
+			Description: "jazz approval audit trail (append-only)",
+			Subjects:    []string{AuditSubject + ".>"},
+			AppendOnly:  true,
+		}); err != nil {
+			return nil, fmt.Errorf("audit trail: %w", err)
 		}
 	}
 	return s, nil
-}
-
-func ensureAudit(ctx context.Context, js jetstream.JetStream) error {
-	_, err := js.Stream(ctx, AuditStream)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("open audit stream: %w", err)
-	}
-	_, err = js.CreateStream(ctx, jetstream.StreamConfig{
-		Name:        AuditStream,
-		Description: "jazz approval audit trail (append-only)",
-		Subjects:    []string{AuditSubject + ".>"},
-		Storage:     jetstream.FileStorage,
-		DenyDelete:  true,
-		DenyPurge:   true,
-	})
-	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return fmt.Errorf("create audit stream: %w", err)
-	}
-	return nil
 }
 
 func serverAtLeast(v string, major, minor int) bool {
@@ -219,13 +194,11 @@ func (s *Store) Put(ctx context.Context, req Request) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var opts []jetstream.KVCreateOpt
+	var ttl time.Duration
 	if s.keyTTL && !req.ExpiresAt.IsZero() {
-		if ttl := time.Until(req.ExpiresAt).Round(time.Second) + time.Second; ttl > 0 {
-			opts = append(opts, jetstream.KeyTTL(ttl))
-		}
+		ttl = max(time.Until(req.ExpiresAt).Round(time.Second)+time.Second, 0)
 	}
-	rev, err := s.kv.Create(ctx, Key(req.RunID, req.RequestID), data, opts...)
+	rev, err := s.kv.Create(ctx, Key(req.RunID, req.RequestID), data, ttl)
 	if err != nil {
 		return 0, fmt.Errorf("record pending approval %s: %w", req.RequestID, err)
 	}
@@ -240,7 +213,7 @@ func (s *Store) Get(ctx context.Context, runID, requestID string) (Record, error
 // GetKey reads the record at key.
 func (s *Store) GetKey(ctx context.Context, key string) (Record, error) {
 	e, err := s.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+	if errors.Is(err, bus.ErrKeyNotFound) {
 		return Record{}, ErrNoSuchPending
 	}
 	if err != nil {
@@ -264,12 +237,12 @@ func (e *MalformedError) Error() string {
 
 func (e *MalformedError) Unwrap() error { return e.Err }
 
-func decodeRecord(e jetstream.KeyValueEntry) (Record, error) {
+func decodeRecord(e bus.Entry) (Record, error) {
 	var r Record
-	if err := json.Unmarshal(e.Value(), &r); err != nil {
-		return Record{Revision: e.Revision()}, &MalformedError{Key: e.Key(), Revision: e.Revision(), Err: err}
+	if err := json.Unmarshal(e.Value, &r); err != nil {
+		return Record{Revision: e.Revision}, &MalformedError{Key: e.Key, Revision: e.Revision, Err: err}
 	}
-	r.Revision = e.Revision()
+	r.Revision = e.Revision
 	return r, nil
 }
 
@@ -313,7 +286,7 @@ func (s *Store) DecideRecord(ctx context.Context, known Record, env Envelope, d 
 			r.Revision = rev
 			return r, nil
 		}
-		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
+		if !errors.Is(err, bus.ErrWrongRevision) {
 			return Record{}, fmt.Errorf("record decision on %s: %w", known.Request.RequestID, err)
 		}
 		// Someone wrote first: read again, and report what they did.
@@ -345,7 +318,7 @@ func (s *Store) Close(ctx context.Context, runID, requestID, status, reason stri
 	}
 	r.Status, r.Reason, r.DecidedAt = status, reason, time.Now().UTC()
 	data, _ := json.Marshal(r)
-	if _, err := s.kv.Update(ctx, key, data, r.Revision); err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
+	if _, err := s.kv.Update(ctx, key, data, r.Revision); err != nil && !errors.Is(err, bus.ErrWrongRevision) {
 		return fmt.Errorf("close approval %s: %w", requestID, err)
 	}
 	return nil
@@ -354,11 +327,11 @@ func (s *Store) Close(ctx context.Context, runID, requestID, status, reason stri
 // Snapshot returns every record now in the bucket (one ordered consumer,
 // not one request per key), oldest first.
 func (s *Store) Snapshot(ctx context.Context) ([]Record, error) {
-	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	w, err := s.kv.Watch(ctx, ">", false)
 	if err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)
 	}
-	defer func() { _ = w.Stop() }()
+	defer w.Stop()
 	var out []Record
 	for {
 		select {
@@ -369,7 +342,7 @@ func (s *Store) Snapshot(ctx context.Context) ([]Record, error) {
 			if e == nil {
 				return out, nil // the initial values are all in
 			}
-			if r, err := decodeRecord(e); err == nil {
+			if r, err := decodeRecord(*e); err == nil {
 				out = append(out, r)
 			}
 		case <-ctx.Done():
@@ -381,14 +354,14 @@ func (s *Store) Snapshot(ctx context.Context) ([]Record, error) {
 // Watch streams every record as it is written (current values first);
 // the channel closes when ctx ends.
 func (s *Store) Watch(ctx context.Context) (<-chan Record, error) {
-	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	w, err := s.kv.Watch(ctx, ">", false)
 	if err != nil {
 		return nil, fmt.Errorf("watch approvals: %w", err)
 	}
 	out := make(chan Record, 64)
 	go func() {
 		defer close(out)
-		defer func() { _ = w.Stop() }()
+		defer w.Stop()
 		for {
 			select {
 			case e, ok := <-w.Updates():
@@ -398,7 +371,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan Record, error) {
 				if e == nil {
 					continue
 				}
-				r, err := decodeRecord(e)
+				r, err := decodeRecord(*e)
 				if err != nil {
 					continue
 				}
@@ -415,10 +388,6 @@ func (s *Store) Watch(ctx context.Context) (<-chan Record, error) {
 	return out, nil
 }
 
-// JetStream is the context the store was opened with (for the audit
-// trail on the same connection).
-func (s *Store) JetStream() jetstream.JetStream { return s.js }
-
 // Find reads the record of a request id, which may be given alone
 // ("ap-…") or with its run ("run-…/ap-…"). An id no record has is
 // ErrNoSuchPending; one that two runs share (only if forged) is an error.
@@ -430,14 +399,9 @@ func (s *Store) Find(ctx context.Context, id string) (Record, error) {
 	if id == "" || messages.SubjectToken(id) != id {
 		return Record{}, fmt.Errorf("%w: %q is not a request id", ErrNoSuchPending, id)
 	}
-	lister, err := s.kv.ListKeysFiltered(ctx, "*."+id)
+	keys, err := s.kv.Keys(ctx, "*."+id)
 	if err != nil {
 		return Record{}, fmt.Errorf("find approval %s: %w", id, err)
-	}
-	defer func() { _ = lister.Stop() }()
-	var keys []string
-	for k := range lister.Keys() {
-		keys = append(keys, k)
 	}
 	switch len(keys) {
 	case 0:

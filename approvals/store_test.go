@@ -20,11 +20,11 @@ func openStore(t *testing.T) *approvals.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	nc, err := s.AdminConn()
+	nc, err := s.AdminBus(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(nc.Close)
+	t.Cleanup(nc.CloseNow)
 	st, err := approvals.OpenStore(context.Background(), nc, false)
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,72 @@ type Bus struct {
 	mu   sync.Mutex
 	srv  *server.Server
 	conn *nats.Conn
+
+	// hooks are the connection-state listeners; their own lock, since
+	// they are called from nats.go's goroutines while mu may be held.
+	hooks hooks
 }
+
+type hooks struct {
+	mu        sync.Mutex
+	next      int
+	reconnect map[int]func()
+	closed    map[int]func()
+}
+
+func (h *hooks) add(set *map[int]func(), fn func()) (remove func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if *set == nil {
+		*set = map[int]func(){}
+	}
+	id := h.next
+	h.next++
+	(*set)[id] = fn
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(*set, id)
+	}
+}
+
+func (h *hooks) call(set *map[int]func()) {
+	h.mu.Lock()
+	fns := make([]func(), 0, len(*set))
+	for _, fn := range *set {
+		fns = append(fns, fn)
+	}
+	h.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// watchState fans the connection's reconnect and close out to the bus's
+// listeners, after whatever handler the connection was made with.
+func (b *Bus) watchState(conn *nats.Conn) {
+	prevUp, prevClosed := conn.Opts.ReconnectedCB, conn.Opts.ClosedCB
+	conn.SetReconnectHandler(func(c *nats.Conn) {
+		if prevUp != nil {
+			prevUp(c)
+		}
+		b.hooks.call(&b.hooks.reconnect)
+	})
+	conn.SetClosedHandler(func(c *nats.Conn) {
+		if prevClosed != nil {
+			prevClosed(c)
+		}
+		b.hooks.call(&b.hooks.closed)
+	})
+}
+
+// OnReconnect calls fn each time the connection comes back after a loss
+// (on a nats.go goroutine: fn must not block); remove stops it.
+func (b *Bus) OnReconnect(fn func()) (remove func()) { return b.hooks.add(&b.hooks.reconnect, fn) }
+
+// OnClosed calls fn once the connection is closed for good (given up
+// reconnecting, or closed); remove stops it.
+func (b *Bus) OnClosed(fn func()) (remove func()) { return b.hooks.add(&b.hooks.closed, fn) }
 
 // ErrNotReady is returned when the embedded server does not come up.
 var ErrNotReady = errors.New("embedded NATS server did not become ready")
@@ -84,6 +149,7 @@ func (b *Bus) Connect(ctx context.Context) (*nats.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.watchState(conn)
 	b.srv, b.conn = srv, conn
 	return conn, nil
 }
@@ -195,13 +261,16 @@ func (b *Bus) Publish(subject string, msg any, trace messages.Trace) error {
 	return nil
 }
 
-// Flush waits until the server has seen everything published so far.
+// Flush waits until the server has seen everything published so far,
+// at most until ctx ends (or 5 s, when ctx has no deadline).
 func (b *Bus) Flush(ctx context.Context) error {
 	conn := b.Conn()
 	if conn == nil {
 		return nil
 	}
-	if err := conn.FlushWithContext(ctx); err != nil {
+	fctx, done := context.WithTimeout(ctx, dialTimeout(ctx))
+	defer done()
+	if err := conn.FlushWithContext(fctx); err != nil {
 		return fmt.Errorf("flush bus: %w", err)
 	}
 	return nil
@@ -215,7 +284,9 @@ func (b *Bus) Close(ctx context.Context) error {
 	var errs []error
 	if b.conn != nil && !b.conn.IsClosed() {
 		done := make(chan struct{})
-		b.conn.SetClosedHandler(func(*nats.Conn) { close(done) })
+		var once sync.Once
+		remove := b.OnClosed(func() { once.Do(func() { close(done) }) })
+		defer remove()
 		if err := b.conn.Drain(); err != nil {
 			b.conn.Close()
 		} else {
@@ -237,7 +308,9 @@ func (b *Bus) Close(ctx context.Context) error {
 // Wrap makes a bus of a connection someone else dialled (tests, and
 // test rigs that hold a *nats.Conn); Close drains it like any other.
 func Wrap(conn *nats.Conn) *Bus {
-	return &Bus{opts: Options{Name: "jazz", URL: conn.ConnectedUrlRedacted()}, conn: conn}
+	b := &Bus{opts: Options{Name: "jazz", URL: conn.ConnectedUrlRedacted()}, conn: conn}
+	b.watchState(conn)
+	return b
 }
 
 // CloseNow closes the connection at once, without draining, and stops the
@@ -253,4 +326,11 @@ func (b *Bus) CloseNow() {
 		b.srv.Shutdown()
 		b.srv.WaitForShutdown()
 	}
+}
+
+// Connected reports whether the connection is up now (not closed, not
+// between a loss and a reconnect).
+func (b *Bus) Connected() bool {
+	conn := b.Conn()
+	return conn != nil && !conn.IsClosed() && conn.IsConnected()
 }

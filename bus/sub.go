@@ -18,6 +18,19 @@ type Msg[T any] struct {
 	Subject string
 	Value   T
 	Trace   messages.Trace
+	// Header is every NATS header the message carried (nil when none).
+	Header Header
+}
+
+// Header is a message's NATS headers, keys as the sender wrote them.
+type Header map[string][]string
+
+// Get is the first value of key (exact case), "" when absent.
+func (h Header) Get(key string) string {
+	if vs := h[key]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
 }
 
 // Raw is a message left undecoded, for a subscriber that reads several
@@ -83,7 +96,7 @@ func SubscribeRaw(ctx context.Context, b *Bus, subject string, fn func(Raw), opt
 				o.onPanic(fmt.Sprintf("%v\n%s", v, debug.Stack()))
 			}
 		}()
-		fn(Raw{Subject: m.Subject, Value: m.Data, Trace: headerTrace(m.Header)})
+		fn(Raw{Subject: m.Subject, Value: m.Data, Trace: headerTrace(m.Header), Header: Header(m.Header)})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("subscribe %s: %w", subject, err)
@@ -115,7 +128,7 @@ func Subscribe[T any](ctx context.Context, b *Bus, subject string, fn func(Msg[T
 		if err != nil {
 			return
 		}
-		fn(Msg[T]{Subject: r.Subject, Value: v, Trace: r.Trace})
+		fn(Msg[T]{Subject: r.Subject, Value: v, Trace: r.Trace, Header: r.Header})
 	}, opts...)
 }
 

@@ -18,11 +18,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
 	"github.com/jazz-run/jazz/approvals"
-	"github.com/jazz-run/jazz/workstore"
+	"github.com/jazz-run/jazz/bus"
 )
 
 // ClusterOptions configure a local cluster of bus servers: for tests and
@@ -308,33 +307,37 @@ func (c *Cluster) ensureAssets(ctx context.Context) error {
 }
 
 func (c *Cluster) tryAssets(ctx context.Context, replicas int) error {
-	nc, err := c.AdminConn(0)
+	srv, err := c.node(0)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
 	actx, done := context.WithTimeout(ctx, 10*time.Second)
 	defer done()
-	if _, err := approvals.OpenStore(actx, nc, true); err != nil {
-		return err
-	}
-	return workstore.Ensure(actx, nc, replicas)
+	return ensureAssets(actx, srv, c.adminPub, c.admin, replicas)
 }
 
-// AdminConn is an in-process connection to node i with every
-// permission; the admin key exists only in this process.
-func (c *Cluster) AdminConn(i int) (*nats.Conn, error) {
+func (c *Cluster) node(i int) (*server.Server, error) {
 	c.mu.Lock()
 	srv := c.nodes[i].srv
 	c.mu.Unlock()
 	if srv == nil {
 		return nil, fmt.Errorf("node %d is down", i)
 	}
-	nc, err := nats.Connect("", nats.InProcessServer(srv), nats.Name("jazz-bus-admin"), nats.Nkey(c.adminPub, c.admin.Sign))
+	return srv, nil
+}
+
+// AdminBus is an in-process connection to node i with every
+// permission; the admin key exists only in this process.
+func (c *Cluster) AdminBus(ctx context.Context, i int) (*bus.Bus, error) {
+	srv, err := c.node(i)
 	if err != nil {
-		return nil, fmt.Errorf("connect to node %d in-process: %w", i, err)
+		return nil, err
 	}
-	return nc, nil
+	b, err := adminBus(ctx, srv, c.adminPub, c.admin)
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", i, err)
+	}
+	return b, nil
 }
 
 // URL lists every node's client URL, comma-separated, as clients take

@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/workstore"
 )
 
@@ -195,17 +195,30 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 // worker pools' streams and bucket through an in-process admin
 // connection.
 func (s *Server) ensureAssets(ctx context.Context) error {
-	nc, err := s.AdminConn()
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	return ensureAssets(cctx, s.srv, s.adminPub, s.admin, 1)
+}
+
+// ensureAssets creates every bucket and stream jazz needs (replicas
+// copies each) through an admin connection to srv.
+func ensureAssets(ctx context.Context, srv *server.Server, adminPub string, admin nkeys.KeyPair, replicas int) error {
+	b, err := adminBus(ctx, srv, adminPub, admin)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	if _, err := approvals.OpenStore(cctx, nc, true); err != nil {
+	defer b.CloseNow()
+	if _, err := approvals.OpenStore(ctx, b, true); err != nil {
 		return err
 	}
-	return workstore.Ensure(cctx, nc, 1)
+	return workstore.Ensure(ctx, b, replicas)
+}
+
+// adminBus is an in-process connection to srv as the admin key, which
+// has every permission and exists only in this process.
+func adminBus(ctx context.Context, srv *server.Server, adminPub string, admin nkeys.KeyPair) (*bus.Bus, error) {
+	return bus.Start(ctx, bus.Options{InProcess: srv, Name: "jazz-bus-admin",
+		Client: bus.Client{Nkey: &bus.NkeyUser{Public: adminPub, Sign: admin.Sign}}})
 }
 
 // identities are the people and workers JAZZ_HOME lets in.
@@ -229,15 +242,10 @@ func readIdentities(home string) (identities, error) {
 	return identities{a, w}, nil
 }
 
-// AdminConn is an in-process connection with every permission (for
+// AdminBus is an in-process connection with every permission (for
 // setup and tests); the admin key exists only in this process.
-func (s *Server) AdminConn() (*nats.Conn, error) {
-	nc, err := nats.Connect("", nats.InProcessServer(s.srv), nats.Name("jazz-bus-admin"),
-		nats.Nkey(s.adminPub, s.admin.Sign))
-	if err != nil {
-		return nil, fmt.Errorf("connect to the bus in-process: %w", err)
-	}
-	return nc, nil
+func (s *Server) AdminBus(ctx context.Context) (*bus.Bus, error) {
+	return adminBus(ctx, s.srv, s.adminPub, s.admin)
 }
 
 // watchApprovers reloads the server's users when approvers.json or

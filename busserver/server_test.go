@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 )
@@ -133,7 +134,7 @@ func TestRolePermissions(t *testing.T) {
 
 	var rv violations
 	runner := connectAs(t, s.ClientURL(), busserver.RoleSeedPath(home, busserver.RoleRunner), &rv)
-	rs, err := approvals.OpenStore(ctx, runner, false)
+	rs, err := approvals.OpenStore(ctx, bus.Wrap(runner), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestRolePermissions(t *testing.T) {
 
 	var ov violations
 	observer := connectAs(t, s.ClientURL(), busserver.RoleSeedPath(home, busserver.RoleObserver), &ov)
-	os_, err := approvals.OpenStore(ctx, observer, false)
+	os_, err := approvals.OpenStore(ctx, bus.Wrap(observer), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestRolePermissions(t *testing.T) {
 	ov.wait(t, "Permissions Violation for Publish to \"$KV.jazz_approvals.")
 
 	alice := connectAs(t, s.ClientURL(), aliceSeed, nil)
-	as, err := approvals.OpenStore(ctx, alice, false)
+	as, err := approvals.OpenStore(ctx, bus.Wrap(alice), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func (c *approverConn) open(ctx context.Context, sign bool) error {
 	if c.conn, err = busclient.Connect(cctx, o); err != nil {
 		return err
 	}
-	if c.store, err = approvals.OpenStore(cctx, c.conn.Conn(), false); err != nil {
+	if c.store, err = approvals.OpenStore(cctx, c.conn, false); err != nil {
 		c.conn.CloseNow()
 		return err
 	}
@@ -293,7 +293,7 @@ func (c *approverConn) decide(ctx context.Context, r approvals.Record, approve b
 	if err != nil {
 		return rec, err
 	}
-	audit := approvals.NewAudit(c.home, c.conn.Conn())
+	audit := approvals.NewAudit(c.home, c.conn)
 	if err := audit.Append(approvals.AuditEntry{Event: approvals.AuditDecided, RunID: req.RunID, RequestID: req.RequestID,
 		Tool: req.Tool, ActionHash: d.ActionHash, Approved: &approve, Approver: c.signerName, ApproverKey: env.Signer, Note: note, Side: "approver"}); err != nil {
 		fmt.Fprintf(c.d.IO.ErrOut, "warning: %v\n", err)

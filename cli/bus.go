@@ -45,10 +45,10 @@ func newBusInitCmd(d Deps) *cobra.Command {
 				return err
 			}
 			defer nc.CloseNow()
-			if _, err := approvals.OpenStore(ctx, nc.Conn(), true); err != nil {
+			if _, err := approvals.OpenStore(ctx, nc, true); err != nil {
 				return err
 			}
-			if err := workstore.Ensure(ctx, nc.Conn(), replicas); err != nil {
+			if err := workstore.Ensure(ctx, nc, replicas); err != nil {
 				return err
 			}
 			fmt.Fprintf(d.IO.ErrOut, "bucket %s and stream %s are ready on %s\n", approvals.Bucket, approvals.AuditStream, busclient.Redact(o.URL))

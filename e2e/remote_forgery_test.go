@@ -43,7 +43,7 @@ func TestForgedDisplayAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.CloseNow()
-	store, err := approvals.OpenStore(ctx, nc.Conn(), false)
+	store, err := approvals.OpenStore(ctx, nc, false)
 	if err != nil {
 		t.Fatal(err)
 	}

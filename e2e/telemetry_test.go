@@ -497,7 +497,7 @@ func TestTelRemoteApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := approvals.OpenStore(context.Background(), nc, false)
+	store, err := approvals.OpenStore(context.Background(), b, false)
 	if err != nil {
 		t.Fatal(err)
 	}

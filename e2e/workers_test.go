@@ -679,11 +679,12 @@ func readLines(t *testing.T, path string) []string {
 // runs, as a server administrator would see it.
 func (w *poolWorld) snoop(t *testing.T) *hlBuffer {
 	t.Helper()
-	nc, err := w.cluster.AdminConn(1)
+	b, err := w.cluster.AdminBus(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(nc.Close)
+	t.Cleanup(b.CloseNow)
+	nc := b.Conn()
 	buf := &hlBuffer{}
 	if _, err := nc.Subscribe("jazz.work.>", func(m *nats.Msg) { _, _ = buf.Write(append(m.Data, '\n')) }); err != nil {
 		t.Fatal(err)

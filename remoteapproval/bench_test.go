@@ -29,7 +29,7 @@ func TestApproverProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := approvals.OpenStore(context.Background(), nc.Conn(), false)
+	store, err := approvals.OpenStore(context.Background(), nc, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +86,7 @@ func roundTrip(b *testing.B, idle int) {
 		b.Fatal(err)
 	}
 	defer runConn.CloseNow()
-	conn := runConn.Conn()
-	store, err := approvals.OpenStore(context.Background(), runConn.Conn(), false)
+	store, err := approvals.OpenStore(context.Background(), runConn, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,7 +94,7 @@ func roundTrip(b *testing.B, idle int) {
 	got := make(chan messages.ApprovalDecided, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	remote, err := remoteapproval.Start(ctx, remoteapproval.Config{Conn: conn, Store: store, RunID: "run-bench", Registry: reg,
+	remote, err := remoteapproval.Start(ctx, remoteapproval.Config{Bus: runConn, Store: store, RunID: "run-bench", Registry: reg,
 		Timeout: time.Hour, Report: func(n remoteapproval.Notice) { b.Log(n.Message) }, Deliver: func(d messages.ApprovalDecided) {
 			if d.ToolName == "decide_me" {
 				got <- d

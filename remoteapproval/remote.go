@@ -16,9 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
 )
 
@@ -38,7 +37,7 @@ type Notice struct {
 
 // Config is one run's remote approvals.
 type Config struct {
-	Conn  *nats.Conn
+	Bus   *bus.Bus
 	Store *approvals.Store
 	RunID string
 	// Registry is who may decide (and change policy).
@@ -66,7 +65,9 @@ type Remote struct {
 	cfg  Config
 	in   chan any
 	done chan struct{}
-	subs []*nats.Subscription
+	subs []*bus.Subscription
+	// unhook removes the connection-state listeners.
+	unhook []func()
 }
 
 type pending struct {
@@ -116,7 +117,7 @@ func Start(ctx context.Context, cfg Config) (*Remote, error) {
 	}
 	r := &Remote{cfg: cfg, in: make(chan any, 1024), done: make(chan struct{})}
 	prefix := approvals.KeySubject(messages.SubjectToken(cfg.RunID)) + "."
-	s1, err := cfg.Conn.Subscribe(prefix+"*", func(m *nats.Msg) {
+	s1, err := bus.SubscribeRaw(ctx, cfg.Bus, prefix+"*", func(m bus.Raw) {
 		// A write on one of our keys. Our own pending writes are skipped
 		// here; anything else is only a hint: the stored value, read
 		// back, is what counts (a write that lost its compare-and-set is
@@ -124,7 +125,7 @@ func Start(ctx context.Context, cfg Config) (*Remote, error) {
 		var peek struct {
 			Status string `json:"status"`
 		}
-		if json.Unmarshal(m.Data, &peek) == nil && peek.Status == approvals.StatusPending {
+		if json.Unmarshal(m.Value, &peek) == nil && peek.Status == approvals.StatusPending {
 			return
 		}
 		after, _ := strconv.ParseUint(m.Header.Get("Nats-Expected-Last-Subject-Sequence"), 10, 64)
@@ -133,19 +134,23 @@ func Start(ctx context.Context, cfg Config) (*Remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch approvals: %w", err)
 	}
-	s2, err := cfg.Conn.Subscribe(messages.PolicySubject(cfg.RunID), func(m *nats.Msg) {
-		r.send(policyMsg{data: m.Data})
+	s2, err := bus.SubscribeRaw(ctx, cfg.Bus, messages.PolicySubject(cfg.RunID), func(m bus.Raw) {
+		r.send(policyMsg{data: m.Value})
 	})
 	if err != nil {
-		_ = s1.Unsubscribe()
+		s1.Stop()
 		return nil, fmt.Errorf("subscribe policy: %w", err)
 	}
-	r.subs = []*nats.Subscription{s1, s2}
-	if err := cfg.Conn.Flush(); err != nil {
+	r.subs = []*bus.Subscription{s1, s2}
+	if err := cfg.Bus.Flush(ctx); err != nil {
+		s1.Stop()
+		s2.Stop()
 		return nil, fmt.Errorf("watch approvals: %w", err)
 	}
-	cfg.Conn.SetReconnectHandler(func(*nats.Conn) { r.send(connUp{}) })
-	cfg.Conn.SetClosedHandler(func(*nats.Conn) { r.send(connLost{}) })
+	r.unhook = []func(){
+		cfg.Bus.OnReconnect(func() { r.send(connUp{}) }),
+		cfg.Bus.OnClosed(func() { r.send(connLost{}) }),
+	}
 	go r.loop(ctx)
 	return r, nil
 }
@@ -174,7 +179,10 @@ func (r *Remote) send(m any) {
 // and stops the loop; it waits at most until ctx ends.
 func (r *Remote) Close(ctx context.Context) {
 	for _, s := range r.subs {
-		_ = s.Unsubscribe()
+		s.Stop()
+	}
+	for _, remove := range r.unhook {
+		remove()
 	}
 	c := closeReq{done: make(chan struct{})}
 	select {
@@ -230,7 +238,7 @@ func (s *state) handle(ctx context.Context, m any) {
 			p.written = true
 			return
 		}
-		if cfg.Conn.IsClosed() || !cfg.Conn.IsConnected() {
+		if !cfg.Bus.Connected() {
 			return // retried when the connection is back
 		}
 		s.decline(m.key, messages.DecidedByNobody, "The approval request could not be recorded on the bus ("+m.err.Error()+"), so this call was declined.")

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/messages"
@@ -32,6 +33,8 @@ type rig struct {
 	admin   nkeys.KeyPair
 	runConn *nats.Conn
 	apConn  *nats.Conn
+	runBus  *bus.Bus
+	apBus   *bus.Bus
 	apStore *approvals.Store
 	remote  *remoteapproval.Remote
 	got     chan messages.ApprovalDecided
@@ -74,18 +77,18 @@ func newRig(t *testing.T, timeout time.Duration, policy, ceiling string) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(runBus.CloseNow)
-	r.runConn = runBus.Conn()
+	r.runConn, r.runBus = runBus.Conn(), runBus
 	apBus, err := busclient.Connect(context.Background(), busclient.Options{URL: url, Nkey: approvals.ApproverSeedPath(r.home, "alice"), ReconnectFor: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(apBus.CloseNow)
-	r.apConn = apBus.Conn()
+	r.apConn, r.apBus = apBus.Conn(), apBus
 	ctx := context.Background()
-	if r.apStore, err = approvals.OpenStore(ctx, r.apConn, false); err != nil {
+	if r.apStore, err = approvals.OpenStore(ctx, r.apBus, false); err != nil {
 		t.Fatal(err)
 	}
-	runStore, err := approvals.OpenStore(ctx, r.runConn, false)
+	runStore, err := approvals.OpenStore(ctx, r.runBus, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +97,7 @@ func newRig(t *testing.T, timeout time.Duration, policy, ceiling string) *rig {
 		t.Fatal(err)
 	}
 	r.remote, err = remoteapproval.Start(ctx, remoteapproval.Config{
-		Conn: r.runConn, Store: runStore, RunID: "run-1", Registry: reg, Timeout: timeout,
+		Bus: r.runBus, Store: runStore, RunID: "run-1", Registry: reg, Timeout: timeout,
 		Policy: policy, Ceiling: ceiling, WorkDir: "/w",
 		Deliver:   func(d messages.ApprovalDecided) { r.got <- d },
 		SetPolicy: func(p messages.PolicyChanged) { r.policy <- p },
@@ -103,7 +106,7 @@ func newRig(t *testing.T, timeout time.Duration, policy, ceiling string) *rig {
 			r.notices = append(r.notices, n)
 			r.mu.Unlock()
 		},
-		Audit: approvals.NewAudit(r.home, r.runConn),
+		Audit: approvals.NewAudit(r.home, r.runBus),
 	})
 	if err != nil {
 		t.Fatal(err)

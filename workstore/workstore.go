@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
 )
 
@@ -69,34 +70,33 @@ func ConsumerName(pool string) string { return "pool_" + messages.SubjectToken(p
 // Ensure creates (or updates) the assets with replicas copies each
 // (1 on a single server, 3 on a cluster). It needs an identity allowed
 // to manage streams: the bus server's own, or `jazz bus init`'s.
-func Ensure(ctx context.Context, nc *nats.Conn, replicas int) error {
+func Ensure(ctx context.Context, b *bus.Bus, replicas int) error {
 	if replicas < 1 {
 		replicas = 1
 	}
-	js, err := jetstream.New(nc)
+	js, err := b.JetStream(ctx)
 	if err != nil {
-		return fmt.Errorf("open JetStream: %w", err)
+		return err
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if err := js.EnsureStream(ctx, bus.StreamConfig{
 		Name: TaskStream, Description: "jazz worker pools: queued tasks",
-		Subjects: TaskSubjects, Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
+		Subjects: TaskSubjects, WorkQueue: true,
 		Replicas: replicas, MaxAge: MaxAge, Duplicates: DedupWindow, MaxMsgSize: MaxTaskBytes,
 	}); err != nil {
-		return fmt.Errorf("create stream %s: %w", TaskStream, err)
+		return err
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if err := js.EnsureStream(ctx, bus.StreamConfig{
 		Name: OutStream, Description: "jazz worker pools: claims, approval requests and results",
-		Subjects: OutSubjects, Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
-		Replicas: replicas, MaxAge: MaxAge, Duplicates: DedupWindow, MaxBytes: MaxOutBytes,
-		Discard: jetstream.DiscardOld, MaxMsgSize: MaxTaskBytes,
+		Subjects: OutSubjects,
+		Replicas: replicas, MaxAge: MaxAge, Duplicates: DedupWindow, MaxBytes: MaxOutBytes, MaxMsgSize: MaxTaskBytes,
 	}); err != nil {
-		return fmt.Errorf("create stream %s: %w", OutStream, err)
+		return err
 	}
-	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: Bucket, Description: "jazz worker pools: cancelled tasks and started gated actions",
-		TTL: MaxAge, History: 1, Storage: jetstream.FileStorage, Replicas: replicas,
+	if _, err := js.EnsureBucket(ctx, bus.BucketConfig{
+		Name: Bucket, Description: "jazz worker pools: cancelled tasks and started gated actions",
+		TTL: MaxAge, History: 1, Replicas: replicas,
 	}); err != nil {
-		return fmt.Errorf("create bucket %s: %w", Bucket, err)
+		return err
 	}
 	return nil
 }

@@ -1,0 +1,335 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// JetStream is the bus's durable side: key-value buckets and streams, on
+// the bus's connection. Every stream and bucket is file-backed.
+type JetStream struct {
+	js jetstream.JetStream
+}
+
+// Errors of the durable side, for errors.Is. The jetstream sentinels they
+// stand for are still wrapped inside, so either name matches.
+var (
+	// ErrNoJetStream: the server runs without JetStream (or nobody
+	// answers its API).
+	ErrNoJetStream = errors.New("the server has no JetStream")
+	// ErrBucketNotFound: the bucket was never created.
+	ErrBucketNotFound = jetstream.ErrBucketNotFound
+	// ErrStreamNotFound: the stream was never created.
+	ErrStreamNotFound = jetstream.ErrStreamNotFound
+	// ErrKeyNotFound: the key holds no value (never written, deleted or
+	// expired).
+	ErrKeyNotFound = errors.New("key not found")
+	// ErrWrongRevision: a compare-and-set lost (someone wrote the key
+	// first), or Create found the key already there.
+	ErrWrongRevision = errors.New("the key was written by someone else first")
+)
+
+// JetStream binds the durable side, connecting the bus if nothing did.
+func (b *Bus) JetStream(ctx context.Context) (*JetStream, error) {
+	conn, err := b.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(conn)
+	if err != nil {
+		return nil, fmt.Errorf("open JetStream: %w", err)
+	}
+	return &JetStream{js: js}, nil
+}
+
+// ServerVersion is the version of the server the bus is connected to
+// ("" before it connects).
+func (b *Bus) ServerVersion() string {
+	conn := b.Conn()
+	if conn == nil {
+		return ""
+	}
+	return conn.ConnectedServerVersion()
+}
+
+// noJetStream words a server without JetStream.
+func noJetStream(err error) error {
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+		return fmt.Errorf("%w (%w)", ErrNoJetStream, err)
+	}
+	return err
+}
+
+// BucketConfig is a key-value bucket.
+type BucketConfig struct {
+	Name, Description string
+	// History is how many values of a key are kept (default 1).
+	History uint8
+	// TTL is how long a value lives; 0 keeps it.
+	TTL time.Duration
+	// MaxValueSize bounds one value; 0 is the server's limit.
+	MaxValueSize int32
+	Replicas     int
+	// LimitMarkerTTL, when set, turns on per-key TTLs (nats-server ≥
+	// 2.11) and keeps the markers of expired keys this long.
+	LimitMarkerTTL time.Duration
+}
+
+func (c BucketConfig) js() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: c.Name, Description: c.Description, History: c.History, TTL: c.TTL,
+		MaxValueSize: c.MaxValueSize, Replicas: c.Replicas, LimitMarkerTTL: c.LimitMarkerTTL,
+		Storage: jetstream.FileStorage}
+}
+
+// KV is one bound key-value bucket.
+type KV struct {
+	kv jetstream.KeyValue
+}
+
+// Bucket binds the bucket name; ErrBucketNotFound when it was never
+// created.
+func (j *JetStream) Bucket(ctx context.Context, name string) (*KV, error) {
+	kv, err := j.js.KeyValue(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("bind bucket %s: %w", name, noJetStream(err))
+	}
+	return &KV{kv: kv}, nil
+}
+
+// CreateBucket creates the bucket, or binds it as it is when it exists
+// already (someone else's settings are left alone).
+func (j *JetStream) CreateBucket(ctx context.Context, cfg BucketConfig) (*KV, error) {
+	kv, err := j.js.CreateKeyValue(ctx, cfg.js())
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		kv, err = j.js.KeyValue(ctx, cfg.Name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create bucket %s: %w", cfg.Name, noJetStream(err))
+	}
+	return &KV{kv: kv}, nil
+}
+
+// EnsureBucket creates the bucket or updates its settings to cfg.
+func (j *JetStream) EnsureBucket(ctx context.Context, cfg BucketConfig) (*KV, error) {
+	kv, err := j.js.CreateOrUpdateKeyValue(ctx, cfg.js())
+	if err != nil {
+		return nil, fmt.Errorf("create bucket %s: %w", cfg.Name, noJetStream(err))
+	}
+	return &KV{kv: kv}, nil
+}
+
+// PerKeyTTL reports whether the bucket expires keys one by one (it was
+// created with a LimitMarkerTTL on a server that supports it).
+func (kv *KV) PerKeyTTL(ctx context.Context) bool {
+	st, err := kv.kv.Status(ctx)
+	return err == nil && st.LimitMarkerTTL() > 0
+}
+
+// Entry is one value of a key.
+type Entry struct {
+	Key      string
+	Value    []byte
+	Revision uint64
+	Created  time.Time
+}
+
+func entry(e jetstream.KeyValueEntry) Entry {
+	return Entry{Key: e.Key(), Value: e.Value(), Revision: e.Revision(), Created: e.Created()}
+}
+
+// Get reads key; ErrKeyNotFound when it holds nothing.
+func (kv *KV) Get(ctx context.Context, key string) (Entry, error) {
+	e, err := kv.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return Entry{}, fmt.Errorf("read %s: %w (%w)", key, ErrKeyNotFound, err)
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	return entry(e), nil
+}
+
+// Put writes value at key whatever was there, and returns its revision.
+func (kv *KV) Put(ctx context.Context, key string, value []byte) (uint64, error) {
+	rev, err := kv.kv.Put(ctx, key, value)
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", key, err)
+	}
+	return rev, nil
+}
+
+// Create writes value at key only if the key holds nothing
+// (ErrWrongRevision otherwise). ttl > 0 expires this key on its own,
+// where the bucket has per-key TTLs.
+func (kv *KV) Create(ctx context.Context, key string, value []byte, ttl time.Duration) (uint64, error) {
+	var opts []jetstream.KVCreateOpt
+	if ttl > 0 {
+		opts = append(opts, jetstream.KeyTTL(ttl))
+	}
+	rev, err := kv.kv.Create(ctx, key, value, opts...)
+	if err != nil {
+		return 0, fmt.Errorf("create %s: %w", key, wrongRevision(err))
+	}
+	return rev, nil
+}
+
+// Update writes value at key only if its revision is still rev (a
+// compare-and-set); ErrWrongRevision when someone wrote first.
+func (kv *KV) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	next, err := kv.kv.Update(ctx, key, value, rev)
+	if err != nil {
+		return 0, fmt.Errorf("update %s: %w", key, wrongRevision(err))
+	}
+	return next, nil
+}
+
+func wrongRevision(err error) error {
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("%w (%w)", ErrWrongRevision, err)
+	}
+	return err
+}
+
+// Keys lists the keys matching filter (wildcards allowed).
+func (kv *KV) Keys(ctx context.Context, filter string) ([]string, error) {
+	lister, err := kv.kv.ListKeysFiltered(ctx, filter)
+	if err != nil {
+		return nil, fmt.Errorf("list keys %s: %w", filter, err)
+	}
+	defer func() { _ = lister.Stop() }()
+	var keys []string
+	for {
+		select {
+		case k, ok := <-lister.Keys():
+			if !ok {
+				return keys, nil
+			}
+			keys = append(keys, k)
+		case <-ctx.Done():
+			return keys, fmt.Errorf("list keys %s: %w", filter, ctx.Err())
+		}
+	}
+}
+
+// Watcher delivers the values written to the keys it watches.
+type Watcher struct {
+	w    jetstream.KeyWatcher
+	ch   chan *Entry
+	stop chan struct{}
+	once sync.Once
+}
+
+// Updates delivers each value written; a nil entry marks the end of the
+// values already there (when the watch began with them). It closes when
+// the watch stops or its ctx ends.
+func (w *Watcher) Updates() <-chan *Entry { return w.ch }
+
+// Stop ends the watch.
+func (w *Watcher) Stop() {
+	w.once.Do(func() {
+		close(w.stop)
+		_ = w.w.Stop()
+	})
+}
+
+// Watch delivers the current value of every key matching pattern, then a
+// nil, then each write as it happens; with updatesOnly, only the writes.
+// Deletes are not delivered. It ends when ctx does or Stop is called.
+func (kv *KV) Watch(ctx context.Context, pattern string, updatesOnly bool) (*Watcher, error) {
+	opts := []jetstream.WatchOpt{jetstream.IgnoreDeletes()}
+	if updatesOnly {
+		opts = append(opts, jetstream.UpdatesOnly())
+	}
+	w, err := kv.kv.Watch(ctx, pattern, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", pattern, err)
+	}
+	out := &Watcher{w: w, ch: make(chan *Entry), stop: make(chan struct{})}
+	go func() {
+		defer close(out.ch)
+		for e := range w.Updates() {
+			var v *Entry
+			if e != nil {
+				ent := entry(e)
+				v = &ent
+			}
+			select {
+			case out.ch <- v:
+			case <-ctx.Done():
+				out.Stop()
+				return
+			case <-out.stop:
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// StreamConfig is a file-backed stream.
+type StreamConfig struct {
+	Name, Description string
+	Subjects          []string
+	// WorkQueue removes each message once acknowledged (else messages
+	// stay until a limit drops the oldest).
+	WorkQueue bool
+	Replicas  int
+	MaxAge    time.Duration
+	// Duplicates is the window in which a repeated message id is dropped.
+	Duplicates time.Duration
+	MaxBytes   int64
+	MaxMsgSize int32
+	// AppendOnly refuses deleting and purging messages.
+	AppendOnly bool
+}
+
+func (c StreamConfig) js() jetstream.StreamConfig {
+	sc := jetstream.StreamConfig{Name: c.Name, Description: c.Description, Subjects: c.Subjects,
+		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Replicas: c.Replicas, MaxAge: c.MaxAge,
+		Duplicates: c.Duplicates, MaxBytes: c.MaxBytes, MaxMsgSize: c.MaxMsgSize, Discard: jetstream.DiscardOld,
+		DenyDelete: c.AppendOnly, DenyPurge: c.AppendOnly}
+	if c.WorkQueue {
+		sc.Retention = jetstream.WorkQueuePolicy
+	}
+	return sc
+}
+
+// EnsureStream creates the stream or updates its settings to cfg.
+func (j *JetStream) EnsureStream(ctx context.Context, cfg StreamConfig) error {
+	if _, err := j.js.CreateOrUpdateStream(ctx, cfg.js()); err != nil {
+		return fmt.Errorf("create stream %s: %w", cfg.Name, noJetStream(err))
+	}
+	return nil
+}
+
+// CreateStream creates the stream when it is missing and leaves an
+// existing one as it is.
+func (j *JetStream) CreateStream(ctx context.Context, cfg StreamConfig) error {
+	_, err := j.js.Stream(ctx, cfg.Name)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("open stream %s: %w", cfg.Name, noJetStream(err))
+	}
+	_, err = j.js.CreateStream(ctx, cfg.js())
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return fmt.Errorf("create stream %s: %w", cfg.Name, noJetStream(err))
+	}
+	return nil
+}
+
+// StreamExists is nil when the stream is there, ErrStreamNotFound when it
+// was never created.
+func (j *JetStream) StreamExists(ctx context.Context, name string) error {
+	if _, err := j.js.Stream(ctx, name); err != nil {
+		return fmt.Errorf("bind stream %s: %w", name, noJetStream(err))
+	}
+	return nil
+}

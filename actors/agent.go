@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,7 +123,16 @@ type Agent struct {
 	batch    []messages.ToolCall
 	results  map[string]messages.ToolResultReady
 	nextCall int
-	running  map[string]*actor.PID // call id → its call actor
+	running  map[string]*callWorker // call id → the call actor running it
+
+	// workers are the agent's call actors, idle or running a call: its
+	// children, spawned as a batch needs them (at most the concurrency
+	// cap) and kept for the run, so a call costs a message, not an
+	// actor. One that crashed is dropped from here (and left, a
+	// tombstone, until the agent stops).
+	workers []*callWorker
+	// spawned counts the call actors ever spawned, naming each.
+	spawned  int
 	window   []string
 	meltdown bool // store MeltdownMessage after this batch's results
 	finished bool
@@ -144,6 +154,15 @@ type Agent struct {
 
 	// cx is the context window's state, nil without context management.
 	cx *window
+}
+
+// callWorker is one of the agent's call actors.
+type callWorker struct {
+	pid *actor.PID
+	// name is pid.String(), as a crash report names its actor.
+	name string
+	// call is the id of the call it runs; empty while idle.
+	call string
 }
 
 // New is the Producer of an agent actor.
@@ -449,12 +468,13 @@ func (a *Agent) toolPhase(c *actor.Context, calls []messages.ToolCall) {
 	a.batch = calls
 	a.batchStarted()
 	a.results = make(map[string]messages.ToolResultReady, len(calls))
-	a.running = map[string]*actor.PID{}
+	a.running = map[string]*callWorker{}
 	a.nextCall = 0
 	a.dispatch(c)
 }
 
-// dispatch starts call actors until the cap is reached or none is left.
+// dispatch hands calls to call actors until the cap is reached or none is
+// left.
 func (a *Agent) dispatch(c *actor.Context) {
 	limit := a.cfg.MaxConcurrentCalls
 	if limit <= 0 {
@@ -465,27 +485,42 @@ func (a *Agent) dispatch(c *actor.Context) {
 		a.nextCall++
 		place := a.cfg.Place
 		place.ToolCallID = tc.ID
-		deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry,
-			Task: a.cfg.Task, Deadline: a.cfg.Deadline}
-		// Call actors stop themselves when done, so they are spawned on the
-		// engine, not as children: hollywood v1.0.5 stops a parent by
-		// poisoning each child and waiting, and a child that is poisoning
-		// itself at that moment never acknowledges the second pill, which
-		// hangs the parent's shutdown forever. The agent ends its calls by
-		// message instead (CancelRun, and its context), waits for their
-		// results, and stops a crashed one itself.
-		self := c.PID()
-		report := func(rc *actor.Context, f supervisor.Failure) {
-			rc.Send(self, messages.ActorFailed{Place: place, Actor: f.Actor, Reason: f.Reason, Role: messages.RoleCall})
-		}
-		producer := faults.Wrap[messages.ToolCallRequested](toolactors.New(deps), a.cfg.Faults, a.cfg.Faults != nil && a.cfg.Faults.Call, "tool call actor")
-		pid := c.Engine().Spawn(producer, "call",
-			actor.WithID(fmt.Sprintf("%s-%d-%d", c.PID().ID, a.iteration, a.nextCall)),
-			actor.WithMiddleware(supervisor.Recover(place, report)), actor.WithInboxSize(16))
-		a.running[tc.ID] = pid
-		// The iteration's trace context, so the call's span nests under it.
-		c.Send(pid, messages.ToolCallRequested{Place: place, Trace: telemetry.Inject(a.iterCtx), Iteration: a.iteration, Call: tc, Cwd: a.cwd})
+		w := a.idleWorker(c)
+		w.call = tc.ID
+		a.running[tc.ID] = w
+		// The iteration's trace context, so the call's span nests under it;
+		// the agent's directory now, which a cd in this batch changes only
+		// for the next one.
+		c.Send(w.pid, messages.ToolCallRequested{Place: place, Trace: telemetry.Inject(a.iterCtx), Iteration: a.iteration, Call: tc, Cwd: a.cwd})
 	}
+}
+
+// idleWorker is a call actor with no call: an idle one, or a new child.
+// Every call of the agent's run is given the same Deps, so any idle actor
+// will do. Children never stop themselves, so the agent's own stop (the
+// root's teardown) stops them and waits for them; a crashed one is left
+// as it is until then: poisoning a child its parent may poison again at
+// the same moment hangs hollywood's stop.
+func (a *Agent) idleWorker(c *actor.Context) *callWorker {
+	for _, w := range a.workers {
+		if w.call == "" {
+			return w
+		}
+	}
+	deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry,
+		Task: a.cfg.Task, Deadline: a.cfg.Deadline}
+	self, place := c.PID(), a.cfg.Place
+	report := func(rc *actor.Context, f supervisor.Failure) {
+		// The agent knows which call the actor ran (childFailed).
+		rc.Send(self, messages.ActorFailed{Place: place, Actor: f.Actor, Reason: f.Reason, Role: messages.RoleCall})
+	}
+	producer := faults.Wrap[messages.ToolCallRequested](toolactors.New(deps), a.cfg.Faults, a.cfg.Faults != nil && a.cfg.Faults.Call, "tool call actor")
+	a.spawned++
+	pid := c.SpawnChild(producer, "call", actor.WithID(strconv.Itoa(a.spawned)),
+		actor.WithMiddleware(supervisor.Recover(place, report)), actor.WithInboxSize(16))
+	w := &callWorker{pid: pid, name: pid.String()}
+	a.workers = append(a.workers, w)
+	return w
 }
 
 func (a *Agent) toolDone(c *actor.Context, m messages.ToolResultReady) {
@@ -502,7 +537,10 @@ func (a *Agent) toolDone(c *actor.Context, m messages.ToolResultReady) {
 	if m.DecidedBy != "" {
 		a.ledger.MarkDecided(m.Call.ID, m.DecidedBy)
 	}
-	delete(a.running, m.Call.ID)
+	if w := a.running[m.Call.ID]; w != nil {
+		w.call = ""
+		delete(a.running, m.Call.ID)
+	}
 	if a.stopping != "" {
 		a.stopped(c)
 		return
@@ -520,9 +558,18 @@ func (a *Agent) toolDone(c *actor.Context, m messages.ToolResultReady) {
 // here, by the one who spawned it.
 func (a *Agent) childFailed(c *actor.Context, m messages.ActorFailed) {
 	callID := m.Place.ToolCallID
+	for i, w := range a.workers {
+		if w.name == m.Actor {
+			// Never given a call again; it stops with the agent.
+			a.workers = append(a.workers[:i:i], a.workers[i+1:]...)
+			callID = w.call
+			break
+		}
+	}
 	if callID == "" || a.results == nil {
 		return
 	}
+	m.Place.ToolCallID = callID
 	var call *messages.ToolCall
 	for i := range a.batch {
 		if a.batch[i].ID == callID {
@@ -531,9 +578,6 @@ func (a *Agent) childFailed(c *actor.Context, m messages.ActorFailed) {
 	}
 	if call == nil {
 		return
-	}
-	if pid := a.running[callID]; pid != nil {
-		c.Engine().Poison(pid)
 	}
 	if supervisor.Decide(supervisor.CallSpec(), supervisor.ChildFailure{Kind: supervisor.FailPanic, Reason: m.Reason}) != supervisor.Escalate {
 		a.toolDone(c, messages.ToolResultReady{Place: m.Place, Call: *call, Result: messages.ToolResult{
@@ -572,8 +616,8 @@ func (a *Agent) stop(c *actor.Context, reason string) {
 	if a.cancel != nil {
 		a.cancel()
 	}
-	for _, pid := range a.running {
-		c.Send(pid, messages.CancelRun{Place: a.cfg.Place, Reason: reason})
+	for _, w := range a.running {
+		c.Send(w.pid, messages.CancelRun{Place: a.cfg.Place, Reason: reason})
 	}
 	a.stopped(c)
 }

@@ -53,6 +53,8 @@ type rootOptions struct {
 	reachable bool // the gate asks (and nobody answers) instead of approving
 	budget    time.Duration
 	stream    bool
+	maxCalls  int                 // Config.MaxConcurrentCalls
+	before    func(*actor.Engine) // called before the root is spawned
 }
 
 func startRoot(t *testing.T, o rootOptions) *rootRig {
@@ -72,12 +74,16 @@ func startRoot(t *testing.T, o rootOptions) *rootRig {
 		Events: em, Deadline: deadline.New(0), Ctx: context.Background()})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	if o.before != nil {
+		o.before(e)
+	}
 	r.root = e.Spawn(actors.NewRun(actors.RunConfig{
 		Place: r.place,
 		Gate:  faults.Wrap[messages.ApprovalRequired](gate, o.plan, o.plan != nil && o.plan.Gate, "approval gate"),
 		Agent: func(gate, root *actor.PID) actor.Producer {
 			cfg := actors.Config{Place: r.place, Model: "m", Call: o.caller, Registry: o.reg, Gate: gate, Root: root,
-				Env: &tools.Env{WorkDir: o.cwd}, Events: em, MaxIterations: 10, Ctx: ctx, Faults: o.plan, Stream: o.stream}
+				Env: &tools.Env{WorkDir: o.cwd}, Events: em, MaxIterations: 10, Ctx: ctx, Faults: o.plan, Stream: o.stream,
+				MaxConcurrentCalls: o.maxCalls}
 			return faults.Wrap[messages.RunRequested](actors.New(cfg), o.plan, o.plan != nil && o.plan.Agent, "agent")
 		},
 		Request:  messages.RunRequested{Place: r.place, Prompt: "go"},

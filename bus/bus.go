@@ -231,13 +231,18 @@ func (b *Bus) Conn() *nats.Conn {
 // Embedded reports whether the bus runs (or will run) its own server.
 func (b *Bus) Embedded() bool { return b.opts.URL == "" && b.opts.InProcess == nil }
 
+// Idle reports that nobody can be listening: the embedded server has not
+// started (it starts for the first subscriber), so Publish would drop
+// whatever it is given. Emitters ask before they build an event.
+func (b *Bus) Idle() bool { return b.Embedded() && b.Conn() == nil }
+
 // Publish encodes msg with the messages codec and publishes it, carrying
 // the trace carrier (if any) in NATS headers too.
 func (b *Bus) Publish(subject string, msg any, trace messages.Trace) error {
 	conn := b.Conn()
 	if conn == nil {
 		if b.Embedded() {
-			return nil // nobody can be listening to a server not started yet
+			return nil // nobody can be listening to a server not started yet (Idle)
 		}
 		var err error
 		if conn, err = b.Connect(context.Background()); err != nil {

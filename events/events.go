@@ -23,6 +23,16 @@ type Publisher interface {
 	Publish(subject string, msg any, trace messages.Trace) error
 }
 
+// Idler is a Publisher that can tell that nobody can be listening (the
+// embedded bus before its server starts). Emit asks it first: a plain
+// run emits a few events per tool call, and boxing each (a 768-byte
+// struct) only for Publish to drop it was a third of a call's garbage.
+type Idler interface {
+	Idle() bool
+}
+
+var _ Idler = (*bus.Bus)(nil)
+
 // Emitter stamps and publishes events of one run. It is safe for
 // concurrent use (the NATS connection is).
 type Emitter struct {
@@ -37,6 +47,9 @@ func NewEmitter(pub Publisher, runID string) *Emitter { return &Emitter{pub: pub
 // a lost progress event is not worth aborting real work for.
 func (e *Emitter) Emit(ev messages.Event) {
 	if e == nil || e.pub == nil {
+		return
+	}
+	if i, ok := e.pub.(Idler); ok && i.Idle() {
 		return
 	}
 	if ev.RunID == "" {

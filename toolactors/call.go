@@ -1,9 +1,11 @@
-// Package toolactors runs tool calls. Each call the model asks for gets its
-// own short-lived actor that parses and validates the arguments, runs the
-// handler under the tool's timeout on a goroutine of its own, takes a
-// propose half's approval request to the gate, runs the hidden twin only
-// on the gate's approval, and sends exactly one ToolResultReady to its
-// parent before it stops, whatever happened.
+// Package toolactors runs tool calls. A call actor takes one call at a
+// time: it parses and validates the arguments, runs the handler under the
+// tool's timeout on a goroutine of its own, takes a propose half's
+// approval request to the gate, runs the hidden twin only on the gate's
+// approval, and sends exactly one ToolResultReady to whoever asked,
+// whatever happened. Then it is idle, and the agent that spawned it may
+// give it the next call: an agent keeps a few of them for its whole run
+// rather than spawning an actor per call.
 package toolactors
 
 import (
@@ -50,15 +52,22 @@ type Deps struct {
 }
 
 // handlerDone carries a handler's result back into the actor. approved is
-// set for the run that follows a gate approval, whose result is final.
+// set for the run that follows a gate approval, whose result is final;
+// seq names the call it belongs to, so a late one never lands in the next.
 type handlerDone struct {
+	seq      uint64
 	approved bool
 	result   tools.Result
 }
 
-// Call is the actor for one tool call.
+// Call is a call actor. Its fields other than deps and seq are the
+// current call's, zeroed when the next one starts.
 type Call struct {
-	deps    Deps
+	deps Deps
+	// seq counts the calls this actor has taken.
+	seq uint64
+	// busy: a call is in progress (taken, its result not yet sent).
+	busy    bool
 	req     messages.ToolCallRequested
 	tool    *tools.Tool
 	args    json.RawMessage
@@ -93,19 +102,11 @@ func New(deps Deps) actor.Producer {
 func (c *Call) Receive(ctx *actor.Context) {
 	switch m := ctx.Message().(type) {
 	case messages.ToolCallRequested:
-		// The result goes back to whoever asked: the agent, which spawns
-		// calls on the engine rather than as its children.
-		c.parent = ctx.Sender()
-		if c.parent == nil {
-			c.parent = ctx.Parent()
-		}
-		c.req = m
-		c.started = time.Now()
-		c.env = callEnv(c.deps.Env, m.Cwd)
-		c.startSpan()
-		c.begin(ctx)
+		c.take(ctx, m)
 	case handlerDone:
-		c.handled(ctx, m)
+		if c.busy && m.seq == c.seq {
+			c.handled(ctx, m)
+		}
 	case messages.ApprovalDecided:
 		c.decided(ctx, m)
 	case messages.CancelRun:
@@ -114,16 +115,44 @@ func (c *Call) Receive(ctx *actor.Context) {
 		if c.cancel != nil {
 			c.cancel()
 		}
-		if !c.done {
+		if c.busy && !c.done {
 			// Stopped with the run: end the span so it is exported.
 			c.span.End(telemetry.ToolOutcome{Err: "stopped before the call finished", Approval: c.approval, DecidedBy: c.decidedBy})
 		}
 	}
 }
 
+// take starts a call. The result goes back to whoever asked (the agent).
+// A request while a call is in progress is the sender's mistake: it is
+// refused with a result of its own, and the running call goes on.
+func (c *Call) take(ctx *actor.Context, m messages.ToolCallRequested) {
+	to := ctx.Sender()
+	if to == nil {
+		to = ctx.Parent()
+	}
+	if c.busy {
+		if to != nil {
+			p := m.Place
+			p.ToolCallID = m.Call.ID
+			ctx.Send(to, messages.ToolResultReady{Place: p, Trace: m.Trace, Call: m.Call,
+				Result: failed("Tool " + m.Call.Name + " could not start: its call actor was still running another call. This is a bug in jazz.")})
+		}
+		return
+	}
+	*c = Call{deps: c.deps, seq: c.seq + 1, busy: true, parent: to, req: m, started: time.Now()}
+	c.env = callEnv(c.deps.Env, m.Cwd)
+	c.startSpan()
+	c.begin(ctx)
+}
+
 // startSpan opens `tool <name>` under the iteration the request's carrier
 // names, with the tool's risk tier when the name is a callable tool.
 func (c *Call) startSpan() {
+	c.approval = telemetry.ApprovalNotRequired
+	if !c.deps.Telemetry.Enabled() {
+		c.spanCtx = context.Background() // no span: nothing nests under it
+		return
+	}
 	p := c.req.Place
 	base := telemetry.WithIDs(telemetry.Extract(context.Background(), c.req.Trace),
 		telemetry.IDs{RunID: p.RunID, AgentID: p.AgentID, AgentName: p.AgentName, ConversationID: c.conversationID()})
@@ -131,7 +160,6 @@ func (c *Call) startSpan() {
 	if t, ok := c.deps.Registry.Lookup(c.req.Call.Name); ok && !t.Hidden {
 		tier, registered = t.Level, true
 	}
-	c.approval = telemetry.ApprovalNotRequired
 	c.spanCtx, c.span = c.deps.Telemetry.StartTool(base, telemetry.ToolInfo{
 		Name: c.req.Call.Name, Registered: registered, CallID: c.req.Call.ID, RiskTier: tier, Iteration: c.req.Iteration})
 }
@@ -161,7 +189,7 @@ func callEnv(base *tools.Env, cwd string) *tools.Env {
 // back what it has (the watcher reports it); a call waiting on the gate
 // ends now, since the gate may be gone.
 func (c *Call) cancelled(ctx *actor.Context) {
-	if c.done {
+	if !c.busy || c.done {
 		return
 	}
 	if c.cancel != nil {
@@ -248,39 +276,51 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 	if grace <= 0 {
 		grace = DefaultSettleGrace
 	}
-	out := make(chan tools.Result, 1)
+	seq := c.seq
 	// Busy until the handler returns (even past its timeout: it is still
 	// running); a question it asks suspends the mark (deadline.Wait).
 	hctx, busyDone := c.deps.Deadline.WithBusy(hctx)
-	supervisor.Go(func() {
-		defer busyDone()
-		out <- handler(hctx, env, args)
-	}, func(reason string) {
-		out <- tools.Result{Error: fmt.Sprintf("Tool %s failed unexpectedly: %s", name, reason)}
-	})
-	go func() {
+	// The result comes back from the handler's own goroutine, unless the
+	// call's context ends first: then the watcher (started only then, by
+	// AfterFunc) reports the stop, waiting as long as the case needs for
+	// what the handler still says, which reaches it through out. Exactly
+	// one of the two sends handlerDone: whoever wins stopWatch.
+	out := make(chan tools.Result, 1)
+	stopWatch := context.AfterFunc(hctx, func() {
 		var r tools.Result
-		select {
-		case r = <-out:
-		case <-hctx.Done():
-			stopping := errors.Is(hctx.Err(), context.Canceled)
-			if stopping {
-				r = tools.Result{Error: "Tool call cancelled: the run is stopping."}
-			} else {
-				r = tools.Result{Error: fmt.Sprintf("Operation timed out after '%dm'", int(math.Round(float64(timeout.Milliseconds())/60000)))}
-			}
-			switch {
-			case approved:
-				r = settle(r, out, grace)
-			case stopping:
-				// Wait, briefly, for the handler to end: what it still
-				// reports (a subagent's subagent_complete, its span) then
-				// comes before the run's end.
-				awaitHandler(out, grace)
-			}
+		stopping := errors.Is(hctx.Err(), context.Canceled)
+		if stopping {
+			r = tools.Result{Error: "Tool call cancelled: the run is stopping."}
+		} else {
+			r = tools.Result{Error: fmt.Sprintf("Operation timed out after '%dm'", int(math.Round(float64(timeout.Milliseconds())/60000)))}
 		}
-		engine.Send(self, handlerDone{approved: approved, result: r})
-	}()
+		switch {
+		case approved:
+			r = settle(r, out, grace)
+		case stopping:
+			// Wait, briefly, for the handler to end: what it still
+			// reports (a subagent's subagent_complete, its span) then
+			// comes before the run's end.
+			awaitHandler(out, grace)
+		}
+		engine.Send(self, handlerDone{seq: seq, approved: approved, result: r})
+	})
+	report := func(r tools.Result) {
+		if stopWatch() {
+			engine.Send(self, handlerDone{seq: seq, approved: approved, result: r})
+			return
+		}
+		out <- r // the watcher has the call
+	}
+	supervisor.Go(func() {
+		r := func() tools.Result {
+			defer busyDone()
+			return handler(hctx, env, args)
+		}()
+		report(r)
+	}, func(reason string) {
+		report(tools.Result{Error: fmt.Sprintf("Tool %s failed unexpectedly: %s", name, reason)})
+	})
 }
 
 // awaitHandler waits for the handler's result, at most grace.
@@ -434,7 +474,7 @@ func (c *Call) place() messages.Place {
 	return p
 }
 
-// finish sends the one result of this call and stops the actor.
+// finish sends the one result of this call; the actor is then idle.
 func (c *Call) finish(ctx *actor.Context, r messages.ToolResult, declined bool) {
 	if c.done {
 		return
@@ -467,7 +507,7 @@ func (c *Call) finish(ctx *actor.Context, r messages.ToolResult, declined bool) 
 			DecidedBy:  c.decidedBy,
 		})
 	}
-	ctx.Engine().Poison(ctx.PID())
+	c.busy = false
 }
 
 // secrets are the run's own secrets, nil when the Env knows none.
@@ -501,20 +541,27 @@ func (c *Call) traceCarrier() messages.Trace {
 }
 
 // ParseArguments reads a call's raw argument string: invalid JSON is a
-// retryable error; valid JSON that is not an object counts as {}.
+// retryable error; valid JSON that is not an object counts as {}. It only
+// checks the grammar (no value is built): the schema check decodes the
+// arguments, and the handler once more.
 func ParseArguments(raw string) (json.RawMessage, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
 		return json.RawMessage("{}"), nil
 	}
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
+	b := []byte(s)
+	if !json.Valid(b) {
+		var v any
+		err := json.Unmarshal(b, &v) // the error says where
+		if err == nil {
+			err = errors.New("not valid JSON")
+		}
 		return nil, fmt.Errorf("Invalid JSON in tool arguments: %v. Send the arguments again as one valid JSON object.", err)
 	}
-	if _, ok := v.(map[string]any); !ok {
+	if b[0] != '{' {
 		return json.RawMessage("{}"), nil
 	}
-	return json.RawMessage(s), nil
+	return b, nil
 }
 
 func failed(msg string) messages.ToolResult {

@@ -31,8 +31,6 @@ type Idler interface {
 	Idle() bool
 }
 
-var _ Idler = (*bus.Bus)(nil)
-
 // Emitter stamps and publishes events of one run. It is safe for
 // concurrent use (the NATS connection is).
 type Emitter struct {

@@ -10,12 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anthdm/hollywood/actor"
-
 	"github.com/jazz-run/jazz/actors"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/provider"
-	"github.com/jazz-run/jazz/supervisor"
 	"github.com/jazz-run/jazz/tools"
 )
 

@@ -157,7 +157,10 @@ func (c Client) tlsConfig(url string) (*tls.Config, error) {
 		}
 		cfg.RootCAs = pool
 	}
-	if c.Cert != "" || c.Key != "" {
+	if (c.Cert == "") != (c.Key == "") {
+		return nil, errors.New("a TLS client certificate needs both --tls-cert and --tls-key")
+	}
+	if c.Cert != "" {
 		cert, err := tls.LoadX509KeyPair(c.Cert, c.Key)
 		if err != nil {
 			return nil, fmt.Errorf("TLS client certificate: %w", err)
@@ -187,11 +190,32 @@ func (c Client) tlsConfig(url string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// describe words the server's refusals for a person.
+// describe words a failed connection for a person: a refusal of the
+// credentials, and each way TLS fails, with the options that would mend
+// it.
 func describe(err error) error {
+	var unknownCA x509.UnknownAuthorityError
+	var host x509.HostnameError
 	switch {
 	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked):
 		return fmt.Errorf("%w (%w)", ErrRefused, err)
+	case errors.As(err, &unknownCA):
+		return fmt.Errorf("the server's certificate is not signed by a CA this client trusts: pass --tls-ca FILE or --tls-pin sha256:… (%w)", err)
+	case errors.As(err, &host):
+		return fmt.Errorf("the server's certificate is not for this address (%w)", err)
+	case errors.Is(err, nats.ErrSecureConnWanted):
+		return fmt.Errorf("TLS was asked for but the server does not offer it (%w)", err)
+	case errors.Is(err, nats.ErrSecureConnRequired):
+		return fmt.Errorf("the server requires TLS: use a tls:// URL or pass --tls-ca (%w)", err)
+	}
+	// The server's TLS alerts reach the client as text only, and under
+	// TLS 1.3 the client's handshake completes before the server judged
+	// its certificate: the alert or a closed connection, by timing.
+	for _, alert := range []string{"tls: certificate required", "tls: bad certificate", "tls: unknown certificate authority",
+		"tls: certificate expired", "tls: unsupported certificate", "closed by remote after TLS handshake"} {
+		if strings.Contains(err.Error(), alert) {
+			return fmt.Errorf("the server wants a client certificate it trusts: pass --tls-cert FILE and --tls-key FILE (%w)", err)
+		}
 	}
 	return err
 }

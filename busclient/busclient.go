@@ -103,20 +103,29 @@ func (o Options) WithLocal(home, identity string) (Options, error) {
 	return o, nil
 }
 
-// Redact hides any user, password or token in a URL (each of a comma
-// list), so an error message never prints a secret.
+// Redact hides any password or token in a URL (each of a comma list),
+// so an error message never prints a secret: nats://user:pass@host
+// reads nats://user:***@host, and nats://token@host (a user alone is a
+// token to NATS) reads nats://***@host.
 func Redact(raw string) string {
 	parts := strings.Split(raw, ",")
 	for i, p := range parts {
-		u, err := url.Parse(strings.TrimSpace(p))
-		if err != nil || u.User == nil {
-			if at := strings.LastIndex(p, "@"); at >= 0 {
-				parts[i] = "[redacted]@" + p[at+1:]
-			}
+		p = strings.TrimSpace(p)
+		at := strings.LastIndex(p, "@")
+		if at < 0 {
 			continue
 		}
-		u.User = url.User("[redacted]")
-		parts[i] = u.String()
+		start := strings.Index(p, "://") + len("://")
+		if start < len("://") || start > at {
+			start = 0
+		}
+		shown := "***"
+		if u, err := url.Parse(p); err == nil && u.User != nil {
+			if _, hasPassword := u.User.Password(); hasPassword {
+				shown = url.User(u.User.Username()).String() + ":***"
+			}
+		}
+		parts[i] = p[:start] + shown + p[at:]
 	}
 	return strings.Join(parts, ",")
 }

@@ -42,23 +42,24 @@ identity (--as NAME for an approver added with 'jazz bus add-approver', or --nke
 }
 
 type approverConn struct {
-	d                             Deps
-	url, creds, nkey, as, ca, pin string
-	jsonOut                       bool
-	home                          string
-	conn                          *bus.Bus
-	store                         *approvals.Store
-	signer                        nkeys.KeyPair
-	signerName                    string
+	d          Deps
+	bus        busclient.Options
+	as         string
+	jsonOut    bool
+	home       string
+	conn       *bus.Bus
+	store      *approvals.Store
+	signer     nkeys.KeyPair
+	signerName string
 }
 
 func (c *approverConn) flags(f *pflag.FlagSet) {
-	f.StringVar(&c.url, "nats-url", "", "bus URL (default: the local `jazz bus serve`; env JAZZ_NATS_URL)")
-	f.StringVar(&c.creds, "creds", "", "NATS credentials file (user JWT + seed; env JAZZ_NATS_CREDS)")
-	f.StringVar(&c.nkey, "nkey", "", "nkey seed file (env JAZZ_NATS_NKEY)")
+	addBusFlags(f, &c.bus, busFlagText{
+		URL:   "bus URL (default: the local 'jazz bus serve')",
+		Creds: "NATS credentials file (user JWT + seed)",
+		Nkey:  "nkey seed file",
+	})
 	f.StringVar(&c.as, "as", "", "decide as this approver (their seed in JAZZ_HOME/bus/approvers)")
-	f.StringVar(&c.ca, "tls-ca", "", "CA certificate that signs the server's (env JAZZ_NATS_CA)")
-	f.StringVar(&c.pin, "tls-pin", "", "sha256:… fingerprint of the server's certificate (env JAZZ_NATS_TLS_PIN)")
 	f.BoolVar(&c.jsonOut, "json", false, "JSON output for scripts")
 }
 
@@ -74,8 +75,8 @@ func (c *approverConn) open(ctx context.Context, sign bool) error {
 		return err
 	}
 	c.home = home
-	o := busclient.Options{URL: c.url, Creds: c.creds, Nkey: c.nkey, CA: c.ca, TLSPin: c.pin, Name: "jazz-approvals",
-		ReconnectFor: 30 * time.Second}.WithEnv(c.d.Getenv)
+	o := c.bus.WithEnv(c.d.Getenv)
+	o.Name, o.ReconnectFor = "jazz-approvals", 30*time.Second
 	identity, name, err := c.identity(home, o, sign)
 	if err != nil {
 		return err

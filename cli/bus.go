@@ -57,11 +57,11 @@ func newBusInitCmd(d Deps) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.URL, "nats-url", "", "the deployment's URL (env JAZZ_NATS_URL)")
-	f.StringVar(&o.Creds, "creds", "", "credentials allowed to create streams (env JAZZ_NATS_CREDS)")
-	f.StringVar(&o.Nkey, "nkey", "", "nkey seed allowed to create streams (env JAZZ_NATS_NKEY)")
-	f.StringVar(&o.CA, "tls-ca", "", "CA certificate of the server (env JAZZ_NATS_CA)")
-	f.StringVar(&o.TLSPin, "tls-pin", "", "sha256:… pin of the server's certificate (env JAZZ_NATS_TLS_PIN)")
+	addBusFlags(f, &o, busFlagText{
+		URL:   "the deployment's URL",
+		Creds: "credentials allowed to create streams",
+		Nkey:  "nkey seed allowed to create streams",
+	})
 	f.IntVar(&replicas, "replicas", 1, "copies of the worker-pool streams (3 on a cluster)")
 	return cmd
 }

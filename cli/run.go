@@ -54,16 +54,16 @@ type RunOptions struct {
 	FailOnDecline bool
 	// FailOnMaxIterations makes a run that hit its iteration cap exit 1.
 	FailOnMaxIterations bool
-	NATSURL             string
-	RemoteApprovals     bool
-	Creds               string
-	Nkey                string
-	ApprovalTimeout     string
-	MaxRemotePolicy     string
-	ConfigPath          string
-	Debug               bool
-	Verbose             bool // -v: the info-level log
-	Traceparent         string
+	// Bus is how to reach an external bus: --nats-url, credentials and
+	// TLS (environment variables fill what is unset later).
+	Bus             busclient.Options
+	RemoteApprovals bool
+	ApprovalTimeout string
+	MaxRemotePolicy string
+	ConfigPath      string
+	Debug           bool
+	Verbose         bool // -v: the info-level log
+	Traceparent     string
 	// Remote runs the agent on a worker of Pool (default: the config's
 	// workerPool, else "default").
 	Remote bool
@@ -112,10 +112,12 @@ func NewRunCmd(d Deps, runF func(context.Context, RunOptions) error) *cobra.Comm
 	f.StringVar(&o.Timezone, "timezone", "UTC", "IANA timezone of the run")
 	f.BoolVar(&o.FailOnDecline, "fail-on-decline", false, "exit 1 when the gate declined any call")
 	f.BoolVar(&o.FailOnMaxIterations, "fail-on-max-iterations", false, "exit 1 when the run stopped at its iteration limit (stopReason max_iterations)")
-	f.StringVar(&o.NATSURL, "nats-url", "", "external NATS server (default: embedded in-process; env JAZZ_NATS_URL)")
+	addBusFlags(f, &o.Bus, busFlagText{
+		URL:   "external NATS server (default: embedded in-process); a password here shows in ps, prefer --creds or --nkey",
+		Creds: "NATS credentials file (user JWT + seed) for --nats-url",
+		Nkey:  "nkey seed file for --nats-url (default with the local bus: its runner identity)",
+	})
 	f.BoolVar(&o.RemoteApprovals, "remote-approvals", false, "approvals wait for a signed decision from an approver on the bus (default bus: the local `jazz bus serve`)")
-	f.StringVar(&o.Creds, "creds", "", "NATS credentials file for --nats-url (env JAZZ_NATS_CREDS)")
-	f.StringVar(&o.Nkey, "nkey", "", "nkey seed file for --nats-url (env JAZZ_NATS_NKEY; default with the local bus: its runner identity)")
 	f.StringVar(&o.ApprovalTimeout, "approval-timeout", "", "milliseconds a remote approval may wait before the call is declined (default 600000)")
 	f.StringVar(&o.MaxRemotePolicy, "max-remote-policy", "", "highest policy a signed remote change may set (default: the starting policy)")
 	f.StringVar(&o.Traceparent, "traceparent", "", "W3C traceparent: trace the run as a child of the caller's span (env TRACEPARENT)")
@@ -485,7 +487,7 @@ func runPool(o RunOptions, cfg *config.Config) (string, bool, error) {
 // (--creds, --nkey, a client key, or their environment variables): no
 // program the run starts may see them.
 func busKeyFiles(o RunOptions, getenv func(string) string, cwd string) []string {
-	b := busclient.Options{Creds: o.Creds, Nkey: o.Nkey}.WithEnv(getenv)
+	b := o.Bus.WithEnv(getenv)
 	var out []string
 	for _, f := range []string{b.Creds, b.Nkey, b.Key} {
 		switch {

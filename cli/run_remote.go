@@ -8,7 +8,6 @@ import (
 	"github.com/jazz-run/jazz/app"
 	"github.com/jazz-run/jazz/approvals"
 	"github.com/jazz-run/jazz/bus"
-	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/messages"
@@ -26,7 +25,8 @@ func remoteOptions(o RunOptions, policy string, cfg *config.Config, getenv func(
 	if !o.RemoteApprovals && (o.ApprovalTimeout != "" || o.MaxRemotePolicy != "") {
 		return "", bus.Client{}, nil, fmt.Errorf("--approval-timeout and --max-remote-policy need --remote-approvals")
 	}
-	bo := busclient.Options{URL: o.NATSURL, Creds: o.Creds, Nkey: o.Nkey, Name: "jazz-run"}.WithEnv(getenv)
+	bo := o.Bus.WithEnv(getenv)
+	bo.Name = "jazz-run"
 	if bo.URL == "" && pool && !o.RemoteApprovals {
 		local, err := bo.WithLocal(cfg.Home, busserver.RoleSeedPath(cfg.Home, busserver.RoleRunner))
 		if err != nil {
@@ -35,8 +35,8 @@ func remoteOptions(o RunOptions, policy string, cfg *config.Config, getenv func(
 		bo = local
 	}
 	if bo.URL == "" && !o.RemoteApprovals {
-		if o.Creds != "" || o.Nkey != "" {
-			return "", bus.Client{}, nil, fmt.Errorf("--creds and --nkey need --nats-url or --remote-approvals")
+		if b := o.Bus; b.Creds != "" || b.Nkey != "" || b.CA != "" || b.TLSPin != "" || b.Cert != "" || b.Key != "" {
+			return "", bus.Client{}, nil, fmt.Errorf("--creds, --nkey and --tls-* need --nats-url or --remote-approvals")
 		}
 		return "", bus.Client{}, nil, nil // the embedded in-process bus
 	}

@@ -50,11 +50,11 @@ speak only for its own tasks. SIGINT/SIGTERM hands running tasks back to the poo
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWorker(cmd.Context(), d, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Bus.URL, "nats-url", "", "the bus (comma-separated cluster URLs; env JAZZ_NATS_URL; default: the local `jazz bus serve`)")
-	f.StringVar(&o.Bus.Creds, "creds", "", "NATS credentials file of this worker (env JAZZ_NATS_CREDS)")
-	f.StringVar(&o.Bus.Nkey, "nkey", "", "nkey seed file of this worker (env JAZZ_NATS_NKEY)")
-	f.StringVar(&o.Bus.CA, "tls-ca", "", "CA certificate of the server (env JAZZ_NATS_CA)")
-	f.StringVar(&o.Bus.TLSPin, "tls-pin", "", "sha256:… pin of the server's certificate (env JAZZ_NATS_TLS_PIN)")
+	addBusFlags(f, &o.Bus, busFlagText{
+		URL:   "the bus, comma-separated cluster URLs (default: the local 'jazz bus serve')",
+		Creds: "NATS credentials file of this worker",
+		Nkey:  "nkey seed file of this worker (default with the local bus: its worker identity)",
+	})
 	f.StringVar(&o.Pool, "pool", workerpool.DefaultPool, "the pool to join")
 	f.IntVar(&o.Capacity, "capacity", 4, "tasks run at once")
 	f.IntVar(&o.LeaseMs, "lease", int(workerpool.DefaultLease.Milliseconds()), "milliseconds a task stays with a worker that stopped heartbeating")
@@ -231,11 +231,11 @@ func NewWorkersCmd(d Deps) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&bo.URL, "nats-url", "", "the bus (env JAZZ_NATS_URL; default: the local `jazz bus serve`)")
-	f.StringVar(&bo.Creds, "creds", "", "NATS credentials file (env JAZZ_NATS_CREDS)")
-	f.StringVar(&bo.Nkey, "nkey", "", "nkey seed file (env JAZZ_NATS_NKEY; default: the local observer identity)")
-	f.StringVar(&bo.CA, "tls-ca", "", "CA certificate of the server (env JAZZ_NATS_CA)")
-	f.StringVar(&bo.TLSPin, "tls-pin", "", "sha256:… pin of the server's certificate (env JAZZ_NATS_TLS_PIN)")
+	addBusFlags(f, &bo, busFlagText{
+		URL:   "the bus (default: the local 'jazz bus serve')",
+		Creds: "NATS credentials file",
+		Nkey:  "nkey seed file (default with the local bus: its observer identity)",
+	})
 	f.StringVar(&pool, "pool", "", "only this pool")
 	f.IntVar(&waitMs, "wait", 1000, "milliseconds to wait for answers")
 	f.BoolVar(&asJSON, "json", false, "JSON on stdout")

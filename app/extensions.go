@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jazz-run/jazz/actors"
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/mcpclient"
+	"github.com/jazz-run/jazz/personas"
 	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/customtools"
@@ -21,12 +23,12 @@ const mcpCloseBound = 10 * time.Second
 
 // agentTools is the agent's effective tool set: the built-ins of reg, the
 // custom tools declared for it, and the tools of the MCP servers its list
-// requires, narrowed to the names it lists (plus the twins of its pairs,
+// requires, narrowed to the names it lists and by its persona (plus the twins of its pairs,
 // and search_tools when some of them are deferred). MCP definitions are
 // read, and servers started, only when the list names an mcp_ tool, so a
 // run without one pays nothing for configured servers. The returned func
 // ends the servers; call it when the run ends.
-func agentTools(ctx context.Context, o RunOptions, reg *tools.Registry, sec *secrets.Set, getenv func(string) string, warn func(string)) (*tools.Registry, func(), error) {
+func agentTools(ctx context.Context, o RunOptions, persona personas.Persona, reg *tools.Registry, sec *secrets.Set, getenv func(string) string, warn func(string)) (*tools.Registry, func(), error) {
 	noop := func() {}
 	// Custom command tools and MCP servers start where jazz's secrets
 	// are not (package isolate), found once for the run.
@@ -61,10 +63,14 @@ func agentTools(ctx context.Context, o RunOptions, reg *tools.Registry, sec *sec
 		closeMCP()
 		return nil, noop, fmt.Errorf("build the agent's tools: %w", err)
 	}
-	eff := full.Subset(names)
 	if w := unknownTools(o.Agent.Name, o.Agent.Config.Tools, full); w != "" {
 		warn(w)
 	}
+	// The agent's persona narrows its list as it narrows a subagent's
+	// (its tools, then its denies): a researcher never writes, whatever
+	// the agent file lists; so neither can its children, whose ceiling
+	// this is.
+	eff := actors.ChildRegistry(full.Subset(names), persona)
 	if deferred := mcptools.Deferred(eff); len(deferred) > 0 {
 		// search_tools serves exactly the deferred tools this agent holds.
 		withSearch := append(toolsOf(eff), mcptools.SearchTool(deferred, deferred[0].Deferral))

@@ -246,7 +246,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	}
 	// Connecting to MCP servers is bounded by each one's connect timeout,
 	// and by --timeout and the caller like every step before the run.
-	eff, closeTools, err := agentTools(loadCtx, o, reg, r.secrets, getenv, func(msg string) { warn("", msg) })
+	eff, closeTools, err := agentTools(loadCtx, o, r.persona, reg, r.secrets, getenv, func(msg string) { warn("", msg) })
 	if err != nil {
 		return err
 	}

@@ -158,3 +158,62 @@ func TestEphemeralHistoryJSON(t *testing.T) {
 	wantFailure(t, w.exec("", "run", "--agent", "x", "--json", "--history-json", "{}", "hi"), "--history-json must be a JSON array")
 	wantFailure(t, w.exec("", "run", "--agent", "x", "--json", "--history-json", `[{"role":"wizard","content":"x"}]`, "hi"), `role "wizard"`)
 }
+
+// Issue 13 item 13d: the agent's own persona narrows its tools as it
+// narrows a subagent's — its tools list, then its denies. A researcher
+// agent is never offered write_file or execute_command, and a write the
+// model names anyway runs nothing; a persona file's tools and deny do the
+// same; the default persona keeps the agent's list.
+func TestPersonaNarrowsTheAgentsTools(t *testing.T) {
+	write := chatserver.Call{ID: "w1", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": "pwned.txt", "content": "x"})}
+	srv := chatserver.New(calls(write), answer("a"), answer("b"), answer("c"))
+	defer srv.Close()
+	w := newWorld(t, srv.URL())
+	if err := os.MkdirAll(filepath.Join(w.home, "personas"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.home, "personas", "lister.json"),
+		[]byte(`{"name":"lister","tools":["ls","read_file"],"deny":["read_file"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	all := "read_file,ls,write_file,execute_command"
+	for _, a := range [][]string{{"res", "researcher"}, {"lis", "lister"}, {"plain", "default"}} {
+		if r := w.exec("", "agent", "create", "--name", a[0], "--model", "openai/gpt-4o-mini", "--tools", all, "--persona", a[1]); r.code != 0 {
+			t.Fatalf("create %s: %s", a[0], r.stderr)
+		}
+	}
+	r := w.exec("", "run", "--agent", "res", "--json", "--approval-policy", "high-risk", "write it")
+	if r.code != 0 {
+		t.Fatalf("researcher run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(w.cwd, "pwned.txt")); err == nil {
+		t.Fatal("a researcher agent wrote a file")
+	}
+	for _, name := range []string{"lis", "plain"} {
+		wantSuccess(t, w.exec("", "run", "--agent", name, "--json", "hi"))
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want 4", len(reqs))
+	}
+	offered := func(req chatserver.Request) map[string]bool {
+		m := map[string]bool{}
+		for _, tool := range []string{"read_file", "ls", "write_file", "execute_command"} {
+			m[tool] = req.HasTool(tool)
+		}
+		return m
+	}
+	for i, want := range []map[string]bool{
+		{"read_file": true, "ls": true}, // researcher
+		{"read_file": true, "ls": true}, // its answer after the refused write
+		{"ls": true},                    // lister: its tools, minus its deny
+		{"read_file": true, "ls": true, "write_file": true, "execute_command": true}, // default
+	} {
+		got := offered(reqs[i])
+		for tool, has := range got {
+			if has != want[tool] {
+				t.Errorf("request %d: %s offered=%v, want %v", i, tool, has, want[tool])
+			}
+		}
+	}
+}

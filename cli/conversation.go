@@ -89,7 +89,7 @@ func NewConversationCmd(d Deps) *cobra.Command {
 		},
 	}
 	rm := &cobra.Command{
-		Use: "rm --agent A <conversation>...", Aliases: []string{"remove", "delete"}, Short: "Remove conversations", Args: cobra.MinimumNArgs(1),
+		Use: "rm --agent A <conversation>...", Aliases: []string{"remove", "delete"}, Short: "Remove conversations and their work state (todos, task state, journal)", Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, s, err := open(cmd.Context())
 			if err != nil {

@@ -2,6 +2,8 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,13 +75,20 @@ func TestToolsCommand(t *testing.T) {
 // --conversation keeps.
 func TestConversationCommands(t *testing.T) {
 	t.Parallel()
-	srv := chatserver.New(answer("first answer"), answer("second answer"))
+	// Each conversation keeps work state (a todo list) besides its record.
+	todos := func(id string) chatserver.Turn {
+		return calls(chatserver.Call{ID: id, Name: "manage_todos", Arguments: `{"todos":[{"content":"x","status":"pending","priority":"low"}]}`})
+	}
+	srv := chatserver.New(todos("t1"), answer("first answer"), todos("t2"), answer("second answer"))
 	defer srv.Close()
 	w := newWorld(t, srv.URL())
-	w.agent("x", "read_file")
+	id := w.agent("x", "read_file", "manage_todos")
 	for _, c := range []string{"alpha", "beta"} {
-		if r := w.exec("", "run", "--agent", "x", "--conversation", c, "hello "+c); r.code != 0 {
+		if r := w.exec("", "run", "--agent", "x", "--conversation", c, "--approval-policy", "low-risk", "hello "+c); r.code != 0 {
 			t.Fatalf("run: %s", r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(w.home, "work", id, c, "todos.json")); err != nil {
+			t.Fatalf("no work state for %s: %v", c, err)
 		}
 	}
 	r := w.exec("", "conversation", "list", "--agent", "x")
@@ -104,6 +113,12 @@ func TestConversationCommands(t *testing.T) {
 	}
 	if r = w.exec("", "conversation", "rm", "--agent", "x", "alpha"); r.code != 0 {
 		t.Fatalf("rm: %s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(w.home, "work", id, "alpha")); !os.IsNotExist(err) {
+		t.Fatalf("rm left the conversation's work state: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(w.home, "work", id, "beta", "todos.json")); err != nil {
+		t.Fatalf("rm of alpha removed beta's work state: %v", err)
 	}
 	r = w.exec("", "conversation", "show", "--agent", "x", "alpha")
 	if r.code != 1 || !strings.Contains(r.stderr, `no such conversation "alpha"`) {

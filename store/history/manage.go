@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/jazz-run/jazz/safefile"
+	"github.com/jazz-run/jazz/workstate"
 )
 
 // ErrNoConversation matches (errors.Is) a Show or Remove of a
@@ -77,26 +78,52 @@ func (s *Store) Show(ctx context.Context, agentID, convID string) (Conversation,
 	return c, nil
 }
 
-// Remove deletes one conversation (and nothing else) under the lock.
+// Remove deletes one conversation: its record (under the lock) and its
+// work state (JAZZ_HOME/work/<agentId>/<conversation>: journal, state,
+// todos), so nothing of it is left to resume. A conversation with
+// neither is ErrNoConversation; work state left by a record removed
+// before is removed too.
 func (s *Store) Remove(ctx context.Context, agentID, convID string) error {
 	if err := checkIDs(agentID, convID); err != nil {
 		return fmt.Errorf("remove conversation: %w", err)
 	}
-	if _, err := os.Lstat(s.dir()); errors.Is(err, fs.ErrNotExist) {
+	work, err := workstate.Store{Home: s.Home, AgentID: agentID, ConversationID: convID}.Dir()
+	if err != nil {
+		return fmt.Errorf("remove conversation: %w", err)
+	}
+	_, statErr := os.Lstat(work)
+	hadWork := statErr == nil
+	removed, err := s.removeRecord(ctx, agentID, convID)
+	if err != nil {
+		return err
+	}
+	if !removed && !hadWork {
 		return fmt.Errorf("%w %q", ErrNoConversation, convID)
+	}
+	if err := os.RemoveAll(work); err != nil {
+		return fmt.Errorf("remove the work state of conversation %q (%s): %w", convID, work, err)
+	}
+	return nil
+}
+
+// removeRecord deletes the conversation's record from the history file
+// under the lock; false when there is none.
+func (s *Store) removeRecord(ctx context.Context, agentID, convID string) (bool, error) {
+	if _, err := os.Lstat(s.dir()); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
 	}
 	unlock, err := s.lock(ctx, filepath.Join(s.dir(), agentID+".lock"))
 	if err != nil {
-		return fmt.Errorf("remove conversation: %w", err)
+		return false, fmt.Errorf("remove conversation: %w", err)
 	}
 	defer unlock()
 	path := s.Path(agentID)
 	recs, bad, err := s.readFile(ctx, path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if bad != nil {
-		return fmt.Errorf("remove conversation %q: %s", convID, bad.why)
+		return false, fmt.Errorf("remove conversation %q: %s", convID, bad.why)
 	}
 	keep := make([]json.RawMessage, 0, len(recs))
 	for _, r := range recs {
@@ -105,16 +132,16 @@ func (s *Store) Remove(ctx context.Context, agentID, convID string) error {
 		}
 	}
 	if len(keep) == len(recs) {
-		return fmt.Errorf("%w %q", ErrNoConversation, convID)
+		return false, nil
 	}
 	data, err := json.Marshal(file{AgentID: agentID, Conversations: keep})
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := writeAtomic(path, data, s.crash); err != nil {
-		return fmt.Errorf("remove conversation %q from %s: %w", convID, path, err)
+		return false, fmt.Errorf("remove conversation %q from %s: %w", convID, path, err)
 	}
-	return nil
+	return true, nil
 }
 
 // RemoveAll deletes an agent's whole history: its history file, and

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jazz-run/jazz/workstate"
 )
 
 func TestListShowRemove(t *testing.T) {
@@ -51,5 +53,53 @@ func TestListShowRemove(t *testing.T) {
 	}
 	if err := s.RemoveAll(ctx, "nobody"); err != nil {
 		t.Errorf("RemoveAll of an agent without history: %v", err)
+	}
+}
+
+// TestRemoveTakesWorkState: removing a conversation removes its work
+// state (todos, state, journal) too — an id stored under its hash
+// included — and leaves every other conversation's; work state whose
+// record is already gone is removed as well; a conversation with neither
+// is ErrNoConversation.
+func TestRemoveTakesWorkState(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	work := func(conv string) string {
+		t.Helper()
+		ws := workstate.Store{Home: s.Home, AgentID: "a1", ConversationID: conv}
+		if err := ws.SaveTodos(ctx, []workstate.Todo{{Content: "x", Status: "pending", Priority: "low"}}); err != nil {
+			t.Fatal(err)
+		}
+		dir, err := ws.Dir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	gone := func(dir string) bool { _, err := os.Lstat(dir); return os.IsNotExist(err) }
+	var dirs = map[string]string{}
+	for _, c := range []string{"one", "two", "odd/../id"} {
+		if err := s.Save(ctx, "a1", c, "prompt", nil, "answer"); err != nil {
+			t.Fatal(err)
+		}
+		dirs[c] = work(c)
+	}
+	dirs["orphan"] = work("orphan")
+	for _, c := range []string{"one", "odd/../id", "orphan"} {
+		if err := s.Remove(ctx, "a1", c); err != nil {
+			t.Fatalf("Remove %q: %v", c, err)
+		}
+		if !gone(dirs[c]) {
+			t.Errorf("the work state of %q is left: %s", c, dirs[c])
+		}
+	}
+	if gone(dirs["two"]) {
+		t.Error("the work state of another conversation was removed")
+	}
+	if list, _, _ := s.List(ctx, "a1"); len(list) != 1 || list[0].ConversationID != "two" {
+		t.Errorf("after Remove: %+v", list)
+	}
+	if err := s.Remove(ctx, "a1", "never"); !errors.Is(err, ErrNoConversation) {
+		t.Errorf("Remove of nothing: %v", err)
 	}
 }

@@ -97,6 +97,7 @@ func tlsBus(t *testing.T) (string, tlsFiles) {
 // before any model call, saying what is missing. The other commands that
 // reach a bus (workers, approvals) take the same flags.
 func TestBusTLSClientCertificate(t *testing.T) {
+	t.Parallel()
 	url, files := tlsBus(t)
 	e := hlNewEnv(t)
 	e.replayAgent("tls", map[string]any{"turns": []any{map[string]any{"text": "over TLS"}}})

@@ -20,6 +20,7 @@ import (
 // (user:***@host, no URL escapes). Every command that reaches a bus is
 // checked.
 func TestNATSURLPasswordNeverShown(t *testing.T) {
+	t.Parallel()
 	const password = "Pw-9f3kQz7Lm2Xv"
 	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
 		Username: "alice", Password: password})
@@ -32,7 +33,7 @@ func TestNATSURLPasswordNeverShown(t *testing.T) {
 		t.Fatal("NATS server not ready")
 	}
 	up := srv.Addr().(*net.TCPAddr).Port
-	down := freeTCPPort(t)
+	down := closingPort(t)
 	withPassword := func(pw string, port int) string { return fmt.Sprintf("nats://alice:%s@127.0.0.1:%d", pw, port) }
 
 	e := hlNewEnv(t)
@@ -84,4 +85,25 @@ func TestNATSURLPasswordNeverShown(t *testing.T) {
 		t.Fatalf("no spans: %v", err)
 	}
 	leaks("spans", fmt.Sprintf("%+v", spans))
+}
+
+// closingPort is a port that takes every connection and closes it at
+// once: a server that is down, and a port no other test can take meanwhile.
+func closingPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
 }

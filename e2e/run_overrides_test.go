@@ -165,6 +165,7 @@ func TestEphemeralHistoryJSON(t *testing.T) {
 // model names anyway runs nothing; a persona file's tools and deny do the
 // same; the default persona keeps the agent's list.
 func TestPersonaNarrowsTheAgentsTools(t *testing.T) {
+	t.Parallel()
 	write := chatserver.Call{ID: "w1", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": "pwned.txt", "content": "x"})}
 	srv := chatserver.New(calls(write), answer("a"), answer("b"), answer("c"))
 	defer srv.Close()

@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jazz-run/jazz/actors"
 	"github.com/jazz-run/jazz/config"
@@ -31,6 +33,9 @@ type WorkerOptions struct {
 	Tools []string
 	// Warn receives notices (retries, telemetry problems).
 	Warn func(msg string)
+	// RetrySleep replaces the waits between model retries (tests); nil
+	// sleeps.
+	RetrySleep func(ctx context.Context, d time.Duration) error
 }
 
 // WorkerRuntime runs pool tasks with the worker's own credentials and
@@ -57,6 +62,9 @@ func NewWorkerRuntime(ctx context.Context, o WorkerOptions) (*WorkerRuntime, err
 	warn := o.Warn
 	if warn == nil {
 		warn = func(string) {}
+	}
+	if _, err := modelLimits(o.Config); err != nil {
+		return nil, fmt.Errorf("worker runtime: %w", err)
 	}
 	rt := &WorkerRuntime{o: o, provs: map[string]provider.Provider{}}
 	rt.secrets = runSecrets(ctx, ro)
@@ -100,17 +108,39 @@ func (rt *WorkerRuntime) Agent(ctx context.Context, t messages.WorkTask) (actors
 	}
 	attempts := 1 + cfg.MaxRetries
 	tel, warn, name := rt.tel, rt.o.Warn, t.Place.AgentName
+	if warn == nil {
+		warn = func(string) {}
+	}
+	// A step is bounded as the submitter's are (its ceiling travels with
+	// the task) and never past this worker's own.
+	l, err := modelLimits(cfg)
+	if err != nil {
+		return actors.Config{}, err
+	}
+	step := l.Step
+	if c := time.Duration(t.StepCeilingMs) * time.Millisecond; c > 0 && c < step {
+		step = c
+	}
 	call := func(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (provider.Response, error) {
-		return retry.Chat(ctx, prov, req, onDelta, retry.Options{
-			Attempts: attempts,
+		resp, err := retry.Chat(ctx, prov, req, onDelta, retry.Options{
+			Attempts:  attempts,
+			Sleep:     rt.o.RetrySleep,
+			Ceiling:   step,
+			SlowAfter: l.Slow,
+			Slow:      func(int) { warn(retry.SlowMessage(name)) },
 			Notify: func(n retry.Notice) {
 				tel.RecordRetry(ctx, telemetry.RetryInfo{System: t.Provider, Model: req.Model,
 					Attempt: n.Attempt, Err: errText(n.Err), DelayMs: n.Delay.Milliseconds()})
-				if n.Reason != "" && warn != nil {
+				if n.Reason != "" {
 					warn(n.Message(name))
 				}
 			},
 		})
+		var ce *retry.CeilingError
+		if errors.As(err, &ce) {
+			warn(fmt.Sprintf("%s gave up on the model after %s (the step ceiling).", name, step))
+		}
+		return resp, err
 	}
 	// The task's ceiling, within what this worker has: a name it lacks
 	// is simply not offered, so the agent gets "Unknown tool" for it.
@@ -140,12 +170,8 @@ func (rt *WorkerRuntime) Agent(ctx context.Context, t messages.WorkTask) (actors
 		Temperature:     t.Temperature,
 		Price:           pricer,
 		CallPrice:       pricer,
-		Warn: func(msg string) {
-			if warn != nil {
-				warn(name + ": " + msg)
-			}
-		},
-		Telemetry: tel,
+		Warn:            func(msg string) { warn(name + ": " + msg) },
+		Telemetry:       tel,
 	}, nil
 }
 
@@ -202,8 +228,9 @@ func (r *Run) startPool(ctx context.Context, warn func(agent, msg string)) (*wor
 	if err != nil {
 		return nil, err
 	}
+	l, _ := modelLimits(r.opts.Config) // already checked when the provider was opened
 	d, err := workerpool.NewDispatcher(ctx, workerpool.DispatcherOptions{Conn: nc, Pool: pool, RunID: r.id,
-		Warn: func(msg string) { warn("", msg) }})
+		Warn: func(msg string) { warn("", msg) }, StepCeiling: l.Step})
 	if err != nil {
 		return nil, err
 	}

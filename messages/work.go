@@ -117,6 +117,10 @@ type WorkTask struct {
 	Expires   time.Time `json:"expires"`
 	// Sent is when the submitter queued the task.
 	Sent time.Time `json:"sent"`
+	// StepCeilingMs bounds each of the agent's model steps, retries and
+	// waits included, as the submitter's own steps are bounded; the
+	// worker keeps the smaller of it and its own (0: its own).
+	StepCeilingMs int64 `json:"stepCeilingMs,omitempty"`
 }
 
 // WorkDirMarker stands for the worker's working directory in a task's

@@ -47,6 +47,10 @@ type DispatcherOptions struct {
 	Lease time.Duration
 	// Warn prints a notice on the run's diagnostics.
 	Warn func(msg string)
+	// StepCeiling bounds each model step of the run's agents, retries
+	// included; every task carries it, so a remote agent's steps are
+	// bounded as a local one's. 0 leaves it to the worker.
+	StepCeiling time.Duration
 }
 
 // Dispatcher sends the agents of one run to a pool and waits for them. It
@@ -299,6 +303,7 @@ func (t *remote) task(c actors.ChildRun) messages.WorkTask {
 		Task: red(cfg.Task), Tools: names, MaxIterations: cfg.MaxIterations, MaxDepth: c.MaxDepth,
 		SubagentIterations: c.SubagentIterations, SubagentTimeoutMs: c.SubagentTimeout.Milliseconds(), ReasoningEffort: cfg.ReasoningEffort, Temperature: cfg.Temperature,
 		EnvAllowlist: envAllow, Stream: cfg.Stream, TimeoutMs: timeout.Milliseconds(), Expires: expires, Sent: now,
+		StepCeilingMs: t.d.o.StepCeiling.Milliseconds(),
 	}
 }
 

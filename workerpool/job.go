@@ -32,6 +32,9 @@ type job struct {
 
 	// events counts what relay published, for WorkResult.Events.
 	events atomic.Int64
+	// over is set when the agent has ended: a cancel record written
+	// after that (the runner's "finished" among them) stops nothing.
+	over atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -110,6 +113,7 @@ func (w *Worker) runJob(msg jetstream.Msg) {
 	j.claim()
 	stopBeat := j.heartbeat()
 	res := j.run()
+	j.over.Store(true)
 	stopBeat()
 	if errors.Is(context.Cause(j.ctx), ErrStopping) {
 		// Another worker takes it (or refuses it, if a gated action had
@@ -118,9 +122,39 @@ func (w *Worker) runJob(msg jetstream.Msg) {
 		return
 	}
 	j.publishResult(res)
+	w.logf("task %s (%s, attempt %d) %s", task.TaskID, task.Place.AgentName, j.attempt, outcome(res))
 	actx, adone := context.WithTimeout(context.Background(), 5*time.Second)
 	_ = msg.DoubleAck(actx)
 	adone()
+}
+
+// outcome is how a task's attempt ended, for the worker's log.
+func outcome(r messages.WorkResult) string {
+	if r.Kind == "" && r.Finished.OK {
+		return fmt.Sprintf("finished (%d iterations)", r.Finished.Iterations)
+	}
+	kind, why := r.Kind, firstNonEmpty(r.Reason, r.Finished.Error)
+	if kind == "" {
+		kind = string(supervisor.FailRun)
+	}
+	switch supervisor.FailureKind(kind) {
+	case supervisor.FailCancelled:
+		return "cancelled: " + why
+	case supervisor.FailTimeout:
+		return "timed out: " + why
+	case supervisor.FailPanic:
+		return "crashed: " + why
+	}
+	return "failed: " + why
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return "(no reason given)"
 }
 
 func gatedTool(g *messages.WorkGated) string {
@@ -159,7 +193,7 @@ func readGated(ctx context.Context, kv jetstream.KeyValue, taskID string) *messa
 // cancelIf stops the job when the record covers its attempt, and says
 // whether it did.
 func (j *job) cancelIf(c messages.WorkCancel) bool {
-	if c.Below != 0 && j.attempt >= c.Below {
+	if j.over.Load() || (c.Below != 0 && j.attempt >= c.Below) {
 		return false
 	}
 	j.mu.Lock()

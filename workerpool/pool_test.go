@@ -32,6 +32,8 @@ type fixture struct {
 	cwd     string
 	cluster *busserver.Cluster
 	chat    *chatserver.Server
+	// workerConfig is the config of the workers started after it is set.
+	workerConfig string
 }
 
 func newFixture(t *testing.T, nodes int, respond chatserver.Responder) *fixture {
@@ -87,7 +89,11 @@ func (f *fixture) workerAs(seed, key, name string, capacity int, lease time.Dura
 		f.t.Fatal(err)
 	}
 	f.t.Cleanup(nc.CloseNow)
-	cfg := f.config(`{"maxRetries": 0}`)
+	doc := f.workerConfig
+	if doc == "" {
+		doc = `{"maxRetries": 0}`
+	}
+	cfg := f.config(doc)
 	rt, err := app.NewWorkerRuntime(ctx, app.WorkerOptions{Config: cfg, Getenv: f.getenv, WorkDir: f.cwd})
 	if err != nil {
 		f.t.Fatal(err)
@@ -306,4 +312,38 @@ func TestWorkerMaySpeakOnlyForItself(t *testing.T) {
 	expect("the pool's traffic", "jazz.work.>", true, sub("jazz.work.>"))
 	task := messages.WorkTaskSubject("default")
 	expect("queueing a task", task, true, pub(task))
+}
+
+// A remote child's model step is bounded by the run's step ceiling, as a
+// local child's is: the task carries it, and the worker (whose own config
+// would retry a failing model for minutes) gives up when it is spent.
+func TestRemoteChildStepCeiling(t *testing.T) {
+	var mu sync.Mutex
+	childCalls := 0
+	f := newFixture(t, 1, fanOut(1, func(chatserver.Request) chatserver.Turn {
+		mu.Lock()
+		childCalls++
+		mu.Unlock()
+		return chatserver.Turn{Status: 503, ErrorMessage: "overloaded"}
+	}))
+	f.workerConfig = `{"maxRetries": 8}`
+	f.worker("w1", 2, 2*time.Second)
+	o := f.runOptions("fan out", "spawn_subagent")
+	o.Config = f.config(`{"maxRetries": 0, "workerPool": "default", "modelCall": {"stepTimeoutMs": 1500}}`)
+	start := time.Now()
+	out, err := app.RunAndWait(context.Background(), o)
+	took := time.Since(start)
+	if err != nil || !out.OK {
+		t.Fatalf("run: %v %+v", err, out)
+	}
+	// Without the ceiling the worker's eight retries wait 1+2+4+…+30 s
+	// and the run's 60 s timer ends the child first.
+	if !strings.Contains(out.Answer, "step ceiling") || took > 30*time.Second {
+		t.Fatalf("after %s the parent heard: %.400q", took, out.Answer)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if childCalls > 2 {
+		t.Fatalf("the child's model was called %d times within a 1.5 s ceiling", childCalls)
+	}
 }

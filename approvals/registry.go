@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"sync"
 
 	"github.com/nats-io/nkeys"
 
@@ -47,10 +48,12 @@ func NewRegistry(list []Approver) (*Registry, error) {
 	return r, nil
 }
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// namePattern is compiled on first use: the counted repeat makes a big
+// program, too dear for the init of every jazz process.
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 // ValidName reports whether name can name an approver (and its seed file).
-func ValidName(name string) bool { return namePattern.MatchString(name) }
+func ValidName(name string) bool { return namePattern().MatchString(name) }
 
 func (a Approver) validate() error {
 	if !ValidName(a.Name) {

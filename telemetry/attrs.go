@@ -3,6 +3,7 @@ package telemetry
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -96,13 +97,15 @@ func filter(capture bool, red *secrets.Redactor, kv []attribute.KeyValue) []attr
 }
 
 // wordRe is a value from a fixed vocabulary or an identifier a provider
-// or config sets (an outcome, a finish reason, a model name).
-var wordRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+\-]{0,127}$`)
+// or config sets (an outcome, a finish reason, a model name). Compiled on
+// first use: the counted repeat makes a big program, too dear for the
+// init of every jazz process.
+var wordRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+\-]{0,127}$`) })
 
 // word returns s when it is such a value, else fallback: a free text in a
 // field meant for one word is not exported as it is.
 func word(s, fallback string) string {
-	if wordRe.MatchString(s) {
+	if wordRe().MatchString(s) {
 		return s
 	}
 	return fallback

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jazz-run/jazz/safefile"
@@ -50,9 +51,12 @@ const (
 	TodosFile   = "todos.json"
 )
 
+// The id patterns are compiled on first use: counted repeats make big
+// programs, and compiling them at init cost every jazz process (`jazz
+// run` included) most of a millisecond.
 var (
-	agentIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	convIDRe  = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
+	agentIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
+	convIDRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`) })
 )
 
 // ErrNoConversation is a Store with no conversation to keep state for.
@@ -82,11 +86,11 @@ func (s Store) Dir() (string, error) {
 	if s.Home == "" || strings.TrimSpace(s.ConversationID) == "" {
 		return "", ErrNoConversation
 	}
-	if !agentIDRe.MatchString(s.AgentID) {
-		return "", fmt.Errorf("work state: agent id %q must match %s", s.AgentID, agentIDRe)
+	if !agentIDRe().MatchString(s.AgentID) {
+		return "", fmt.Errorf("work state: agent id %q must match %s", s.AgentID, agentIDRe())
 	}
 	conv := s.ConversationID
-	if !convIDRe.MatchString(conv) {
+	if !convIDRe().MatchString(conv) {
 		sum := sha256.Sum256([]byte(conv))
 		conv = "c-" + hex.EncodeToString(sum[:16])
 	}

@@ -41,10 +41,13 @@ fmt-check:
 #   GORACE      a race-enabled binary sleeps a second before exit 0
 #               (atexit_sleep_ms=1000): every test binary, and every
 #               helper process the tests start from one.
+# TESTJSON=file keeps go test's whole -json stream there, for finding
+# where the time went.
 TESTFLAGS ?= -race -count=1 -timeout 15m -p 4 -parallel 4 -vet=off -ldflags=-w
+TESTJSON  ?= /dev/null
 test: vet fmt-check
 	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" \
-		$(GO) test $(TESTFLAGS) -json ./... | $(GO) run ./internal/testprogress
+		$(GO) test $(TESTFLAGS) -json ./... | tee $(TESTJSON) | $(GO) run ./internal/testprogress
 
 # Every platform jazz ships for must build: what needs Unix (process
 # groups, descriptor-relative writes, flock) sits behind build tags with

@@ -26,6 +26,11 @@ func TestRun(t *testing.T) {
 {"ImportPath":"d [d.test]","Action":"build-fail"}
 {"Action":"fail","Package":"d","Elapsed":0,"FailedBuild":"d [d.test]"}
 `, 1, []string{"undefined: x", "FAIL d"}},
+		{"slowest", `{"Action":"pass","Package":"a","Test":"TestQuick","Elapsed":0.1}
+{"Action":"pass","Package":"a","Test":"TestSlow","Elapsed":9.5}
+{"Action":"pass","Package":"a","Test":"TestSlow/sub","Elapsed":9.4}
+{"Action":"pass","Package":"a","Elapsed":9.7}
+`, 0, []string{"slowest tests:\n     9.5s a TestSlow\n     0.1s a TestQuick\n"}},
 		{"nothing", "", 1, []string{"0 packages"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

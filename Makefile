@@ -41,13 +41,20 @@ fmt-check:
 #   GORACE      a race-enabled binary sleeps a second before exit 0
 #               (atexit_sleep_ms=1000): every test binary, and every
 #               helper process the tests start from one.
+# TESTPKGS lists the longest-running packages first: go test builds and
+# starts packages in the order given, and one of these started last is
+# the suite's tail while everything else is done (tools/gittools alone
+# ran its 60 s after the rest had ended). A package here that is renamed
+# or removed fails the run loudly: update the list.
 # TESTJSON=file keeps go test's whole -json stream there, for finding
-# where the time went.
+# where the time went (testprogress names the slowest tests).
 TESTFLAGS ?= -race -count=1 -timeout 15m -p 4 -parallel 4 -vet=off -ldflags=-w
+TESTPKGS  ?= ./e2e/... ./tools/gittools/... ./tools/writetools/... ./shellrun/... \
+	./shellguard/... ./workerpool/... ./...
 TESTJSON  ?= /dev/null
 test: vet fmt-check
 	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" \
-		$(GO) test $(TESTFLAGS) -json ./... | tee $(TESTJSON) | $(GO) run ./internal/testprogress
+		$(GO) test $(TESTFLAGS) -json $(TESTPKGS) | tee $(TESTJSON) | $(GO) run ./internal/testprogress
 
 # Every platform jazz ships for must build: what needs Unix (process
 # groups, descriptor-relative writes, flock) sits behind build tags with

@@ -36,19 +36,22 @@ func TestApprovalsWatchDecidesInline(t *testing.T) {
 	taken := map[string]bool{}
 	seen := func(pending bool) pendingView {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			for _, line := range strings.Split(watch.stdout.String(), "\n") {
+		var found pendingView
+		if watch.stdout.waitFor(30*time.Second, func(text string) bool {
+			for _, line := range strings.Split(text, "\n") {
 				var v pendingView
 				if json.Unmarshal([]byte(line), &v) != nil || v.Request.Tool != "write_file" || v.Pending != pending {
 					continue
 				}
 				if k := v.Request.RequestID + v.Status; !taken[k] {
 					taken[k] = true
-					return v
+					found = v
+					return true
 				}
 			}
-			time.Sleep(50 * time.Millisecond)
+			return false
+		}) {
+			return found
 		}
 		t.Fatalf("watch never streamed a record (pending %v)\nstdout:\n%s\nstderr:\n%s", pending, watch.stdout.String(), watch.stderr.String())
 		return pendingView{}

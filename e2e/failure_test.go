@@ -68,6 +68,7 @@ func TestBadInput(t *testing.T) {
 				name = c.name + "/json"
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				srv := chatserver.New(c.turns...)
 				defer srv.Close()
 				w := newWorld(t, srv.URL())

@@ -208,16 +208,46 @@ func (p *hlProc) wait(timeout time.Duration) hlResult {
 	return r
 }
 
-// hlBuffer is a goroutine-safe bytes.Buffer.
+// hlBuffer is a goroutine-safe bytes.Buffer whose readers can wait for
+// what is written.
 type hlBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed by the next Write
 }
 
 func (b *hlBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		close(b.written)
+		b.written = nil
+	}
 	return b.b.Write(p)
+}
+
+// waitFor reports whether cond came to hold on the text written so far
+// within d. It looks again on each write, never on a timer.
+func (b *hlBuffer) waitFor(d time.Duration, cond func(text string) bool) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		b.mu.Lock()
+		text := b.b.String()
+		if b.written == nil {
+			b.written = make(chan struct{})
+		}
+		next := b.written
+		b.mu.Unlock()
+		if cond(text) {
+			return true
+		}
+		select {
+		case <-next:
+		case <-deadline.C:
+			return cond(b.String())
+		}
+	}
 }
 
 func (b *hlBuffer) String() string {

@@ -104,6 +104,7 @@ func TestStalledServersEndTheRun(t *testing.T) {
 		{"streams forever", chatserver.Turn{Endless: true}, `{}`, fmt.Sprintf("larger than %d bytes", 32<<20)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			// Every attempt meets the same server (a stall is retried).
 			srv := chatserver.NewFunc(func(int, chatserver.Request) chatserver.Turn { return tc.turn })
 			defer srv.Close()

@@ -449,6 +449,21 @@ func (a *Agent) toolPhase(c *actor.Context, calls []messages.ToolCall) {
 	if a.meltdown {
 		a.window = nil
 	}
+	if a.cfg.Events.Active() {
+		a.emitBatch(calls)
+	}
+	a.batch = calls
+	a.batchStarted()
+	a.results = make(map[string]messages.ToolResultReady, len(calls))
+	a.running = map[string]*callWorker{}
+	a.nextCall = 0
+	a.dispatch(c)
+}
+
+// emitBatch says what the model asked for: tools_detected opens the
+// batch, then one tool_call per call as the model emitted it
+// (headless-run.md §10 ordering). Only called when someone can hear it.
+func (a *Agent) emitBatch(calls []messages.ToolCall) {
 	names := make([]string, 0, len(calls))
 	var gated []string
 	for _, tc := range calls {
@@ -457,20 +472,12 @@ func (a *Agent) toolPhase(c *actor.Context, calls []messages.ToolCall) {
 			gated = append(gated, tc.Name)
 		}
 	}
-	// tools_detected opens the batch, then one tool_call per call as the
-	// model emitted it (headless-run.md §10 ordering).
 	a.cfg.Events.Emit(messages.Event{Type: messages.EventToolsDetected, Place: a.cfg.Place, Trace: a.trace,
 		ToolNames: names, ToolsRequiringAppr: nonNil(gated)})
 	for i, tc := range calls {
 		a.cfg.Events.Emit(messages.Event{Type: messages.EventToolCall, Place: a.cfg.Place, Trace: a.trace, Sequence: messages.Ptr(i),
 			ToolCall: &messages.EventToolCallBody{ID: tc.ID, Type: "function", Function: messages.EventFunctionBody{Name: tc.Name, Arguments: tc.Arguments}}})
 	}
-	a.batch = calls
-	a.batchStarted()
-	a.results = make(map[string]messages.ToolResultReady, len(calls))
-	a.running = map[string]*callWorker{}
-	a.nextCall = 0
-	a.dispatch(c)
 }
 
 // dispatch hands calls to call actors until the cap is reached or none is

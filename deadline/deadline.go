@@ -40,16 +40,21 @@ func New(timeout time.Duration) *Deadline {
 }
 
 // updateLocked settles the time counted so far and whether the clock
-// runs now, after busy or waits changed.
+// runs now, after busy or waits changed. Watch is woken only when the
+// clock starts or stops: while it keeps running (one more busy tool
+// call), the time left it waits for is the same.
 func (d *Deadline) updateLocked() {
 	now := time.Now()
 	if d.counting {
 		d.used += now.Sub(d.since)
 	}
+	was := d.counting
 	d.counting = d.busy > 0 || d.waits == 0
 	d.since = now
-	close(d.changed)
-	d.changed = make(chan struct{})
+	if d.counting != was {
+		close(d.changed)
+		d.changed = make(chan struct{})
+	}
 }
 
 // Pause marks the start of a human wait; call the returned func when it
@@ -172,7 +177,7 @@ func (m *mark) suspend() (resume func()) {
 }
 
 // remaining is the budget left, whether the clock is stopped, and a
-// channel closed at the next change.
+// channel closed when the clock next starts or stops.
 func (d *Deadline) remaining() (time.Duration, bool, chan struct{}) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -41,13 +41,21 @@ type Emitter struct {
 // NewEmitter publishes events of runID on pub. A nil pub drops them.
 func NewEmitter(pub Publisher, runID string) *Emitter { return &Emitter{pub: pub, runID: runID} }
 
+// Active says whether an event emitted now can reach anyone: false for a
+// nil emitter or publisher, and while an Idler is idle. A hot path asks
+// before it builds an event (a tool call's are 768-byte structs).
+func (e *Emitter) Active() bool {
+	if e == nil || e.pub == nil {
+		return false
+	}
+	i, ok := e.pub.(Idler)
+	return !ok || !i.Idle()
+}
+
 // Emit publishes ev on its type's subject. Publishing never fails a run:
 // a lost progress event is not worth aborting real work for.
 func (e *Emitter) Emit(ev messages.Event) {
-	if e == nil || e.pub == nil {
-		return
-	}
-	if i, ok := e.pub.(Idler); ok && i.Idle() {
+	if !e.Active() {
 		return
 	}
 	if ev.RunID == "" {

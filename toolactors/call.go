@@ -139,7 +139,9 @@ func (c *Call) take(ctx *actor.Context, m messages.ToolCallRequested) {
 		}
 		return
 	}
-	*c = Call{deps: c.deps, seq: c.seq + 1, busy: true, parent: to, req: m, started: time.Now()}
+	deps, seq := c.deps, c.seq+1
+	*c = Call{} // zeroed in place: nothing of the last call is left
+	c.deps, c.seq, c.busy, c.parent, c.req, c.started = deps, seq, true, to, m, time.Now()
 	c.env = callEnv(c.deps.Env, m.Cwd)
 	c.startSpan()
 	c.begin(ctx)
@@ -458,7 +460,17 @@ func (c *Call) decided(ctx *actor.Context, d messages.ApprovalDecided) {
 	c.run(ctx, target, c.execArgs, true)
 }
 
+// emitStart and emitComplete build their event only when someone can
+// hear it: kept out of the hot path's frames, which a fresh goroutine
+// would grow its stack for.
 func (c *Call) emitStart(name string, args json.RawMessage) {
+	if c.deps.Events.Active() {
+		c.emitStartEvent(name, args)
+	}
+}
+
+//go:noinline
+func (c *Call) emitStartEvent(name string, args json.RawMessage) {
 	c.deps.Events.Emit(messages.Event{
 		Type:      messages.EventToolExecutionStart,
 		Place:     c.place(),
@@ -474,6 +486,20 @@ func (c *Call) place() messages.Place {
 	return p
 }
 
+//go:noinline
+func (c *Call) emitComplete(r *messages.ToolResult, dur int64) {
+	resText := string(r.Result)
+	c.deps.Events.Emit(messages.Event{
+		Type:       messages.EventToolExecutionComplete,
+		Place:      c.place(),
+		Trace:      c.req.Trace,
+		Result:     &resText,
+		DurationMs: &dur,
+		Success:    messages.Ptr(r.Success),
+		ErrorText:  r.Error,
+	})
+}
+
 // finish sends the one result of this call; the actor is then idle.
 func (c *Call) finish(ctx *actor.Context, r messages.ToolResult, declined bool) {
 	if c.done {
@@ -482,17 +508,9 @@ func (c *Call) finish(ctx *actor.Context, r messages.ToolResult, declined bool) 
 	c.done = true
 	r = c.redact(r)
 	dur := time.Since(c.started).Milliseconds()
-	resText := string(r.Result)
-	ev := messages.Event{
-		Type:       messages.EventToolExecutionComplete,
-		Place:      c.place(),
-		Trace:      c.req.Trace,
-		Result:     &resText,
-		DurationMs: &dur,
-		Success:    messages.Ptr(r.Success),
-		ErrorText:  r.Error,
+	if c.deps.Events.Active() {
+		c.emitComplete(&r, dur)
 	}
-	c.deps.Events.Emit(ev)
 	c.span.End(telemetry.ToolOutcome{Success: r.Success, Truncated: r.Truncated, Approval: c.approval,
 		DecidedBy: c.decidedBy, Executed: c.exec, Err: r.Error, DurationMs: dur})
 	if c.parent != nil {

@@ -36,6 +36,10 @@ type WorkerOptions struct {
 	// RetrySleep replaces the waits between model retries (tests); nil
 	// sleeps.
 	RetrySleep func(ctx context.Context, d time.Duration) error
+	// KeyFiles are the worker's own bus credentials (--creds, --nkey, a
+	// client key): no task's tool or program may read them, as for a
+	// run's (RunOptions.KeyFiles).
+	KeyFiles []string
 }
 
 // WorkerRuntime runs pool tasks with the worker's own credentials and
@@ -57,7 +61,7 @@ func NewWorkerRuntime(ctx context.Context, o WorkerOptions) (*WorkerRuntime, err
 	if o.Config == nil {
 		return nil, fmt.Errorf("worker runtime: no config")
 	}
-	ro := RunOptions{Config: o.Config, Getenv: o.Getenv, Cwd: o.WorkDir}
+	ro := RunOptions{Config: o.Config, Getenv: o.Getenv, Cwd: o.WorkDir, KeyFiles: o.KeyFiles}
 	getenv := getenvOf(ro)
 	warn := o.Warn
 	if warn == nil {

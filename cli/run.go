@@ -365,7 +365,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		FailOn:        failOn(o, maxIter),
 
 		AppendSystemPrompt: o.AppendSystemPrompt,
-		KeyFiles:           busKeyFiles(o, getenv, d.Cwd),
+		KeyFiles:           busKeyFiles(o.Bus.WithEnv(getenv), d.Cwd),
 	})
 	if err != nil {
 		return fail(err.Error(), 0)
@@ -483,11 +483,10 @@ func runPool(o RunOptions, cfg *config.Config) (string, bool, error) {
 	return pool, true, nil
 }
 
-// busKeyFiles are the credential files the run's bus connection reads
-// (--creds, --nkey, a client key, or their environment variables): no
-// program the run starts may see them.
-func busKeyFiles(o RunOptions, getenv func(string) string, cwd string) []string {
-	b := o.Bus.WithEnv(getenv)
+// busKeyFiles are the credential files a bus connection reads (--creds,
+// --nkey, a client key, or their environment variables: b after
+// WithEnv): no tool and no program a run starts may read them.
+func busKeyFiles(b busclient.Options, cwd string) []string {
 	var out []string
 	for _, f := range []string{b.Creds, b.Nkey, b.Key} {
 		switch {

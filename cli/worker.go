@@ -135,7 +135,8 @@ func runWorker(ctx context.Context, d Deps, o WorkerOptions) error {
 		}
 	}
 	rt, err := app.NewWorkerRuntime(ctx, app.WorkerOptions{Config: cfg, Getenv: d.Getenv, WorkDir: dir, Tools: capTools,
-		Warn: func(msg string) { logf("%s", msg) }})
+		KeyFiles: busKeyFiles(bo, d.Cwd),
+		Warn:     func(msg string) { logf("%s", msg) }})
 	if err != nil {
 		return err
 	}

@@ -525,6 +525,47 @@ func TestWorkerPoolsAcrossProcesses(t *testing.T) {
 		a.stop(t)
 	})
 
+	// A task's tools cannot read the worker's own credentials (its
+	// --nkey seed lies outside the worker's JAZZ_HOME here).
+	t.Run("a task cannot read the worker's seed", func(t *testing.T) {
+		seedPath := busserver.WorkerSeedPath(w.parent.home, "keys-a")
+		var mu sync.Mutex
+		var results []string
+		w.script(func(who string, req chatserver.Request) chatserver.Turn {
+			if who == "parent" {
+				return chatserver.Turn{Status: 500, ErrorMessage: "the caller must not call the model"}
+			}
+			if tm := req.ToolMessages(); len(tm) > 0 {
+				mu.Lock()
+				for _, m := range tm {
+					if m.Content != nil {
+						results = append(results, *m.Content)
+					}
+				}
+				mu.Unlock()
+				return chatserver.Turn{Text: "read it"}
+			}
+			return chatserver.Turn{Calls: []chatserver.Call{{ID: "r", Name: "read_file",
+				Arguments: chatserver.JSONArgs(map[string]string{"path": seedPath})}}}
+		})
+		a := w.worker(t, "keys-a", 1)
+		seed, err := os.ReadFile(seedPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := w.run(t, "--remote", "read the seed")
+		if env := r.envelope(t); !*env.OK {
+			t.Fatalf("remote run: %+v\n%s", env, r.stderr)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		secret := strings.TrimSpace(string(seed))
+		if len(results) != 1 || strings.Contains(results[0], secret) || strings.Contains(results[0], secret[:20]) || !strings.Contains(results[0], "Refused") {
+			t.Fatalf("the task read the worker's seed: %q", results)
+		}
+		a.stop(t)
+	})
+
 	// One run tree is one trace across three processes: the parent's
 	// spawn_subagent spans hold the subagent spans, and under those the
 	// workers' own spans, each exported by its own process.

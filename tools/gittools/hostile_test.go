@@ -75,6 +75,7 @@ func hook(t *testing.T, dir, name, prog string) {
 // holds hooks, all pointing at a canary. No git tool runs anything of it
 // unless the policy is high-risk.
 func TestHostileRepositoryRunsNothing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	prog, marker := canary(t, t.TempDir())
 	dir := w.hostile("evil", prog, func(dir string) {
@@ -123,6 +124,7 @@ func TestHostileRepositoryRunsNothing(t *testing.T) {
 // TestEachRiskyKeyRefuses checks the refusal key by key: each alone is
 // enough, wherever the repository's configuration comes from.
 func TestEachRiskyKeyRefuses(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	prog, marker := canary(t, t.TempDir())
 	cases := []struct {
@@ -185,6 +187,7 @@ func TestEachRiskyKeyRefuses(t *testing.T) {
 // TestHooksOnlyRefuseChanges: hooks never run for a read-only tool
 // (hooks are off for them), so only the pairs refuse.
 func TestHooksOnlyRefuseChanges(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	prog, marker := canary(t, t.TempDir())
 	dir := w.hostile("hooked", prog, func(dir string) {
@@ -217,6 +220,7 @@ func TestHooksOnlyRefuseChanges(t *testing.T) {
 // TestUsersOwnConfigIsTrustedButNoPagerRuns: a pager in the user's
 // global configuration is theirs (not refused) and still never runs.
 func TestUsersOwnConfigIsTrustedButNoPagerRuns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	prog, marker := canary(t, t.TempDir())
 	dir := w.repo("mine")
@@ -235,6 +239,7 @@ func TestUsersOwnConfigIsTrustedButNoPagerRuns(t *testing.T) {
 // TestEnvironmentIsScrubbed: a hook (allowed under high-risk) sees no
 // secret of the parent and none of its GIT_* redirections.
 func TestEnvironmentIsScrubbed(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	out := filepath.Join(t.TempDir(), "env")
 	dir := w.repo("r")
@@ -275,6 +280,7 @@ func TestEnvironmentIsScrubbed(t *testing.T) {
 // and that is the one judged; one owned by another user fails as git
 // makes it fail (jazz never adds safe.directory).
 func TestNestedAndForeignRepositories(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	prog, marker := canary(t, t.TempDir())
 	outer := w.repo("outer")

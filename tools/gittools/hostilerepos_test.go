@@ -14,6 +14,7 @@ import (
 // canary runs. Aliases are not refused here: the git tools run only
 // git's own commands, which no alias shadows.
 func TestHostileRepositoriesRefused(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	for _, r := range hostile.Repos(t, filepath.Join(w.home, "hostile")) {
 		if r.Knob == "" || r.Name == "alias" || strings.HasPrefix(r.Command, "cd ") {

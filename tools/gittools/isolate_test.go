@@ -12,6 +12,7 @@ import (
 // TestHooksCannotReadJazzSecrets: under high-risk a repository's hooks
 // run, but in a view where JAZZ_HOME is empty (package isolate).
 func TestHooksCannotReadJazzSecrets(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const secret = "sk-hook-must-not-see-0123456789"
 	writeFile(t, filepath.Join(w.env.JazzHome, "config.json"), `{"api_key":"`+secret+`"}`)

@@ -18,6 +18,7 @@ func wantChanged(t *testing.T, r tools.Result) {
 }
 
 func TestCommitPreviewsStagedDiffAndPinsIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir := w.repo("r")
 	w.env.WorkDir = dir
@@ -69,6 +70,7 @@ func TestCommitPreviewsStagedDiffAndPinsIt(t *testing.T) {
 }
 
 func TestTwinNeedsAPreview(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir := w.repo("r")
 	w.env.WorkDir = dir
@@ -86,6 +88,7 @@ func TestTwinNeedsAPreview(t *testing.T) {
 }
 
 func TestTwinRunsWhereThePreviewLooked(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	a := w.repo("a")
 	b := w.repo("b")
@@ -99,6 +102,7 @@ func TestTwinRunsWhereThePreviewLooked(t *testing.T) {
 }
 
 func TestAddAndRm(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir := w.repo("r")
 	w.env.WorkDir = dir
@@ -144,6 +148,7 @@ func TestAddAndRm(t *testing.T) {
 }
 
 func TestCheckoutShowsWhatChangesAndWhatIsDiscarded(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir := w.repo("r")
 	w.env.WorkDir = dir
@@ -195,6 +200,7 @@ func TestCheckoutShowsWhatChangesAndWhatIsDiscarded(t *testing.T) {
 }
 
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir := w.repo("r")
 	w.env.WorkDir = dir
@@ -255,6 +261,7 @@ func TestMerge(t *testing.T) {
 }
 
 func TestTagCreateAndDelete(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir := w.repo("r")
 	w.env.WorkDir = dir
@@ -289,6 +296,7 @@ func TestTagCreateAndDelete(t *testing.T) {
 // TestPushAndPull against a bare repository on disk (a local remote is
 // inspected like the repository itself: its hooks would run).
 func TestPushAndPull(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	bare := filepath.Join(w.home, "remote.git")
 	w.git(w.home, "init", "-q", "--bare", bare)

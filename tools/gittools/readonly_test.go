@@ -9,6 +9,7 @@ import (
 )
 
 func TestRegistryShape(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	var visible, hidden []string
 	for _, n := range w.reg.Names() {
@@ -45,6 +46,7 @@ func TestRegistryShape(t *testing.T) {
 }
 
 func TestReadOnlyTools(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir := w.repo("r")
 	w.env.WorkDir = dir
@@ -134,6 +136,7 @@ func TestReadOnlyTools(t *testing.T) {
 }
 
 func TestReadOnlyToolsWriteNothing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir := w.repo("r")
 	w.env.WorkDir = dir
@@ -152,6 +155,7 @@ func TestReadOnlyToolsWriteNothing(t *testing.T) {
 }
 
 func TestSecretsInURLsAreRedacted(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir := w.repo("r")
 	w.env.WorkDir = dir
@@ -167,6 +171,7 @@ func TestSecretsInURLsAreRedacted(t *testing.T) {
 }
 
 func TestRepositoryHoldingSecretsIsRefused(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// A dotfiles repository at HOME would hold JAZZ_HOME.
 	w.git(w.home, "init", "-q")

@@ -7,11 +7,10 @@
 // there, and optionally a fresher copy fetched from models.dev into
 // JAZZ_HOME/cache (source.go), laid over it. Local servers report their own
 // windows (local.go). Nothing here runs at package init: the snapshot is
-// parsed on first use.
+// built on first use, from a table generated from snapshot.json.
 package catalog
 
 import (
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,9 +19,6 @@ import (
 	"strings"
 	"sync"
 )
-
-//go:embed snapshot.json
-var snapshotJSON []byte
 
 // DefaultWindow is the context window assumed for a model the catalog
 // does not know (agent-loop.md §4): a placeholder, never a cap on a
@@ -204,9 +200,19 @@ func (c *Catalog) index() {
 	}
 }
 
-// snapshot parses the embedded table once, on first use. It is the only
-// package-level value and it never changes after that first call.
-var snapshot = sync.OnceValues(func() (*Catalog, error) { return Parse(snapshotJSON) })
+// snapshot builds the built-in table once, on first use. It is the only
+// package-level value and it never changes after that first call. The
+// table is snapshot.json compiled in (snapshot_table.go, checked by
+// TestSnapshotTable): decoding the JSON cost every run most of a
+// millisecond.
+var snapshot = sync.OnceValues(func() (*Catalog, error) {
+	c := &Catalog{models: snapshotTable(), byID: map[string]string{}}
+	c.index()
+	return c, nil
+})
+
+// usd is a price figure of the built-in table.
+func usd(v float64) *float64 { return &v }
 
 // Snapshot is the embedded catalog. A broken snapshot (a build mistake a
 // test catches) is an empty catalog, never a failed run.

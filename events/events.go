@@ -152,11 +152,15 @@ type Sink struct {
 	hook   func(messages.Event)
 }
 
-// delivery is one published message for the sink: an encoded event, or
-// the run's end.
+// delivery is one published message for the sink: an event, or the
+// run's end. An event the sink will show is rendered (line) and, for
+// Stream, encoded (data) when it is published, so what the sink writes
+// and hands on is a copy nobody can change afterwards.
 type delivery struct {
-	event []byte
-	end   bool
+	ev   messages.Event
+	line []byte
+	data []byte
+	end  bool
 }
 
 // Hook has fn see every event before the sink handles it, on the sink's
@@ -201,8 +205,8 @@ type Event = messages.Event
 // whoever listens there; nil: nobody). Publish never waits for the sink:
 // a reader of stderr slower than the run makes a queue grow, since a lost
 // tool_execution_complete or error is worse than memory a run frees when
-// it ends. Each event is encoded when it is published, so the sink holds
-// a copy nobody can change. onPanic is told when handling an event
+// it ends. Each event is rendered when it is published (see delivery).
+// onPanic is told when handling an event
 // panics; the sink goes on with the next one. Call Local once.
 func (s *Sink) Local(runID string, next Publisher, onPanic func(reason string)) Publisher {
 	s.in = newQueue[delivery]()
@@ -223,14 +227,34 @@ func (t *tee) Publish(subject string, msg any, trace messages.Trace) error {
 	case subject == t.finished:
 		t.sink.in.push(delivery{end: true})
 	case strings.HasPrefix(subject, t.events):
-		if data, err := messages.Encode(msg); err == nil {
-			t.sink.in.push(delivery{event: data})
+		if ev, ok := msg.(messages.Event); ok {
+			t.sink.in.push(t.sink.prepare(ev))
 		}
 	}
 	if t.next == nil {
 		return nil
 	}
 	return t.next.Publish(subject, msg, trace)
+}
+
+// prepare renders (and, for Stream, encodes) an event the filter lets
+// through; the rest go to the sink's goroutine for the hook alone.
+func (s *Sink) prepare(ev messages.Event) delivery {
+	d := delivery{ev: ev}
+	if !s.passes(ev.Type) {
+		return d
+	}
+	if s.w != nil {
+		d.line = Render(ev)
+	}
+	if s.stream != nil {
+		d.data, _ = messages.Encode(ev)
+	}
+	return d
+}
+
+func (s *Sink) passes(eventType string) bool {
+	return s.filter.Allows(eventType) || s.always[eventType]
 }
 
 // drain handles the queued deliveries until the run's end, or until the
@@ -242,24 +266,36 @@ func (s *Sink) drain(onPanic func(reason string)) {
 			s.end()
 			return
 		}
-		s.handle(d.event, onPanic)
+		s.handle(d, onPanic)
 	}
 }
 
-func (s *Sink) handle(data []byte, onPanic func(reason string)) {
+func (s *Sink) handle(d delivery, onPanic func(reason string)) {
 	defer func() {
 		if v := recover(); v != nil && onPanic != nil {
 			onPanic(fmt.Sprintf("%v\n%s", v, debug.Stack()))
 		}
 	}()
-	var ev messages.Event
-	if err := json.Unmarshal(data, &ev); err != nil {
+	if s.hook != nil {
+		s.hook(d.ev)
+	}
+	if !s.passes(d.ev.Type) || s.leftToBridge(d.ev) {
 		return
 	}
-	if s.hook != nil {
-		s.hook(ev)
+	if d.line != nil {
+		s.WriteLine(d.line)
 	}
-	s.Write(ev)
+	if d.data != nil {
+		var ev messages.Event
+		if err := json.Unmarshal(d.data, &ev); err == nil {
+			s.stream.push(ev)
+		}
+	}
+}
+
+// leftToBridge: a bridge writes this request itself.
+func (s *Sink) leftToBridge(ev messages.Event) bool {
+	return ev.Type == messages.EventApprovalRequired && ev.RequestID != "" && s.bridged.Load()
 }
 
 func (s *Sink) end() {
@@ -305,10 +341,7 @@ func (s *Sink) Close() {
 
 // Write renders one event if it passes the filter.
 func (s *Sink) Write(ev messages.Event) {
-	if !s.filter.Allows(ev.Type) && !s.always[ev.Type] {
-		return
-	}
-	if ev.Type == messages.EventApprovalRequired && ev.RequestID != "" && s.bridged.Load() {
+	if !s.passes(ev.Type) || s.leftToBridge(ev) {
 		return
 	}
 	if s.w != nil {

@@ -183,6 +183,7 @@ func run() error {
 	row("    same, --events all", evAll, fmt.Sprintf("≤ +%s median", targetEventsAdd), evAll.median-one.median <= targetEventsAdd)
 	row("    Go program, one loopback POST", base, "(baseline)", true)
 	fmt.Printf("%-34s %10s %10s %10s   max %s plain, %s --events all (%d runs)\n", "", "", "", "", ms(one.max), ms(evAll.max), o.n)
+	fmt.Printf("%-34s %10s %10s %10s   p50 difference; max difference %s\n", "    --events all − plain", signedMs(evAll.median-one.median), "", "", signedMs(evAll.max-one.max))
 	ratio := func(s stats) float64 { return float64(s.median) / float64(base.median) }
 	for _, r := range []struct {
 		name string
@@ -208,6 +209,9 @@ func run() error {
 	fmt.Printf("%-34s %10s %10s %10s   ≤ %s %s\n", "(c) runtime overhead per call", us(perCall), "", "", us(targetPerCall), mark)
 	fmt.Println("\n(c) = (median 100-call run − median one-turn run − 100 handler calls in-process) / 100;")
 	fmt.Println("    it includes the second model round trip that carries the 100 results.")
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("\nload average while measured (1, 5, 15 min): %s\n", strings.Join(strings.Fields(string(load))[:3], " "))
+	}
 	if o.quick {
 		return nil
 	}
@@ -545,6 +549,13 @@ func handlerCost(runs int, cwd string) (time.Duration, error) {
 		walls = append(walls, time.Since(start))
 	}
 	return summarize(walls[3:], 0).median, nil
+}
+
+func signedMs(d time.Duration) string {
+	if d >= 0 {
+		return "+" + ms(d)
+	}
+	return ms(d)
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }

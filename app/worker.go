@@ -228,12 +228,8 @@ func (r *Run) startPool(ctx context.Context, warn func(agent, msg string)) (*wor
 	if r.bus.Embedded() {
 		return nil, fmt.Errorf("worker pool %q needs a shared bus: pass --nats-url (or set JAZZ_NATS_URL), or start one with `jazz bus serve`", pool)
 	}
-	nc, err := r.bus.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
 	l, _ := modelLimits(r.opts.Config) // already checked when the provider was opened
-	d, err := workerpool.NewDispatcher(ctx, workerpool.DispatcherOptions{Conn: nc, Pool: pool, RunID: r.id,
+	d, err := workerpool.NewDispatcher(ctx, workerpool.DispatcherOptions{Conn: r.bus, Pool: pool, RunID: r.id,
 		Warn: func(msg string) { warn("", msg) }, StepCeiling: l.Step})
 	if err != nil {
 		return nil, err

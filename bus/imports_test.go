@@ -12,10 +12,7 @@ const module = "github.com/jazz-run/jazz"
 
 // notYetMoved are packages that still import nats.go themselves; the list
 // only shrinks (a listed package that no longer imports it fails too).
-var notYetMoved = []string{
-	module + "/workerpool",
-	module + "/workstore",
-}
+var notYetMoved = []string{}
 
 // TestOnlyBusImportsTheNATSClient proves that no package outside bus/
 // (and the test support in internal/testutil) imports nats.go or one of

@@ -142,7 +142,7 @@ func runWorker(ctx context.Context, d Deps, o WorkerOptions) error {
 	}
 	defer rt.Close(context.Background())
 	jctx, jdone := context.WithTimeout(ctx, 30*time.Second)
-	w, err := workerpool.StartWorker(jctx, workerpool.WorkerOptions{Conn: nc.Conn(), Key: key, Name: name, Pool: o.Pool,
+	w, err := workerpool.StartWorker(jctx, workerpool.WorkerOptions{Conn: nc, Key: key, Name: name, Pool: o.Pool,
 		Capacity: o.Capacity, Lease: time.Duration(o.LeaseMs) * time.Millisecond, Version: workerVersion(), Runtime: rt,
 		Logf: logf})
 	jdone()
@@ -206,7 +206,7 @@ func NewWorkersCmd(d Deps) *cobra.Command {
 				return err
 			}
 			defer nc.CloseNow()
-			list, err := workerpool.List(ctx, nc.Conn(), pool, time.Duration(waitMs)*time.Millisecond)
+			list, err := workerpool.List(ctx, nc, pool, time.Duration(waitMs)*time.Millisecond)
 			if err != nil {
 				return err
 			}

@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/supervisor"
@@ -38,7 +37,7 @@ const (
 // DispatcherOptions configure the runner side of one run.
 type DispatcherOptions struct {
 	// Conn reaches the bus as a runner.
-	Conn *nats.Conn
+	Conn *bus.Bus
 	Pool string
 	// RunID is the root run's id: every task's subjects carry it.
 	RunID string
@@ -57,13 +56,19 @@ type DispatcherOptions struct {
 // implements actors.ChildRunner.
 type Dispatcher struct {
 	o       DispatcherOptions
-	js      jetstream.JetStream
-	kv      jetstream.KeyValue
-	subs    []*nats.Subscription
-	consume jetstream.ConsumeContext
+	js      *bus.JetStream
+	kv      cancelRecords
+	subs    []*bus.Subscription
+	consume *bus.Following
 
 	mu    sync.Mutex
 	tasks map[string]*remote
+}
+
+// cancelRecords is where the runner writes its tasks' cancel records
+// (the pool's bucket).
+type cancelRecords interface {
+	Put(ctx context.Context, key string, value []byte) (uint64, error)
 }
 
 // NewDispatcher binds the pool's assets and starts hearing the run's
@@ -90,11 +95,10 @@ func NewDispatcher(ctx context.Context, o DispatcherOptions) (*Dispatcher, error
 	// nothing a later one does not bring.
 	for _, kind := range []string{messages.WorkKindBeat, messages.WorkKindEvent, messages.WorkKindAsk} {
 		subj := strings.TrimSuffix(messages.WorkRunWildcard(o.Pool, o.RunID), ">") + "*." + kind
-		sub, err := o.Conn.Subscribe(subj, func(m *nats.Msg) { d.route(m.Subject, m.Data, m.Header) })
+		sub, err := bus.SubscribeRaw(ctx, o.Conn, subj, func(m bus.Raw) { d.route(m.Subject, m.Value) }, bus.Unbounded())
 		if err != nil {
-			return nil, fmt.Errorf("worker pool %s: subscribe %s: %w", o.Pool, subj, err)
+			return nil, fmt.Errorf("worker pool %s: %w", o.Pool, err)
 		}
-		_ = sub.SetPendingLimits(-1, -1)
 		d.subs = append(d.subs, sub)
 	}
 	// Claims, approval requests and results are kept by the stream, and
@@ -105,20 +109,13 @@ func NewDispatcher(ctx context.Context, o DispatcherOptions) (*Dispatcher, error
 	// Nothing of this run is older (its subjects carry the run id); the
 	// hour allows for a server clock behind this one.
 	since := time.Now().Add(-time.Hour)
-	cons, err := h.JS.OrderedConsumer(ctx, workstore.OutStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{messages.WorkRunWildcard(o.Pool, o.RunID)},
-		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
-		OptStartTime:   &since,
-	})
+	cc, err := h.JS.Follow(ctx, workstore.OutStream, []string{messages.WorkRunWildcard(o.Pool, o.RunID)}, since,
+		func(m bus.Raw) { d.route(m.Subject, m.Value) })
 	if err != nil {
-		return nil, fmt.Errorf("worker pool %s: follow %s: %w", o.Pool, workstore.OutStream, err)
-	}
-	cc, err := cons.Consume(func(m jetstream.Msg) { d.route(m.Subject(), m.Data(), m.Headers()) })
-	if err != nil {
-		return nil, fmt.Errorf("worker pool %s: follow %s: %w", o.Pool, workstore.OutStream, err)
+		return nil, fmt.Errorf("worker pool %s: %w", o.Pool, err)
 	}
 	d.consume = cc
-	if err := o.Conn.Flush(); err != nil {
+	if err := o.Conn.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("worker pool %s: %w", o.Pool, err)
 	}
 	ok = true
@@ -128,7 +125,7 @@ func NewDispatcher(ctx context.Context, o DispatcherOptions) (*Dispatcher, error
 // Close stops hearing the workers; tasks still waiting end as cancelled.
 func (d *Dispatcher) Close() {
 	for _, s := range d.subs {
-		_ = s.Unsubscribe()
+		s.Stop()
 	}
 	d.subs = nil
 	if d.consume != nil {
@@ -155,7 +152,7 @@ type gateAnswer struct {
 // route hands a worker's message to the task it speaks of. The worker
 // named in the subject is who sent it (the server lets each worker
 // publish only under its own key).
-func (d *Dispatcher) route(subject string, data []byte, _ nats.Header) {
+func (d *Dispatcher) route(subject string, data []byte) {
 	tok := strings.Split(subject, ".")
 	// jazz.work.<pool>.w.<worker>.<run>.<task>.<kind>
 	if len(tok) != 8 || tok[3] != "w" || tok[5] != messages.SubjectToken(d.o.RunID) {
@@ -359,17 +356,11 @@ func (t *remote) run(ctx context.Context, task messages.WorkTask, timeout time.D
 // publish queues the task once: its id is the message id, so a retried
 // publish is not queued twice.
 func (t *remote) publish(ctx context.Context, task messages.WorkTask) error {
-	data, err := messages.Encode(task)
-	if err != nil {
-		return err
-	}
-	msg := &nats.Msg{Subject: messages.WorkTaskSubject(t.d.o.Pool), Data: data, Header: nats.Header{}}
-	msg.Header.Set(jetstream.MsgIDHeader, task.TaskID)
 	pctx, done := context.WithTimeout(ctx, 15*time.Second)
 	defer done()
 	var last error
 	for {
-		_, last = t.d.js.PublishMsg(pctx, msg)
+		last = t.d.js.Publish(pctx, messages.WorkTaskSubject(t.d.o.Pool), task, task.Trace, task.TaskID)
 		if last == nil {
 			return nil
 		}
@@ -787,16 +778,5 @@ func (t *remote) answered(g gateAnswer) {
 }
 
 func (t *remote) sendDecision(worker string, wd messages.WorkDecision) {
-	data, err := messages.Encode(wd)
-	if err != nil {
-		return
-	}
-	msg := &nats.Msg{Subject: messages.WorkDecisionSubject(t.d.o.Pool, worker, t.id), Data: data}
-	if len(wd.Decision.Trace) > 0 {
-		msg.Header = nats.Header{}
-		for k, v := range wd.Decision.Trace {
-			msg.Header.Set(k, v)
-		}
-	}
-	_ = t.d.o.Conn.PublishMsg(msg)
+	_ = t.d.o.Conn.Publish(messages.WorkDecisionSubject(t.d.o.Pool, worker, t.id), wd, wd.Decision.Trace)
 }

@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
@@ -23,7 +22,7 @@ import (
 // job is one attempt of one task on this worker.
 type job struct {
 	w       *Worker
-	msg     jetstream.Msg
+	msg     *bus.Delivery
 	task    messages.WorkTask
 	attempt int
 	token   string
@@ -50,15 +49,15 @@ var errCancelled = errors.New("cancelled by its runner")
 // runJob runs one delivered task to its end and settles its message:
 // acknowledged with a result, handed back (the worker stops), or
 // terminated (a task that may not run).
-func (w *Worker) runJob(msg jetstream.Msg) {
+func (w *Worker) runJob(msg *bus.Delivery) {
 	task, err := messages.Decode[messages.WorkTask](msg.Data())
-	meta, merr := msg.Metadata()
+	attempt, merr := msg.Attempt()
 	if err != nil || merr != nil || task.TaskID == "" || task.Pool != w.o.Pool {
 		w.logf("dropped a task that does not decode: %v", errors.Join(err, merr))
-		_ = msg.TermWithReason("malformed task")
+		_ = msg.Term("malformed task")
 		return
 	}
-	j := &job{w: w, msg: msg, task: task, attempt: int(meta.NumDelivered), token: messages.SubjectToken(task.TaskID)}
+	j := &job{w: w, msg: msg, task: task, attempt: attempt, token: messages.SubjectToken(task.TaskID)}
 	j.ctx, j.cancel = context.WithCancelCause(context.Background())
 	defer j.cancel(nil)
 	w.mu.Lock()
@@ -82,7 +81,7 @@ func (w *Worker) runJob(msg jetstream.Msg) {
 		return
 	}
 	if !task.Expires.IsZero() && time.Now().After(task.Expires) {
-		_ = msg.TermWithReason("expired")
+		_ = msg.Term("expired")
 		return
 	}
 	// Registered before the record is read: a cancel written meanwhile
@@ -95,7 +94,7 @@ func (w *Worker) runJob(msg jetstream.Msg) {
 	}
 	done()
 	if cancelled && (c.Below == 0 || j.attempt < c.Below) {
-		_ = msg.TermWithReason("cancelled")
+		_ = msg.Term("cancelled")
 		return
 	}
 	if gated != nil || j.attempt > MaxAttempts {
@@ -105,7 +104,7 @@ func (w *Worker) runJob(msg jetstream.Msg) {
 		}
 		j.publishResult(messages.WorkResult{TaskID: task.TaskID, Attempt: j.attempt, NotRetried: true,
 			Kind: string(supervisor.FailRun), Reason: reason, Finished: messages.RunFinished{Place: task.Place, Error: reason}})
-		_ = msg.TermWithReason("not retried")
+		_ = msg.Term("not retried")
 		return
 	}
 	// Usage alone: the runner prices it.
@@ -124,7 +123,7 @@ func (w *Worker) runJob(msg jetstream.Msg) {
 	j.publishResult(res)
 	w.logf("task %s (%s, attempt %d) %s", task.TaskID, task.Place.AgentName, j.attempt, outcome(res))
 	actx, adone := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = msg.DoubleAck(actx)
+	_ = msg.Ack(actx)
 	adone()
 }
 
@@ -164,26 +163,26 @@ func gatedTool(g *messages.WorkGated) string {
 	return g.Tool
 }
 
-func readCancel(ctx context.Context, kv jetstream.KeyValue, taskID string) (messages.WorkCancel, bool) {
+func readCancel(ctx context.Context, kv *bus.KV, taskID string) (messages.WorkCancel, bool) {
 	e, err := kv.Get(ctx, workstore.CancelKey(taskID))
 	if err != nil {
 		return messages.WorkCancel{}, false
 	}
-	c, err := messages.Decode[messages.WorkCancel](e.Value())
+	c, err := messages.Decode[messages.WorkCancel](e.Value)
 	return c, err == nil
 }
 
 // readGated fails closed: a record that cannot be read because the
 // bucket is unreachable counts as started.
-func readGated(ctx context.Context, kv jetstream.KeyValue, taskID string) *messages.WorkGated {
+func readGated(ctx context.Context, kv *bus.KV, taskID string) *messages.WorkGated {
 	e, err := kv.Get(ctx, workstore.GatedKey(taskID))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	if errors.Is(err, bus.ErrKeyNotFound) && !errors.Is(err, bus.ErrKeyDeleted) {
 		return nil
 	}
 	if err != nil {
 		return &messages.WorkGated{TaskID: taskID, Tool: "(unknown: the record could not be read: " + err.Error() + ")"}
 	}
-	g, err := messages.Decode[messages.WorkGated](e.Value())
+	g, err := messages.Decode[messages.WorkGated](e.Value)
 	if err != nil {
 		return &messages.WorkGated{TaskID: taskID, Tool: "(unknown)"}
 	}
@@ -215,14 +214,8 @@ func (j *job) subject(kind string) string {
 // stream (durable) and is not waited for: what follows names the attempt
 // too, and the runner takes the first it hears of.
 func (j *job) claim() {
-	data, err := messages.Encode(messages.WorkClaimed{TaskID: j.task.TaskID, Worker: j.w.o.Key, Name: j.w.o.Name,
-		Attempt: j.attempt, LeaseMs: j.w.o.Lease.Milliseconds(), Version: j.w.o.Version})
-	if err != nil {
-		return
-	}
-	msg := &nats.Msg{Subject: j.subject(messages.WorkKindClaim), Data: data, Header: nats.Header{}}
-	msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s.%d.claim", j.task.TaskID, j.attempt))
-	_, _ = j.w.h.JS.PublishMsgAsync(msg)
+	_ = j.w.h.JS.PublishAsync(j.subject(messages.WorkKindClaim), messages.WorkClaimed{TaskID: j.task.TaskID, Worker: j.w.o.Key, Name: j.w.o.Name,
+		Attempt: j.attempt, LeaseMs: j.w.o.Lease.Milliseconds(), Version: j.w.o.Version}, j.task.Trace, fmt.Sprintf("%s.%d.claim", j.task.TaskID, j.attempt))
 }
 
 // heartbeat keeps the lease (InProgress) and tells the runner the job is
@@ -244,11 +237,8 @@ func (j *job) heartbeat() (stop func()) {
 			}
 			_ = j.msg.InProgress()
 			tot := j.ledger.Totals()
-			data, err := messages.Encode(messages.WorkBeat{TaskID: j.task.TaskID, Attempt: j.attempt, Usage: tot.Usage,
-				UsageUnknown: !tot.CostKnown})
-			if err == nil {
-				_ = j.w.o.Conn.Publish(j.subject(messages.WorkKindBeat), data)
-			}
+			_ = j.w.o.Conn.Publish(j.subject(messages.WorkKindBeat), messages.WorkBeat{TaskID: j.task.TaskID, Attempt: j.attempt, Usage: tot.Usage,
+				UsageUnknown: !tot.CostKnown}, j.task.Trace)
 		}
 	}()
 	return func() {
@@ -331,16 +321,11 @@ func (j *job) run() messages.WorkResult {
 // publishResult stores the result in the stream, once (its message id),
 // retrying for a while through a reconnect.
 func (j *job) publishResult(r messages.WorkResult) {
-	data, err := messages.Encode(r)
-	if err != nil {
-		return
-	}
-	msg := &nats.Msg{Subject: j.subject(messages.WorkKindResult), Data: data, Header: nats.Header{}}
-	msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s.%d.result", r.TaskID, r.Attempt))
+	id := fmt.Sprintf("%s.%d.result", r.TaskID, r.Attempt)
 	ctx, done := context.WithTimeout(context.Background(), 30*time.Second)
 	defer done()
 	for {
-		if _, err := j.w.h.JS.PublishMsg(ctx, msg); err == nil {
+		if err := j.w.h.JS.Publish(ctx, j.subject(messages.WorkKindResult), r, j.task.Trace, id); err == nil {
 			return
 		} else if ctx.Err() != nil {
 			j.w.logf("task %s: result not delivered: %v", r.TaskID, err)
@@ -368,11 +353,9 @@ func (r relay) Publish(_ string, msg any, trace messages.Trace) error {
 	// The relay is called from the run's actors one event at a time in
 	// the order they happen; the sequence keeps that order countable.
 	seq := int(r.j.events.Add(1))
-	data, err := messages.Encode(messages.WorkEvent{TaskID: r.j.task.TaskID, Attempt: r.j.attempt, Event: raw, Trace: trace, Seq: seq})
-	if err != nil {
-		return err
-	}
-	return r.j.w.o.Conn.Publish(r.j.subject(messages.WorkKindEvent), data)
+	// The trace rides in the headers too, as on every other publish.
+	return r.j.w.o.Conn.Publish(r.j.subject(messages.WorkKindEvent),
+		messages.WorkEvent{TaskID: r.j.task.TaskID, Attempt: r.j.attempt, Event: raw, Trace: trace, Seq: seq}, trace)
 }
 
 // workDecided brings a runner's decision into the task's gate actor.
@@ -475,19 +458,14 @@ func (g *workerGate) arm(c *actor.Context) {
 // ask sends a request to the runner: durably the first time, as a core
 // re-ask after.
 func (j *job) ask(wa messages.WorkApproval, first bool) {
-	data, err := messages.Encode(wa)
-	if err != nil {
-		return
-	}
+	trace := wa.Required.Trace
 	if !first {
-		_ = j.w.o.Conn.Publish(j.subject(messages.WorkKindAsk), data)
+		_ = j.w.o.Conn.Publish(j.subject(messages.WorkKindAsk), wa, trace)
 		return
 	}
-	msg := &nats.Msg{Subject: j.subject(messages.WorkKindApproval), Data: data, Header: nats.Header{}}
-	msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s.%d.approval.%d", wa.TaskID, wa.Attempt, wa.Seq))
 	ctx, done := context.WithTimeout(j.ctx, 10*time.Second)
 	defer done()
-	_, _ = j.w.h.JS.PublishMsg(ctx, msg)
+	_ = j.w.h.JS.Publish(ctx, j.subject(messages.WorkKindApproval), wa, trace, fmt.Sprintf("%s.%d.approval.%d", wa.TaskID, wa.Attempt, wa.Seq))
 }
 
 // recordGated writes, and waits for the bucket to keep, that this task

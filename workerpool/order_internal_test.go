@@ -5,8 +5,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/jazz-run/jazz/actors"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/ledger"
@@ -15,7 +13,7 @@ import (
 
 // putKV keeps the cancel records a finished task writes; nothing else of
 // the bucket is used here.
-type putKV struct{ jetstream.KeyValue }
+type putKV struct{}
 
 func (putKV) Put(context.Context, string, []byte) (uint64, error) { return 1, nil }
 

@@ -98,7 +98,7 @@ func (f *fixture) workerAs(seed, key, name string, capacity int, lease time.Dura
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	w, err := workerpool.StartWorker(ctx, workerpool.WorkerOptions{Conn: nc.Conn(), Key: key, Name: name, Capacity: capacity,
+	w, err := workerpool.StartWorker(ctx, workerpool.WorkerOptions{Conn: nc, Key: key, Name: name, Capacity: capacity,
 		Lease: lease, Version: "v0.0.0-test", Runtime: rt})
 	if err != nil {
 		f.t.Fatal(err)

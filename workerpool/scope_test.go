@@ -61,7 +61,7 @@ func TestTwoRunsChildrenWithOneIDOnOneWorker(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer nc.CloseNow()
-		d, err := workerpool.NewDispatcher(ctx, workerpool.DispatcherOptions{Conn: nc.Conn(), Pool: workerpool.DefaultPool, RunID: run})
+		d, err := workerpool.NewDispatcher(ctx, workerpool.DispatcherOptions{Conn: nc, Pool: workerpool.DefaultPool, RunID: run})
 		if err != nil {
 			t.Fatal(err)
 		}

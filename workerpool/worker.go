@@ -12,11 +12,9 @@ import (
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nats.go/micro"
 
 	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/workstore"
 )
@@ -34,7 +32,7 @@ type Runtime interface {
 type WorkerOptions struct {
 	// Conn reaches the bus as this worker: its identity's public key is
 	// Key, and its inbox prefix busserver.WorkerInboxPrefix(Key).
-	Conn *nats.Conn
+	Conn *bus.Bus
 	Key  string
 	// Name is a label for people (`jazz workers`).
 	Name string
@@ -57,11 +55,12 @@ const DefaultPool = "default"
 type Worker struct {
 	o      WorkerOptions
 	h      workstore.Handles
-	cons   jetstream.Consumer
+	cons   *bus.Queue
 	engine *actor.Engine
-	svc    micro.Service
-	inbox  *nats.Subscription
-	watch  jetstream.KeyWatcher
+	svc    *bus.Service
+	inbox  *bus.Subscription
+	watch  *bus.Watcher
+	unhook func()
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -99,11 +98,10 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	cons, err := h.JS.CreateOrUpdateConsumer(ctx, workstore.TaskStream, jetstream.ConsumerConfig{
+	cons, err := h.JS.Queue(ctx, workstore.TaskStream, bus.QueueConfig{
 		Durable:       workstore.ConsumerName(o.Pool),
 		Description:   "jazz worker pool " + o.Pool,
 		FilterSubject: messages.WorkTaskSubject(o.Pool),
-		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       o.Lease,
 		MaxDeliver:    MaxAttempts,
 		MaxAckPending: -1,
@@ -126,40 +124,30 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 	}()
 	// Decisions for this worker's tasks; the server lets only runners
 	// publish here, and lets no other worker read it.
-	w.inbox, err = o.Conn.Subscribe(messages.WorkerInbox(o.Pool, o.Key), w.fromRunner)
+	w.inbox, err = bus.SubscribeRaw(ctx, o.Conn, messages.WorkerInbox(o.Pool, o.Key), w.fromRunner, bus.Unbounded())
 	if err != nil {
 		return nil, fmt.Errorf("worker: subscribe: %w", err)
 	}
-	_ = w.inbox.SetPendingLimits(-1, -1)
 	// Cancel records: watched as they are written, and read again for
 	// every running task after a reconnect (what was written meanwhile).
 	// The watch lives as long as the worker, not as ctx (the start's).
-	w.watch, err = h.Bucket.Watch(wctx, "cancel.*", jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+	w.watch, err = h.Bucket.Watch(wctx, "cancel.*", true)
 	if err != nil {
 		return nil, fmt.Errorf("worker: watch cancel records: %w", err)
 	}
 	go w.watchCancels()
-	prev := o.Conn.Opts.ReconnectedCB
-	o.Conn.SetReconnectHandler(func(c *nats.Conn) {
-		if prev != nil {
-			prev(c)
-		}
-		go w.recheck()
-	})
-	w.svc, err = micro.AddService(o.Conn, micro.Config{
+	w.unhook = o.Conn.OnReconnect(func() { go w.recheck() })
+	w.svc, err = o.Conn.AddService(ctx, bus.ServiceConfig{
 		Name:        workstore.ServiceName,
 		Version:     semver(o.Version),
 		Description: "jazz worker",
 		Metadata: map[string]string{"pool": o.Pool, "name": o.Name, "key": o.Key,
 			"capacity": strconv.Itoa(o.Capacity), "version": o.Version},
-		StatsHandler: func(*micro.Endpoint) any { return w.Status() },
+		Stats:         func() any { return w.Status() },
+		StatusSubject: messages.WorkStatusSubject(o.Pool, o.Key),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("worker: register service: %w", err)
-	}
-	if err := w.svc.AddEndpoint("status", micro.HandlerFunc(func(r micro.Request) { _ = r.RespondJSON(w.Status()) }),
-		micro.WithEndpointSubject(messages.WorkStatusSubject(o.Pool, o.Key))); err != nil {
-		return nil, fmt.Errorf("worker: register status endpoint: %w", err)
+		return nil, fmt.Errorf("worker: %w", err)
 	}
 	for i := 0; i < o.Capacity; i++ {
 		w.loops.Add(1)
@@ -201,10 +189,10 @@ func (w *Worker) take() {
 	defer w.loops.Done()
 	for w.ctx.Err() == nil {
 		fctx, done := context.WithTimeout(w.ctx, 30*time.Second)
-		msg, err := w.cons.Next(jetstream.FetchContext(fctx))
+		msg, err := w.cons.Next(fctx)
 		done()
 		if err != nil {
-			if w.ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+			if w.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 				// The server is away (a reconnect) or refused: try again
 				// shortly instead of spinning.
 				select {
@@ -221,13 +209,13 @@ func (w *Worker) take() {
 }
 
 // fromRunner routes a runner's decision to the task it answers.
-func (w *Worker) fromRunner(m *nats.Msg) {
+func (w *Worker) fromRunner(m bus.Raw) {
 	tok := strings.Split(m.Subject, ".")
 	// jazz.work.<pool>.to.<worker>.<task>.decision
 	if len(tok) != 7 || tok[6] != "decision" {
 		return
 	}
-	d, err := messages.Decode[messages.WorkDecision](m.Data)
+	d, err := messages.Decode[messages.WorkDecision](m.Value)
 	if err != nil {
 		return
 	}
@@ -248,7 +236,7 @@ func (w *Worker) watchCancels() {
 		if e == nil {
 			continue
 		}
-		c, err := messages.Decode[messages.WorkCancel](e.Value())
+		c, err := messages.Decode[messages.WorkCancel](e.Value)
 		if err != nil {
 			continue
 		}
@@ -305,10 +293,13 @@ func (w *Worker) close() {
 		_ = w.svc.Stop()
 	}
 	if w.watch != nil {
-		_ = w.watch.Stop()
+		w.watch.Stop()
 	}
 	if w.inbox != nil {
-		_ = w.inbox.Unsubscribe()
+		w.inbox.Stop()
+	}
+	if w.unhook != nil {
+		w.unhook()
 	}
 	if w.engine != nil {
 		// Nothing of a job may outlive the worker.

@@ -8,11 +8,7 @@ package workstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
@@ -106,30 +102,27 @@ var ErrMissing = errors.New("the worker pool streams do not exist on this bus (s
 
 // Handles are the bound assets.
 type Handles struct {
-	JS     jetstream.JetStream
-	Tasks  jetstream.Stream
-	Bucket jetstream.KeyValue
+	JS     *bus.JetStream
+	Bucket *bus.KV
 }
 
 // Open binds the task stream and the bucket.
-func Open(ctx context.Context, nc *nats.Conn) (Handles, error) {
-	js, err := jetstream.New(nc)
+func Open(ctx context.Context, b *bus.Bus) (Handles, error) {
+	js, err := b.JetStream(ctx)
 	if err != nil {
-		return Handles{}, fmt.Errorf("open JetStream: %w", err)
+		return Handles{}, err
 	}
-	tasks, err := js.Stream(ctx, TaskStream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
+	if err := js.StreamExists(ctx, TaskStream); errors.Is(err, bus.ErrStreamNotFound) {
+		return Handles{}, ErrMissing
+	} else if err != nil {
+		return Handles{}, err
+	}
+	kv, err := js.Bucket(ctx, Bucket)
+	if errors.Is(err, bus.ErrBucketNotFound) {
 		return Handles{}, ErrMissing
 	}
 	if err != nil {
-		return Handles{}, fmt.Errorf("bind stream %s: %w", TaskStream, err)
+		return Handles{}, err
 	}
-	kv, err := js.KeyValue(ctx, Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return Handles{}, ErrMissing
-	}
-	if err != nil {
-		return Handles{}, fmt.Errorf("bind bucket %s: %w", Bucket, err)
-	}
-	return Handles{JS: js, Tasks: tasks, Bucket: kv}, nil
+	return Handles{JS: js, Bucket: kv}, nil
 }

@@ -43,7 +43,10 @@ type RunOptions struct {
 	Reasoning     string
 	Timeout       time.Duration
 	MaxIterations int
-	AutoApprove   []string
+	// MaxConcurrentCalls caps the tool calls of one iteration running at
+	// once, sub-agents' included; 0 means actors.MaxConcurrentCalls (10).
+	MaxConcurrentCalls int
+	AutoApprove        []string
 	// Conversation is the memory key: its transcript is loaded before the
 	// run and the turn saved after a successful one. Empty: no memory.
 	Conversation string

@@ -413,17 +413,18 @@ func (r *Run) agentConfig(prov provider.Provider, reg *tools.Registry, emitter *
 			WorkDir:        o.Cwd,
 			Asker:          r.asker,
 		},
-		Events:          emitter,
-		MaxIterations:   maxIterations(o),
-		Stream:          o.Stream,
-		ReasoningEffort: o.Reasoning,
-		Temperature:     o.Agent.Config.Temperature,
-		Price:           pricer,
-		CallPrice:       pricer, // each chat span carries its own cost
-		Warn:            func(msg string) { warn(agentName, msg) },
-		Ctx:             runCtx,
-		Telemetry:       tel,
-		Faults:          o.Faults,
+		Events:             emitter,
+		MaxIterations:      maxIterations(o),
+		MaxConcurrentCalls: o.MaxConcurrentCalls,
+		Stream:             o.Stream,
+		ReasoningEffort:    o.Reasoning,
+		Temperature:        o.Agent.Config.Temperature,
+		Price:              pricer,
+		CallPrice:          pricer, // each chat span carries its own cost
+		Warn:               func(msg string) { warn(agentName, msg) },
+		Ctx:                runCtx,
+		Telemetry:          tel,
+		Faults:             o.Faults,
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/jazz-run/jazz/approvals"
 	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/busserver"
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // Options are how to reach and authenticate to a bus.
@@ -110,22 +110,7 @@ func (o Options) WithLocal(home, identity string) (Options, error) {
 func Redact(raw string) string {
 	parts := strings.Split(raw, ",")
 	for i, p := range parts {
-		p = strings.TrimSpace(p)
-		at := strings.LastIndex(p, "@")
-		if at < 0 {
-			continue
-		}
-		start := strings.Index(p, "://") + len("://")
-		if start < len("://") || start > at {
-			start = 0
-		}
-		shown := "***"
-		if u, err := url.Parse(p); err == nil && u.User != nil {
-			if _, hasPassword := u.User.Password(); hasPassword {
-				shown = url.User(u.User.Username()).String() + ":***"
-			}
-		}
-		parts[i] = p[:start] + shown + p[at:]
+		parts[i] = secrets.URL(strings.TrimSpace(p))
 	}
 	return strings.Join(parts, ",")
 }

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // The reasons of a retried failure, as the retry line words them
@@ -147,13 +149,15 @@ func RetryAfter(v string, now time.Time) time.Duration {
 // from names where the value came from (an env var, a config key).
 func CheckBaseURL(raw, from string) error {
 	u, err := url.Parse(raw)
+	shown := secrets.URL(raw) // a password in the URL is not repeated
 	switch {
 	case err != nil:
-		return fmt.Errorf("the base URL %q (%s) is not a URL: %v", raw, from, errors.Unwrap(err))
+		// url.Error quotes the whole URL again: only its cause is said.
+		return fmt.Errorf("the base URL %q (%s) is not a URL: %v", shown, from, errors.Unwrap(err))
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("the base URL %q (%s) must start with http:// or https://", raw, from)
+		return fmt.Errorf("the base URL %q (%s) must start with http:// or https://", shown, from)
 	case u.Host == "":
-		return fmt.Errorf("the base URL %q (%s) names no host", raw, from)
+		return fmt.Errorf("the base URL %q (%s) names no host", shown, from)
 	}
 	return nil
 }

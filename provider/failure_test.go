@@ -75,6 +75,12 @@ func TestCheckBaseURL(t *testing.T) {
 			t.Errorf("CheckBaseURL(%q) = %v, want refused=%v", raw, err, bad)
 		}
 	}
+	// A refused URL's password is not repeated in the message.
+	for _, raw := range []string{"ftp://u:pw-7Qx9@host/", "https://u:pw-7Qx9@", "http://u:pw-7Qx9@[::1", "u:pw-7Qx9@host"} {
+		if err := CheckBaseURL(raw, "X"); err == nil || strings.Contains(err.Error(), "pw-7Qx9") || !strings.Contains(err.Error(), "***") {
+			t.Errorf("CheckBaseURL(%q) = %v: refused, without the password", raw, err)
+		}
+	}
 }
 
 func TestStatusOnce(t *testing.T) {

@@ -75,7 +75,7 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
 	if len(o.Ports) != 0 && len(o.Ports) != o.Nodes {
 		return nil, fmt.Errorf("bus cluster: %d ports for %d nodes", len(o.Ports), o.Nodes)
 	}
-	roles, err := ensureRoleKeys(o.Home)
+	roles, admin, adminPub, err := serverKeys(o.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -83,11 +83,6 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	admin, err := nkeys.CreateUser()
-	if err != nil {
-		return nil, fmt.Errorf("create admin key: %w", err)
-	}
-	adminPub, _ := admin.PublicKey()
 	// Routes authenticate with a password made for this cluster, so
 	// nothing else on the machine can join it as a node.
 	var pw [16]byte
@@ -164,21 +159,9 @@ func (c *Cluster) startNodes(routePorts []int, routeUser, routePass string) erro
 			// cluster without routes.
 			cluster, routes = server.ClusterOpts{}, nil
 		}
-		so := server.Options{
-			ServerName:   name,
-			Host:         "127.0.0.1",
-			Port:         port,
-			JetStream:    true,
-			StoreDir:     store,
-			NoSigs:       true,
-			NoLog:        c.o.Logf == nil,
-			MaxPayload:   8 << 20,
-			Nkeys:        users(c.roles, c.ids.approvers, c.ids.workers, c.adminPub),
-			Cluster:      cluster,
-			Routes:       routes,
-			PingInterval: 2 * time.Second,
-			MaxPingsOut:  2,
-		}
+		so := serverOptions(name, "127.0.0.1", port, store, c.o.Logf == nil, users(c.roles, c.ids.approvers, c.ids.workers, c.adminPub))
+		so.Cluster, so.Routes = cluster, routes
+		so.PingInterval, so.MaxPingsOut = 2*time.Second, 2
 		n := &clusterNode{opts: so}
 		if err := c.startNode(n); err != nil {
 			return err

@@ -103,7 +103,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.Reload <= 0 {
 		o.Reload = time.Second
 	}
-	roles, err := ensureRoleKeys(o.Home)
+	roles, admin, adminPub, err := serverKeys(o.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -115,29 +115,13 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	admin, err := nkeys.CreateUser()
-	if err != nil {
-		return nil, fmt.Errorf("create admin key: %w", err)
-	}
-	adminPub, _ := admin.PublicKey()
 	storeDir := filepath.Join(o.Home, approvals.BusDir, "jetstream")
 	if err := os.MkdirAll(storeDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create store %s: %w", storeDir, err)
 	}
-	sopts := server.Options{
-		ServerName: "jazz-bus",
-		Host:       o.Host,
-		Port:       o.Port,
-		JetStream:  true,
-		StoreDir:   storeDir,
-		NoSigs:     true, // signals belong to jazz
-		NoLog:      o.Logf == nil,
-		MaxPayload: 8 << 20,
-		Nkeys:      users(roles, approvers, workers, adminPub),
-		// A client that vanished is noticed within seconds.
-		PingInterval: 5 * time.Second,
-		MaxPingsOut:  3,
-	}
+	sopts := serverOptions("jazz-bus", o.Host, o.Port, storeDir, o.Logf == nil, users(roles, approvers, workers, adminPub))
+	// A client that vanished is noticed within seconds.
+	sopts.PingInterval, sopts.MaxPingsOut = 5*time.Second, 3
 	info := Info{PID: os.Getpid()}
 	scheme := "nats"
 	if o.TLS || o.TLSCert != "" || !IsLoopback(o.Host) {
@@ -198,6 +182,37 @@ func (s *Server) ensureAssets(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	return ensureAssets(cctx, s.srv, s.adminPub, s.admin, 1)
+}
+
+// serverKeys are the keys a bus server starts with: the role keys under
+// home (made the first time) and an admin key that lives only in this
+// process.
+func serverKeys(home string) (roles map[string]string, admin nkeys.KeyPair, adminPub string, err error) {
+	if roles, err = ensureRoleKeys(home); err != nil {
+		return nil, nil, "", err
+	}
+	if admin, err = nkeys.CreateUser(); err != nil {
+		return nil, nil, "", fmt.Errorf("create admin key: %w", err)
+	}
+	adminPub, _ = admin.PublicKey()
+	return roles, admin, adminPub, nil
+}
+
+// serverOptions are what every jazz bus server (one, or a cluster's
+// node) runs with: JetStream stored under store, jazz's signals left
+// alone, 8 MB payloads, nkey users only.
+func serverOptions(name, host string, port int, store string, quiet bool, nkeys []*server.NkeyUser) server.Options {
+	return server.Options{
+		ServerName: name,
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   store,
+		NoSigs:     true, // signals belong to jazz
+		NoLog:      quiet,
+		MaxPayload: 8 << 20,
+		Nkeys:      nkeys,
+	}
 }
 
 // ensureAssets creates every bucket and stream jazz needs (replicas

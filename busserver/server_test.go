@@ -253,8 +253,8 @@ func TestNonLoopbackNeedsTLS(t *testing.T) {
 
 func TestRedact(t *testing.T) {
 	for in, want := range map[string]string{
-		"nats://user:secret@host:4222":     "nats://%5Bredacted%5D@host:4222",
-		"nats://token@h:1,nats://a:b@h2:2": "nats://%5Bredacted%5D@h:1,nats://%5Bredacted%5D@h2:2",
+		"nats://user:secret@host:4222":     "nats://user:***@host:4222",
+		"nats://token@h:1,nats://a:b@h2:2": "nats://***@h:1,nats://a:***@h2:2",
 		"nats://127.0.0.1:4222":            "nats://127.0.0.1:4222",
 	} {
 		got := busclient.Redact(in)

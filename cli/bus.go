@@ -18,6 +18,18 @@ import (
 	"github.com/jazz-run/jazz/workstore"
 )
 
+// checkedHome is JAZZ_HOME, checked to be a directory jazz may use.
+func checkedHome(d Deps) (string, error) {
+	home, err := config.Home(d.Getenv, d.Cwd)
+	if err != nil {
+		return "", err
+	}
+	if err := config.CheckHome(home); err != nil {
+		return "", err
+	}
+	return home, nil
+}
+
 // NewBusCmd builds `jazz bus`: the shared NATS server and its identities.
 func NewBusCmd(d Deps) *cobra.Command {
 	cmd := &cobra.Command{Use: "bus", Short: "Run the NATS server runs and approvers share, and manage who may use it"}
@@ -81,11 +93,8 @@ People who decide are added with 'jazz bus add-approver'. It listens on
 generated self-signed certificate whose fingerprint clients pin.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := config.Home(d.Getenv, d.Cwd)
+			home, err := checkedHome(d)
 			if err != nil {
-				return err
-			}
-			if err := config.CheckHome(home); err != nil {
 				return err
 			}
 			o.Home = home
@@ -152,11 +161,8 @@ picks the new approver up within a second.`,
 			default:
 				return fmt.Errorf("Invalid --max-tier %q. Expected read-only, low-risk, or high-risk.", maxTier)
 			}
-			home, err := config.Home(d.Getenv, d.Cwd)
+			home, err := checkedHome(d)
 			if err != nil {
-				return err
-			}
-			if err := config.CheckHome(home); err != nil {
 				return err
 			}
 			var a approvals.Approver
@@ -227,11 +233,8 @@ each worker publish only under its own key, so a runner believes a report about 
 only from the worker that took it. A running 'jazz bus serve' lets it in within a second.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := config.Home(d.Getenv, d.Cwd)
+			home, err := checkedHome(d)
 			if err != nil {
-				return err
-			}
-			if err := config.CheckHome(home); err != nil {
 				return err
 			}
 			w, err := busserver.AddWorker(home, args[0])
@@ -268,11 +271,8 @@ workers and approvers on this machine find the cluster without --nats-url. For t
 and tests only: no TLS, loopback only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := config.Home(d.Getenv, d.Cwd)
+			home, err := checkedHome(d)
 			if err != nil {
-				return err
-			}
-			if err := config.CheckHome(home); err != nil {
 				return err
 			}
 			if nodes < 1 || nodes > 9 {

@@ -91,16 +91,19 @@ func NewDispatcher(ctx context.Context, o DispatcherOptions) (*Dispatcher, error
 			d.Close()
 		}
 	}()
-	// Heartbeats, events and re-asks are core messages: losing one costs
-	// nothing a later one does not bring.
-	for _, kind := range []string{messages.WorkKindBeat, messages.WorkKindEvent, messages.WorkKindAsk} {
-		subj := strings.TrimSuffix(messages.WorkRunWildcard(o.Pool, o.RunID), ">") + "*." + kind
-		sub, err := bus.SubscribeRaw(ctx, o.Conn, subj, func(m bus.Raw) { d.route(m.Subject, m.Value) }, bus.Unbounded())
-		if err != nil {
-			return nil, fmt.Errorf("worker pool %s: %w", o.Pool, err)
-		}
-		d.subs = append(d.subs, sub)
+	// Everything the run's workers send, as the server routes it: the
+	// heartbeats, events and re-asks (core messages: losing one costs
+	// nothing a later one does not bring), and the claims, approval
+	// requests and results too, which the stream also keeps. Heard here
+	// they cost the run no wait for the stream's replicas (a result came
+	// a millisecond later through the stream); the stream's copy, read
+	// below, is what survives a reconnect, and every handler takes a
+	// message it already has as a repeat.
+	sub, err := bus.SubscribeRaw(ctx, o.Conn, messages.WorkRunWildcard(o.Pool, o.RunID), func(m bus.Raw) { d.route(m.Subject, m.Value) }, bus.Unbounded())
+	if err != nil {
+		return nil, fmt.Errorf("worker pool %s: %w", o.Pool, err)
 	}
+	d.subs = append(d.subs, sub)
 	// Claims, approval requests and results are kept by the stream, and
 	// an ordered consumer resumes where it was after a reconnect. It
 	// starts at a fixed time, not at "new": one reset before its first

@@ -87,15 +87,30 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 	// Registered before the record is read: a cancel written meanwhile
 	// is seen by the watcher.
 	rctx, done := context.WithTimeout(j.ctx, 10*time.Second)
-	c, cancelled := readCancel(rctx, w.h.Bucket, task.TaskID)
 	var gated *messages.WorkGated
-	if !cancelled && j.attempt > 1 {
-		gated = readGated(rctx, w.h.Bucket, task.TaskID)
-	}
-	done()
-	if cancelled && (c.Below == 0 || j.attempt < c.Below) {
-		_ = msg.Term("cancelled")
-		return
+	if j.attempt == 1 {
+		// A first delivery starts at once, and its record (a task the
+		// runner gave up on while it was queued) is read beside it: the
+		// read is a round trip the child would otherwise wait for. What
+		// the agent can do meanwhile is no harm: a gated action waits for
+		// the runner, who has stopped answering.
+		go func() {
+			defer done()
+			if c, ok := readCancel(rctx, w.h.Bucket, task.TaskID); ok && j.cancelIf(c) {
+				w.logf("task %s (%s) was cancelled before it started: %s", task.TaskID, task.Place.AgentName, c.Reason)
+			}
+		}()
+	} else {
+		// A redelivery reads first: it may not run at all.
+		c, cancelled := readCancel(rctx, w.h.Bucket, task.TaskID)
+		if !cancelled {
+			gated = readGated(rctx, w.h.Bucket, task.TaskID)
+		}
+		done()
+		if cancelled && (c.Below == 0 || j.attempt < c.Below) {
+			_ = msg.Term("cancelled")
+			return
+		}
 	}
 	if gated != nil || j.attempt > MaxAttempts {
 		reason := fmt.Sprintf("its worker was lost after the gated action %s had started (attempt %d), so it is not run again: a gated action never runs twice", gatedTool(gated), j.attempt-1)
@@ -114,6 +129,9 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 	res := j.run()
 	j.over.Store(true)
 	stopBeat()
+	// The task's gate goes after its result: the runner need not wait
+	// for the teardown.
+	defer j.stopGate()
 	if errors.Is(context.Cause(j.ctx), ErrStopping) {
 		// Another worker takes it (or refuses it, if a gated action had
 		// started); its runner hears from that one.
@@ -257,17 +275,12 @@ func (j *job) run() messages.WorkResult {
 		reason := "the worker cannot run it: " + err.Error()
 		res.Kind, res.Reason = string(supervisor.FailRun), reason
 		res.Finished = messages.RunFinished{Place: t.Place, Error: reason}
+		j.cancelledAs(&res)
 		return res
 	}
 	gate := &workerGate{j: j, pending: map[int]pendingCall{}}
 	j.gate = j.w.engine.Spawn(func() actor.Receiver { return gate }, "task-gate", actor.WithID(j.token+"-"+fmt.Sprint(j.attempt)),
 		actor.WithInboxSize(16))
-	defer func() {
-		select {
-		case <-j.w.engine.Poison(j.gate).Done():
-		case <-time.After(2 * time.Second):
-		}
-	}()
 	cfg.Place = t.Place
 	cfg.Gate = j.gate
 	cfg.Root = nil
@@ -302,20 +315,38 @@ func (j *job) run() messages.WorkResult {
 	}
 	f.ToolCalls, f.Declined = nil, nil
 	res.Finished, res.Kind, res.Reason = f, string(o.Kind), o.Reason
-	if errors.Is(context.Cause(j.ctx), errCancelled) {
-		j.mu.Lock()
-		if j.reason != "" {
-			res.Reason = j.reason
-		}
-		if j.kind == supervisor.FailTimeout || j.kind == supervisor.FailCancelled {
-			res.Kind = string(j.kind)
-		}
-		j.mu.Unlock()
-	}
+	j.cancelledAs(&res)
 	tot := j.ledger.Totals()
 	res.Usage, res.UsageUnknown, res.Calls, res.Declined = tot.Usage, !tot.CostKnown, tot.ToolCalls, tot.Declined
 	res.Events = int(j.events.Load())
 	return res
+}
+
+// stopGate stops the task's gate actor, if it has one.
+func (j *job) stopGate() {
+	if j.gate == nil {
+		return
+	}
+	select {
+	case <-j.w.engine.Poison(j.gate).Done():
+	case <-time.After(2 * time.Second):
+	}
+}
+
+// cancelledAs gives a job stopped by its cancel record the record's
+// reason and kind.
+func (j *job) cancelledAs(res *messages.WorkResult) {
+	if !errors.Is(context.Cause(j.ctx), errCancelled) {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.reason != "" {
+		res.Reason = j.reason
+	}
+	if j.kind == supervisor.FailTimeout || j.kind == supervisor.FailCancelled {
+		res.Kind = string(j.kind)
+	}
 }
 
 // publishResult stores the result in the stream, once (its message id),

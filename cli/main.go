@@ -52,7 +52,10 @@ func Main() int {
 	_ = shellrun.ProtectSelf()
 	cwd, _ := os.Getwd()
 	d := Deps{IO: iostreams.System(), Getenv: os.Getenv, Cwd: cwd}
-	name := selected(NewRootCmd(d), os.Args[1:]).Name()
+	// One command tree for both the look at the command's name and the
+	// run: building it costs every process a few hundred microseconds.
+	root := NewRootCmd(d)
+	name := selected(root, os.Args[1:]).Name()
 	if name == "run" || name == "worker" {
 		// jazz run is plain by contract, and so is any jazz a tool starts
 		// from it (headless-run.md §1); a worker runs the same agents.
@@ -69,12 +72,16 @@ func Main() int {
 	if noTUI(os.Args[1:]) {
 		_ = os.Setenv("JAZZ_NO_TUI", "1")
 	}
-	return Execute(ctx, os.Args[1:], d)
+	return execute(ctx, root, os.Args[1:], d)
 }
 
 // Execute runs the command tree on args.
 func Execute(ctx context.Context, args []string, d Deps) int {
-	root := NewRootCmd(d)
+	return execute(ctx, NewRootCmd(d), args, d)
+}
+
+// execute runs root, a tree NewRootCmd(d) made and nothing ran yet.
+func execute(ctx context.Context, root *cobra.Command, args []string, d Deps) int {
 	root.SetArgs(args)
 	jsonMode := jsonRequested(root, args)
 	// Help asked for, the version and completion scripts are the answer:

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -76,6 +77,37 @@ func (o Options) WithEnv(getenv func(string) string) Options {
 	set(&o.Cert, EnvCert)
 	set(&o.Key, EnvKey)
 	return o
+}
+
+// Resolved makes every file path of o (credentials, seed, CA, client
+// certificate and key) absolute against start, the directory jazz was
+// started in, once. The connection opens and the isolation hides these
+// same values: a relative path resolved twice, against two directories
+// (--cwd is not the process's), would hide one file and read another.
+func (o Options) Resolved(start string) Options {
+	abs := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(start, *p)
+		}
+	}
+	abs(&o.Creds)
+	abs(&o.Nkey)
+	abs(&o.CA)
+	abs(&o.Cert)
+	abs(&o.Key)
+	return o
+}
+
+// SecretFiles are the files of o that hold a secret (credentials, seed,
+// client key): what no program jazz starts may read.
+func (o Options) SecretFiles() []string {
+	var out []string
+	for _, f := range []string{o.Creds, o.Nkey, o.Key} {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // WithLocal, when no URL was given, fills in the bus `jazz bus serve`

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -254,6 +253,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		loadCtx, cancel = context.WithTimeout(ctx, v.timeout)
 		defer cancel()
 	}
+	start := d.Cwd // where jazz started: relative paths of flags mean here
 	if d.Cwd, err = runCwd(o.Cwd, d.Cwd); err != nil {
 		return fail(err.Error(), 0)
 	}
@@ -322,7 +322,8 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if err != nil {
 		return fail(err.Error(), 0)
 	}
-	natsURL, natsOpts, remote, err := remoteOptions(o, v.policy, cfg, getenv, usesPool)
+	bo := runBus(o, getenv, start)
+	natsURL, natsOpts, remote, err := remoteOptions(o, bo, v.policy, cfg, usesPool)
 	if err != nil {
 		return fail(err.Error(), 0)
 	}
@@ -365,7 +366,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		FailOn:        failOn(o, maxIter),
 
 		AppendSystemPrompt: o.AppendSystemPrompt,
-		KeyFiles:           busKeyFiles(o.Bus.WithEnv(getenv), d.Cwd),
+		KeyFiles:           bo.SecretFiles(),
 	})
 	if err != nil {
 		return fail(err.Error(), 0)
@@ -483,19 +484,12 @@ func runPool(o RunOptions, cfg *config.Config) (string, bool, error) {
 	return pool, true, nil
 }
 
-// busKeyFiles are the credential files a bus connection reads (--creds,
-// --nkey, a client key, or their environment variables: b after
-// WithEnv): no tool and no program a run starts may read them.
-func busKeyFiles(b busclient.Options, cwd string) []string {
-	var out []string
-	for _, f := range []string{b.Creds, b.Nkey, b.Key} {
-		switch {
-		case f == "":
-		case filepath.IsAbs(f):
-			out = append(out, f)
-		default:
-			out = append(out, filepath.Join(cwd, f))
-		}
-	}
-	return out
+// runBus is the run's bus settings from its flags and environment, every
+// file made absolute against start (not --cwd) once: the connection reads
+// and the isolation hides these same paths (SecretFiles), so the two
+// cannot name different files.
+func runBus(o RunOptions, getenv func(string) string, start string) busclient.Options {
+	bo := o.Bus.WithEnv(getenv).Resolved(start)
+	bo.Name = "jazz-run"
+	return bo
 }

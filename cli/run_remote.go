@@ -8,6 +8,7 @@ import (
 	"github.com/jazz-run/jazz/app"
 	"github.com/jazz-run/jazz/approvals"
 	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/messages"
@@ -20,13 +21,12 @@ const DefaultApprovalTimeout = 10 * time.Minute
 // who may approve and for how long. Everything is checked before any
 // model call: a run that could never be approved fails now, not later. A
 // run that uses a worker pool (pool) needs a shared bus too: the local
-// `jazz bus serve` (or cluster) unless one is named.
-func remoteOptions(o RunOptions, policy string, cfg *config.Config, getenv func(string) string, pool bool) (string, bus.Client, *app.RemoteApprovals, error) {
+// `jazz bus serve` (or cluster) unless one is named. bo is the run's bus
+// settings (runBus), whose files the isolation hides.
+func remoteOptions(o RunOptions, bo busclient.Options, policy string, cfg *config.Config, pool bool) (string, bus.Client, *app.RemoteApprovals, error) {
 	if !o.RemoteApprovals && (o.ApprovalTimeout != "" || o.MaxRemotePolicy != "") {
 		return "", bus.Client{}, nil, fmt.Errorf("--approval-timeout and --max-remote-policy need --remote-approvals")
 	}
-	bo := o.Bus.WithEnv(getenv)
-	bo.Name = "jazz-run"
 	if bo.URL == "" && pool && !o.RemoteApprovals {
 		local, err := bo.WithLocal(cfg.Home, busserver.RoleSeedPath(cfg.Home, busserver.RoleRunner))
 		if err != nil {

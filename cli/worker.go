@@ -97,7 +97,9 @@ func runWorker(ctx context.Context, d Deps, o WorkerOptions) error {
 	for _, w := range warnings {
 		logf("%s", w)
 	}
-	bo := o.Bus.WithEnv(d.Getenv)
+	// Resolved once: the connection reads and the tasks' programs are
+	// kept from the same files.
+	bo := o.Bus.WithEnv(d.Getenv).Resolved(d.Cwd)
 	if bo, err = bo.WithLocal(home, busserver.RoleSeedPath(home, busserver.RoleWorker)); err != nil {
 		return err
 	}
@@ -134,9 +136,8 @@ func runWorker(ctx context.Context, d Deps, o WorkerOptions) error {
 			}
 		}
 	}
-	rt, err := app.NewWorkerRuntime(ctx, app.WorkerOptions{Config: cfg, Getenv: d.Getenv, WorkDir: dir, Tools: capTools,
-		KeyFiles: busKeyFiles(bo, d.Cwd),
-		Warn:     func(msg string) { logf("%s", msg) }})
+	rt, err := app.NewWorkerRuntime(ctx, app.WorkerOptions{Config: cfg, Getenv: d.Getenv, WorkDir: dir, Tools: capTools, KeyFiles: bo.SecretFiles(),
+		Warn: func(msg string) { logf("%s", msg) }})
 	if err != nil {
 		return err
 	}

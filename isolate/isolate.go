@@ -160,6 +160,12 @@ func probe(m Mode) int {
 // namespace whose first process exits), and with jazz (which the first
 // process watches). With None it changes nothing. Dir, Env and the rest
 // of SysProcAttr stay as they are.
+//
+// A relative path in hide means one relative to this process's working
+// directory, where jazz itself opens it; it is made absolute here, since
+// the namespace's first process starts in cmd.Dir and would find another
+// file (or none, and hide nothing). If that fails, so do Wrap and
+// cmd.Start: nothing runs with a secret uncovered.
 func Wrap(cmd *exec.Cmd, m Mode, hide []string) error {
 	if m == None {
 		return nil
@@ -167,11 +173,17 @@ func Wrap(cmd *exec.Cmd, m Mode, hide []string) error {
 	if cmd.Err != nil {
 		return cmd.Err
 	}
+	hide, err := absolute(hide)
+	if err != nil {
+		cmd.Err = fmt.Errorf("isolate %s: %w", cmd.Path, err)
+		return cmd.Err
+	}
 	path := cmd.Path
 	if !filepath.IsAbs(path) {
 		abs, err := filepath.Abs(path)
 		if err != nil {
-			return fmt.Errorf("isolate %s: %w", cmd.Path, err)
+			cmd.Err = fmt.Errorf("isolate %s: %w", cmd.Path, err)
+			return cmd.Err
 		}
 		path = abs
 	}
@@ -183,6 +195,23 @@ func Wrap(cmd *exec.Cmd, m Mode, hide []string) error {
 	cmd.Args = append([]string{"jazz", execArg, string(m), encodeHide(hide), path}, args...)
 	cmd.SysProcAttr = Attr(cmd.SysProcAttr, m)
 	return nil
+}
+
+// absolute is hide with each relative path joined to this process's
+// working directory.
+func absolute(hide []string) ([]string, error) {
+	out := make([]string, 0, len(hide))
+	for _, p := range hide {
+		if p != "" && !filepath.IsAbs(p) {
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return nil, fmt.Errorf("resolve the path to hide %q: %w", p, err)
+			}
+			p = abs
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // UnderInit says whether the caller's parent is the first process of

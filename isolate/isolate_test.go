@@ -152,3 +152,45 @@ func TestUnprivileged(t *testing.T) {
 		t.Fatalf("as uid 65534:\n%s", out)
 	}
 }
+
+// TestRelativeHidePaths: a relative path to hide is the file jazz itself
+// opens, relative to jazz's working directory, however far the program's
+// own directory is from it. The trampoline starts in the program's
+// directory, so resolved there it would name another file and hide
+// nothing.
+func TestRelativeHidePaths(t *testing.T) {
+	var iso Isolator
+	m := iso.Mode(context.Background())
+	if m == None {
+		t.Skipf("no isolation here: %s", iso.Why(context.Background()))
+	}
+	f := plant(t)
+	// jazz runs in the key file's directory and names it relatively; the
+	// program starts in the work directory below.
+	t.Chdir(filepath.Dir(f.keyFile))
+	rel := filepath.Base(f.keyFile)
+	// A file of the same name where the program starts: resolved against
+	// the program's directory, the relative path would cover this decoy.
+	decoy := filepath.Join(f.work, rel)
+	if err := os.WriteFile(decoy, []byte("decoy\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", `cat "$K"; cat "$D"; echo done`)
+	cmd.Dir = f.work
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "K=" + f.keyFile, "D=" + decoy}
+	if err := Wrap(cmd, m, []string{rel}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if strings.Contains(string(out), f.other) {
+		t.Fatalf("the key file named by a relative path reached the program:\n%s", out)
+	}
+	if !strings.Contains(string(out), "decoy") || !strings.HasSuffix(strings.TrimSpace(string(out)), "done") {
+		t.Fatalf("the program did not run as expected:\n%s", out)
+	}
+}

@@ -43,7 +43,7 @@ func agentTools(ctx context.Context, o RunOptions, persona personas.Persona, reg
 	if wantsMCP(names) {
 		var client *mcpclient.Client
 		var required []config.MCPServer
-		client, required, err = openMCP(ctx, o, names, getenv, warn, mcpclient.Options{Hide: sec.Hidden(o.Config.Home), Isolator: iso})
+		client, required, err = openMCP(ctx, o, names, getenv, warn, mcpclient.Options{Hide: sec.Hidden(o.Config.Home), Isolator: iso, Known: sec.Redactor()})
 		if err != nil {
 			return nil, noop, err
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/jazz-run/jazz/childproc"
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/isolate"
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/shellguard"
 )
 
@@ -65,6 +66,10 @@ type Options struct {
 	// run's key files), and Isolator how (childproc.Spec).
 	Hide     []string
 	Isolator *isolate.Isolator
+	// Known are the run's secrets by value (secrets.Set.Redactor): a
+	// variable holding one is not passed to a stdio server, whatever its
+	// name. Its declared env is passed as declared.
+	Known *secrets.Redactor
 }
 
 // Client holds the servers of one run. It is safe for concurrent use.
@@ -280,7 +285,7 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer) (*mcp.ClientSessi
 		}
 		return sess, nil, errTail, nil
 	default:
-		env := shellguard.SanitizedEnv(c.opts.Environ, nil, c.opts.Dir)
+		env := shellguard.SanitizedEnv(c.opts.Environ, nil, c.opts.Dir, c.opts.Known)
 		env = overlay(env, d.Env)
 		proc, err := childproc.Start(childproc.Spec{
 			Argv: append([]string{d.Command}, d.Args...), Env: env, Dir: c.opts.Dir, Stderr: errTail, NoCgroup: c.opts.NoCgroup,

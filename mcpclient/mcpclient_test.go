@@ -18,6 +18,7 @@ import (
 
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/mcpclient/mcptest"
+	"github.com/jazz-run/jazz/secrets"
 )
 
 func TestMain(m *testing.M) {
@@ -97,7 +98,8 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 
 func TestStdioServer(t *testing.T) {
 	def, tag := stdio(t, "test", mcptest.ModeNormal)
-	c := New([]config.MCPServer{def}, Options{Environ: []string{"PATH=/usr/bin:/bin", "HOME=/tmp", "GITHUB_TOKEN=ghp_secret", "PLAIN=1"}, Dir: t.TempDir()})
+	c := New([]config.MCPServer{def}, Options{Environ: []string{"PATH=/usr/bin:/bin", "HOME=/tmp", "GITHUB_TOKEN=ghp_secret", "PLAIN=1", "FOO=plainknownvalue0123"}, Dir: t.TempDir(),
+		Known: secrets.NewRedactor("plainknownvalue0123")})
 	defer c.Close(context.Background())
 	if n := running(t, tag); n != 0 {
 		t.Fatalf("%d processes before first use: connection must be lazy", n)
@@ -132,8 +134,9 @@ func TestStdioServer(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("server received %s, sent %s", textOf(t, r), args)
 	}
-	// The scrubbed environment, plus the declared env.
-	for name, want := range map[string]string{"GITHUB_TOKEN": "<unset>", "PLAIN": "1", "DECLARED": "yes", "GIT_TERMINAL_PROMPT": "0"} {
+	// The scrubbed environment (no variable holding a secret the run
+	// knows, whatever its name), plus the declared env.
+	for name, want := range map[string]string{"GITHUB_TOKEN": "<unset>", "FOO": "<unset>", "PLAIN": "1", "DECLARED": "yes", "GIT_TERMINAL_PROMPT": "0"} {
 		r, err := c.Call(ctx, "test", "env", json.RawMessage(`{"name":"`+name+`"}`))
 		if err != nil || textOf(t, r) != want {
 			t.Errorf("server's %s = %q (%v), want %q", name, textOf(t, r), err, want)

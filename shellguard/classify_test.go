@@ -78,7 +78,7 @@ func TestSanitizedEnv(t *testing.T) {
 		"SSH_AUTH_SOCK=/run/ssh", "SSH_AGENT_PID=1", "EDITOR=vi", "GOPATH=/go",
 		"GIT_TERMINAL_PROMPT=1", "NPM_TOKEN=npm", "LANG=de_DE.UTF-8", "XAUTHORITY=/x",
 	}
-	env := SanitizedEnv(parent, []string{"NPM_TOKEN", "SSH_AUTH_SOCK", "MISSING_KEY"}, "/work")
+	env := SanitizedEnv(parent, []string{"NPM_TOKEN", "SSH_AUTH_SOCK", "MISSING_KEY"}, "/work", nil)
 	want := map[string]string{
 		"PATH": "/opt/bin:/usr/bin", "HOME": "/home/u", "USER": "u", "LOGNAME": "u",
 		"SHELL": "/bin/sh", "LANG": "de_DE.UTF-8", "LC_ALL": "C", "LC_CTYPE": "UTF-8",
@@ -104,7 +104,7 @@ func TestSanitizedEnv(t *testing.T) {
 		seen[k] = true
 	}
 
-	bare := SanitizedEnv(nil, nil, "/w")
+	bare := SanitizedEnv(nil, nil, "/w", nil)
 	for k, v := range map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "USER": "jazz", "LOGNAME": "jazz", "PWD": "/w"} {
 		if got, _ := LookupEnv(bare, k); got != v {
 			t.Errorf("default %s = %q, want %q", k, got, v)

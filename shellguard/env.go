@@ -18,10 +18,13 @@ var allowName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 
 // secretVar says whether a variable is hidden from children unless
 // allowlisted: by its name (shell-safety.md §4's rule, widened in
-// secrets.SecretName) or by what its value looks like (a URL with
-// userinfo, an Authorization-style header, a key-shaped token, a PEM key).
-func secretVar(name, val string) bool {
-	return secrets.SecretName(name) || secrets.SecretValue(val)
+// secrets.SecretName), by what its value looks like (a URL with userinfo,
+// an Authorization-style header, a key-shaped token, a PEM key), or
+// because its value holds a secret the run knows (known: a provider key,
+// the config's, the agent's, the bus URL's), whatever the name and shape.
+// A nil known knows nothing.
+func secretVar(name, val string, known *secrets.Redactor) bool {
+	return secrets.SecretName(name) || secrets.SecretValue(val) || known.Contains(val)
 }
 
 // ErrEnvAllowlist is wrapped by every ValidateEnvAllowlist error.
@@ -50,12 +53,18 @@ type baseVar struct {
 // SanitizedEnv builds a child's environment from the parent's (KEY=VALUE
 // entries) per shell-safety.md §4: the base variables first (parent value
 // or default; GIT_TERMINAL_PROMPT forced to 0; PWD defaults to cwd), then
-// every other parent variable except secret-looking ones (by name or by
-// value) not in allowlist, and names starting with SSH_ even if
-// allowlisted. The
-// allowlist only un-hides variables the parent has; names in it that are
-// not valid variable names are ignored (ValidateEnvAllowlist reports them).
-func SanitizedEnv(parent []string, allowlist []string, cwd string) []string {
+// every other parent variable except secret ones (by name, by value
+// shape, or holding a value known tells: secretVar) not in allowlist, and
+// names starting with SSH_ even if allowlisted. A base variable whose
+// value holds a known secret gets its default. The allowlist only
+// un-hides variables the parent has; names in it that are not valid
+// variable names are ignored (ValidateEnvAllowlist reports them).
+//
+// Every program jazz starts for the model gets its environment from here
+// or from WithoutSecrets, with the run's known secrets
+// (secrets.Set.Redactor): the shell runner, custom command tools, MCP
+// stdio servers, git and the read tools' grep.
+func SanitizedEnv(parent []string, allowlist []string, cwd string, known *secrets.Redactor) []string {
 	vals := make(map[string]string, len(parent))
 	var order []string
 	for _, kv := range parent {
@@ -93,7 +102,7 @@ func SanitizedEnv(parent []string, allowlist []string, cwd string) []string {
 	for _, b := range base {
 		isBase[b.name] = true
 		v := vals[b.name]
-		if v == "" || b.name == "GIT_TERMINAL_PROMPT" {
+		if v == "" || b.name == "GIT_TERMINAL_PROMPT" || known.Contains(v) {
 			v = b.def
 		}
 		if v != "" {
@@ -110,7 +119,7 @@ func SanitizedEnv(parent []string, allowlist []string, cwd string) []string {
 		switch {
 		case isBase[name], strings.HasPrefix(name, "SSH_"):
 			continue
-		case secretVar(name, vals[name]) && !allowed[name]:
+		case secretVar(name, vals[name], known) && !allowed[name]:
 			continue
 		}
 		out = append(out, name+"="+vals[name])
@@ -118,15 +127,16 @@ func SanitizedEnv(parent []string, allowlist []string, cwd string) []string {
 	return out
 }
 
-// WithoutSecrets is parent minus every secret-looking variable (by name or
-// value) and every SSH_ one, otherwise unchanged: the environment of the
-// grep and find children, which need the user's locale and PATH as they
-// are but none of jazz's credentials.
-func WithoutSecrets(parent []string) []string {
+// WithoutSecrets is parent minus every secret variable (secretVar: by
+// name, value shape, or a value known holds) and every SSH_ one,
+// otherwise unchanged: the environment of git and of the grep and find
+// children, which need the user's locale and PATH as they are but none of
+// jazz's credentials.
+func WithoutSecrets(parent []string, known *secrets.Redactor) []string {
 	out := make([]string, 0, len(parent))
 	for _, kv := range parent {
 		name, val, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "SSH_") || secretVar(name, val) {
+		if strings.HasPrefix(name, "SSH_") || secretVar(name, val, known) {
 			continue
 		}
 		out = append(out, kv)

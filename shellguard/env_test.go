@@ -1,8 +1,11 @@
 package shellguard
 
 import (
+	"net/url"
 	"regexp"
 	"testing"
+
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // The scrub hides variables by what their values look like as well as
@@ -25,7 +28,7 @@ func TestSanitizedEnvHidesSecretValues(t *testing.T) {
 		"CURL_OPTS=--header Authorization: Bearer tok-0123456789",
 		"EDITOR=vi", "GOPATH=/go", "HTTP_PROXY=http://proxy:3128", "OLDPWD=/prev",
 	}
-	env := SanitizedEnv(parent, nil, "/w")
+	env := SanitizedEnv(parent, nil, "/w", nil)
 	for _, k := range []string{
 		"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "DATABASE_URL", "REDIS_URL", "SENTRY_DSN",
 		"MYSQL_PWD", "SMTP_PASS", "PGPASSFILE", "SOME_VAR", "CI_NOTE", "LEGACY", "BOT", "DEPLOY", "CURL_OPTS",
@@ -40,7 +43,7 @@ func TestSanitizedEnvHidesSecretValues(t *testing.T) {
 		}
 	}
 	// The allowlist still un-hides a variable the user chose.
-	if v, _ := LookupEnv(SanitizedEnv(parent, []string{"DATABASE_URL"}, "/w"), "DATABASE_URL"); v != "postgres://app:dbpass0123@db:5432/app" {
+	if v, _ := LookupEnv(SanitizedEnv(parent, []string{"DATABASE_URL"}, "/w", nil), "DATABASE_URL"); v != "postgres://app:dbpass0123@db:5432/app" {
 		t.Errorf("allowlisted DATABASE_URL = %q", v)
 	}
 }
@@ -56,14 +59,14 @@ func FuzzSanitizedEnvFloor(f *testing.F) {
 		if name == "" || regexp.MustCompile(`[=\x00]`).MatchString(name) {
 			return
 		}
-		env := SanitizedEnv([]string{name + "=" + val}, nil, "/w")
+		env := SanitizedEnv([]string{name + "=" + val}, nil, "/w", nil)
 		if isBaseName(name) {
 			return
 		}
 		if _, ok := LookupEnv(env, name); ok && (spec.MatchString(name) || len(name) > 3 && name[:4] == "SSH_") {
 			t.Fatalf("%s=%q reached the child", name, val)
 		}
-		if _, ok := LookupEnv(WithoutSecrets([]string{name + "=" + val}), name); ok && (spec.MatchString(name) || len(name) > 3 && name[:4] == "SSH_") {
+		if _, ok := LookupEnv(WithoutSecrets([]string{name + "=" + val}, nil), name); ok && (spec.MatchString(name) || len(name) > 3 && name[:4] == "SSH_") {
 			t.Fatalf("WithoutSecrets kept %s=%q", name, val)
 		}
 	})
@@ -78,8 +81,49 @@ func isBaseName(n string) bool {
 }
 
 func TestWithoutSecrets(t *testing.T) {
-	got := WithoutSecrets([]string{"PATH=/bin", "LC_ALL=de_DE.UTF-8", "OPENAI_API_KEY=sk-x", "SSH_AUTH_SOCK=/s", "DATABASE_URL=postgres://u:pw0123@h/d", "LANG=C"})
+	got := WithoutSecrets([]string{"PATH=/bin", "LC_ALL=de_DE.UTF-8", "OPENAI_API_KEY=sk-x", "SSH_AUTH_SOCK=/s", "DATABASE_URL=postgres://u:pw0123@h/d", "LANG=C"}, nil)
 	if len(got) != 3 || got[0] != "PATH=/bin" || got[1] != "LC_ALL=de_DE.UTF-8" || got[2] != "LANG=C" {
 		t.Fatalf("WithoutSecrets = %q", got)
+	}
+}
+
+// TestKnownSecretsNeverReachChildren: a secret the run knows (a provider
+// key, a config's, the bus URL's password) is dropped from a child's
+// environment whatever the variable is called and however plain its value
+// looks, in either form (SanitizedEnv, WithoutSecrets), also when
+// escaped the ways the Redactor knows; a base variable holding one gets its
+// default. Only the agent's envAllowlist keeps such a variable.
+func TestKnownSecretsNeverReachChildren(t *testing.T) {
+	key := "plainword0123456789" // no secret shape: only knowing it tells
+	known := secrets.NewRedactor(key, "pa ss/word&x")
+	parent := []string{
+		"FOO=" + key,
+		"NOTES=the key is " + key + " today",
+		"ESCAPED=" + url.QueryEscape("pa ss/word&x"),
+		"HOME=/home/" + key,
+		"EDITOR=vi", "OTHER=plain",
+	}
+	for name, env := range map[string][]string{
+		"SanitizedEnv":   SanitizedEnv(parent, nil, "/w", known),
+		"WithoutSecrets": WithoutSecrets(parent, known),
+	} {
+		for _, k := range []string{"FOO", "NOTES", "ESCAPED", "HOME"} {
+			if v, ok := LookupEnv(env, k); ok {
+				t.Errorf("%s: %s=%q reached the child", name, k, v)
+			}
+		}
+		for _, k := range []string{"EDITOR", "OTHER"} {
+			if _, ok := LookupEnv(env, k); !ok {
+				t.Errorf("%s: %s was dropped, but holds no secret", name, k)
+			}
+		}
+	}
+	// Control: without the known secrets the same variables pass, so the
+	// check is what drops them.
+	if v, _ := LookupEnv(SanitizedEnv(parent, nil, "/w", nil), "FOO"); v != key {
+		t.Fatalf("FOO without known secrets = %q: the shape check alone drops it, the test proves nothing", v)
+	}
+	if v, _ := LookupEnv(SanitizedEnv(parent, []string{"FOO"}, "/w", known), "FOO"); v != key {
+		t.Errorf("allowlisted FOO = %q", v)
 	}
 }

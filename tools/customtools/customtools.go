@@ -22,6 +22,7 @@ import (
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/tools"
 )
@@ -98,12 +99,14 @@ func (r *runner) environ() []string {
 func (r *runner) run(ctx context.Context, env *tools.Env, args json.RawMessage) tools.Result {
 	dir := ""
 	var hide []string
+	var known *secrets.Redactor
 	if env != nil {
 		dir = env.Cwd()
 		hide = env.Secrets.Hidden(env.JazzHome)
+		known = env.Secrets.Redactor()
 	}
 	stderr := &capped{limit: OutputCap}
-	childEnv := shellguard.SanitizedEnv(r.environ(), r.o.EnvAllowlist, dir)
+	childEnv := shellguard.SanitizedEnv(r.environ(), r.o.EnvAllowlist, dir, known)
 	base := r.o.BaseDir
 	if base == "" {
 		base = dir

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
 )
 
@@ -119,20 +120,26 @@ func TestCommandOutputCap(t *testing.T) {
 }
 
 // Secrets stay out of a command's environment unless the declaring
-// agent's envAllowlist names them; SSH_ variables never get in.
+// agent's envAllowlist names them; SSH_ variables never get in; nor does a
+// variable of innocent name and shape holding a secret the run knows.
 func TestCommandEnvScrub(t *testing.T) {
 	environ := func() []string {
-		return []string{"PATH=/usr/bin:/bin", "HOME=/home/u", "GITHUB_TOKEN=ghp_1", "ALLOWED_API_KEY=k2", "PLAIN=p", "SSH_AUTH_SOCK=/s", "DB_URL=postgres://u:hunter2@db/x"}
+		return []string{"PATH=/usr/bin:/bin", "HOME=/home/u", "GITHUB_TOKEN=ghp_1", "ALLOWED_API_KEY=k2", "PLAIN=p", "SSH_AUTH_SOCK=/s", "DB_URL=postgres://u:hunter2@db/x",
+			"FOO=plainknownvalue0123"}
 	}
 	tl := Tool(command(t, []string{"env"}, 5000), Options{Environ: environ, EnvAllowlist: []string{"ALLOWED_API_KEY", "SSH_AUTH_SOCK"}})
-	r := call(t, tl, t.TempDir(), `{}`)
+	e := env(t.TempDir())
+	e.Secrets = secrets.NewSet([]string{"plainknownvalue0123"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r := tl.Handler(ctx, e, json.RawMessage(`{}`))
 	out, _ := r.Value.(string)
 	for _, want := range []string{"PLAIN=p", "ALLOWED_API_KEY=k2", "GIT_TERMINAL_PROMPT=0", "HOME=/home/u"} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("env lacks %s:\n%s", want, out)
 		}
 	}
-	for _, leak := range []string{"GITHUB_TOKEN", "SSH_AUTH_SOCK", "hunter2"} {
+	for _, leak := range []string{"GITHUB_TOKEN", "SSH_AUTH_SOCK", "hunter2", "FOO="} {
 		if strings.Contains(out, leak) {
 			t.Errorf("env leaks %s:\n%s", leak, out)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // canary is a program that records every run in its marker file and
@@ -237,7 +238,8 @@ func TestUsersOwnConfigIsTrustedButNoPagerRuns(t *testing.T) {
 }
 
 // TestEnvironmentIsScrubbed: a hook (allowed under high-risk) sees no
-// secret of the parent and none of its GIT_* redirections.
+// secret of the parent and none of its GIT_* redirections, nor a variable
+// of innocent name and shape holding a secret the run knows.
 func TestEnvironmentIsScrubbed(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -249,7 +251,8 @@ func TestEnvironmentIsScrubbed(t *testing.T) {
 	}
 	setup := w.environ
 	w.environ = append(append([]string(nil), w.environ[1:]...), "PATH=relbin:"+os.Getenv("PATH"), "OPENAI_API_KEY=sk-live-123456789", "GIT_DIR="+filepath.Join(other, ".git"),
-		"GIT_WORK_TREE="+other, "GIT_CONFIG_PARAMETERS='core.hooksPath=/dev/null'", "GIT_TRACE_CURL=1", "SSH_AUTH_SOCK=/x", "HARMLESS=1")
+		"GIT_WORK_TREE="+other, "GIT_CONFIG_PARAMETERS='core.hooksPath=/dev/null'", "GIT_TRACE_CURL=1", "SSH_AUTH_SOCK=/x", "HARMLESS=1", "FOO=plainknownvalue0123")
+	w.env.Secrets = secrets.NewSet([]string{"plainknownvalue0123"}, w.env.Secrets.Files()...)
 	w.env.WorkDir = dir
 	setPolicy(w, messages.PolicyHighRisk)
 	writeFile(t, filepath.Join(dir, "README"), "changed\n")
@@ -260,7 +263,7 @@ func TestEnvironmentIsScrubbed(t *testing.T) {
 		t.Fatalf("the hook did not run: %v", err)
 	}
 	env := string(b)
-	for _, bad := range []string{"OPENAI_API_KEY", "GIT_WORK_TREE", "GIT_TRACE_CURL", "SSH_AUTH_SOCK", other, "relbin"} {
+	for _, bad := range []string{"OPENAI_API_KEY", "GIT_WORK_TREE", "GIT_TRACE_CURL", "SSH_AUTH_SOCK", other, "relbin", "plainknownvalue0123"} {
 		if strings.Contains(env, bad) {
 			t.Errorf("the child saw %s:\n%s", bad, env)
 		}

@@ -65,7 +65,7 @@ func openRepo(ctx context.Context, env *tools.Env, o Options, pathArg string, mu
 		dir = filepath.Dir(dir)
 	}
 	r := &repo{dir: dir, highRisk: tools.CurrentPolicy(env) == messages.PolicyHighRisk, environ: o.Environ}
-	r.box = &sandbox{iso: o.Isolator, hide: env.Secrets.Hidden(env.JazzHome), strict: r.highRisk}
+	r.box = &sandbox{iso: o.Isolator, hide: env.Secrets.Hidden(env.JazzHome), known: env.Secrets.Redactor(), strict: r.highRisk}
 	res := r.cmd(true).run(ctx, DefaultTimeout, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
 	if !res.ok() {
 		return fail(res.failure("git rev-parse", dir))

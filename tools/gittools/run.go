@@ -15,6 +15,7 @@ import (
 
 	"github.com/jazz-run/jazz/gitinert"
 	"github.com/jazz-run/jazz/isolate"
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/tools/capbuf"
 )
@@ -67,11 +68,22 @@ type gitCmd struct {
 type sandbox struct {
 	iso  *isolate.Isolator
 	hide []string
+	// known are the run's secrets by value: no variable holding one
+	// reaches git or what it runs.
+	known *secrets.Redactor
 	// strict: the repository's own programs may run (high-risk), so
 	// where the machine allows no isolation git is refused rather than
 	// let a hook read the secrets. Below high-risk a repository that would
 	// run programs is refused already, and git itself reads none of them.
 	strict bool
+}
+
+// knownSecrets is b's known secrets (none for a nil sandbox).
+func (b *sandbox) knownSecrets() *secrets.Redactor {
+	if b == nil {
+		return nil
+	}
+	return b.known
 }
 
 // wrap puts cmd in the sandbox, or says why git must not run.
@@ -99,7 +111,7 @@ func (g *gitCmd) env() []string {
 	}
 	src := parent()
 	var out []string
-	for _, kv := range shellguard.WithoutSecrets(src) {
+	for _, kv := range shellguard.WithoutSecrets(src, g.box.knownSecrets()) {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(name, "GIT_"), name == "PAGER", name == "EDITOR", name == "VISUAL",

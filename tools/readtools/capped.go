@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/tools/capbuf"
 )
@@ -23,14 +24,14 @@ type childOutput struct {
 
 // runCapped runs name with args in dir: no stdin (the null device), each
 // stream capped at StreamCap, killed after ChildTimeout.
-func runCapped(ctx context.Context, dir, name string, args ...string) childOutput {
+func runCapped(ctx context.Context, known *secrets.Redactor, dir, name string, args ...string) childOutput {
 	ctx, cancel := context.WithTimeout(ctx, ChildTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	// None of jazz's credentials: the child could be pointed at its own
 	// /proc/self/environ, and needs only PATH and the locale.
-	cmd.Env = shellguard.WithoutSecrets(os.Environ())
+	cmd.Env = shellguard.WithoutSecrets(os.Environ(), known)
 	// Grandchildren holding the pipes must not hang Wait past the kill.
 	cmd.WaitDelay = time.Second
 	out := &capbuf.Buffer{Limit: StreamCap}

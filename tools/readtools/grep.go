@@ -154,14 +154,14 @@ func grepHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools
 	var out childOutput
 	if _, err := exec.LookPath("rg"); err == nil {
 		backend = "ripgrep"
-		out = runCapped(ctx, dir, "rg", q.ripgrepArgs()...)
+		out = runCapped(ctx, env.Secrets.Redactor(), dir, "rg", q.ripgrepArgs()...)
 		if out.exitCode > 1 || out.err != nil {
 			// The spec falls back to grep when rg fails, but keeps
 			// reporting the backend it chose first.
-			out = runCapped(ctx, dir, "grep", q.systemGrepArgs()...)
+			out = runCapped(ctx, env.Secrets.Redactor(), dir, "grep", q.systemGrepArgs()...)
 		}
 	} else {
-		out = runCapped(ctx, dir, "grep", q.systemGrepArgs()...)
+		out = runCapped(ctx, env.Secrets.Redactor(), dir, "grep", q.systemGrepArgs()...)
 	}
 	switch {
 	case out.timedOut:

@@ -254,7 +254,7 @@ func (s *shell) propose(ctx context.Context, env *tools.Env, raw json.RawMessage
 // the sanitized environment, hardened (AutoEnv for an automatic
 // approval), with no pager, editor or prompt.
 func (s *shell) childEnv(env *tools.Env, dir string, j shellguard.Judgement) []string {
-	out := j.ChildEnv(shellguard.SanitizedEnv(s.environ(), env.EnvAllowlist, env.Cwd()))
+	out := j.ChildEnv(shellguard.SanitizedEnv(s.environ(), env.EnvAllowlist, env.Cwd(), env.Secrets.Redactor()))
 	return append(out, "PAGER=cat", "GIT_EDITOR=false", "GIT_TERMINAL_PROMPT=0", "PWD="+dir)
 }
 

@@ -20,8 +20,15 @@ type Entry struct {
 
 // ListArgs are git's arguments that list every setting in effect, with
 // scope and origin, NUL-separated; Parse reads what they print.
+//
+// Includes are not followed: the listing runs outside jazz's isolation
+// (shellguard.RepoProblem, before anything is approved), and a
+// repository's include.path can name any file, JAZZ_HOME's config or a
+// key file among them, for git's parser to read and print. The include
+// directives themselves are listed, and judged as risks (InertKey): what
+// they would bring in is not read, so it cannot be judged inert.
 func ListArgs() []string {
-	return []string{"config", "--list", "--show-scope", "--show-origin", "-z"}
+	return []string{"config", "--list", "--no-includes", "--show-scope", "--show-origin", "-z"}
 }
 
 // Parse reads the output of git run with ListArgs.
@@ -43,8 +50,9 @@ func (e Entry) String() string {
 }
 
 // Risks are the settings of entries that the repository holds (local and
-// worktree scopes, with the files they include) and that are not known
-// to be inert, each as "key (file)".
+// worktree scopes; an include directive among them, since the file it
+// names is not read) and that are not known to be inert, each as "key
+// (file)".
 func Risks(entries []Entry) []string {
 	var risks []string
 	for _, e := range entries {

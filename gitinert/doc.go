@@ -8,9 +8,11 @@
 // The repository's configuration is what git itself reads in the
 // directory it runs in: discovery upward from there, a `.git` file that
 // points elsewhere, the common directory of a linked worktree, the
-// worktree scope, and every file they include. It is listed by git
-// (`git config --list --show-scope --show-origin`), so the check reads
-// exactly what git will, and each key of the local and worktree scopes
+// worktree scope. It is listed by git (`git config --list --no-includes
+// --show-scope --show-origin`), so the check reads what git will, except
+// included files: the listing runs outside jazz's isolation, and an
+// include could point git's parser at a file jazz hides (its config, a
+// key file). An include directive is a risk. Each key of the local and worktree scopes
 // is judged against an allowlist of inert settings (InertKey): a key
 // git may understand that is not on it counts as a risk. The user's
 // system and global configuration are theirs and trusted.

@@ -17,7 +17,7 @@ func TestInertKey(t *testing.T) {
 		"core.filemode": true, "core.fsmonitor": false, "core.pager": false, "core.hookspath": false,
 		"core.sshcommand": false, "diff.external": false, "diff.evil.textconv": false, "filter.lfs.clean": false,
 		"credential.helper": false, "credential.https://x.helper": false, "remote.origin.url": true,
-		"remote.origin.uploadpack": false, "include.path": true, "includeif.gitdir:/x/.path": false,
+		"remote.origin.uploadpack": false, "include.path": false, "includeif.gitdir:/x/.path": false,
 		"alias.st": true, "user.name": true, "gpg.program": false, "bogus": false, "newsection.key": false,
 	} {
 		if got := gitinert.InertKey(key); got != want {
@@ -49,9 +49,11 @@ func git(t *testing.T, dir string, args ...string) {
 }
 
 // List reads what git itself reads: a repository found upward from a
-// subdirectory, the file a .git file points to, included files, with
-// each setting's scope and file; Risks and AliasRisks judge the
-// repository's own settings only.
+// subdirectory, the file a .git file points to, with each setting's scope
+// and file; Risks and AliasRisks judge the repository's own settings
+// only. An include is a risk of its own, and the file it names is not
+// read: it may be one jazz hides, and the listing runs outside the
+// isolation.
 func TestListJudgesTheRepositoryGitFinds(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
@@ -68,7 +70,8 @@ func TestListJudgesTheRepositoryGitFinds(t *testing.T) {
 	git(t, repo, "config", "core.fsmonitor", "touch pwn")
 	git(t, repo, "config", "alias.st", "!touch pwn")
 	git(t, repo, "config", "include.path", filepath.Join(root, "inc"))
-	if err := os.WriteFile(filepath.Join(root, "inc"), []byte("[diff]\n\texternal = touch pwn\n"), 0o644); err != nil {
+	const secret = "sk-included-secret-0123456789"
+	if err := os.WriteFile(filepath.Join(root, "inc"), []byte("[diff]\n\texternal = touch pwn\n[jazz]\n\tapikey = "+secret+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[core]\n\tpager = less\n[alias]\n\tlg = log\n"), 0o644); err != nil {
@@ -85,8 +88,13 @@ func TestListJudgesTheRepositoryGitFinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		risks := strings.Join(gitinert.Risks(entries), ", ")
-		if !strings.Contains(risks, "core.fsmonitor (") || !strings.Contains(risks, "diff.external ("+filepath.Join(root, "inc")+")") || strings.Contains(risks, "core.pager") {
+		if !strings.Contains(risks, "core.fsmonitor (") || !strings.Contains(risks, "include.path (") || strings.Contains(risks, "core.pager") {
 			t.Fatalf("%s: risks %s", dir, risks)
+		}
+		for _, e := range entries {
+			if strings.Contains(e.Origin, filepath.Join(root, "inc")) || strings.Contains(e.Value, secret) {
+				t.Fatalf("%s: the included file outside the repository was read: %+v", dir, e)
+			}
 		}
 		if a := gitinert.AliasRisks(entries, []string{"status", "ST", "lg"}); len(a) != 1 || !strings.HasPrefix(a[0], "alias.st (") {
 			t.Fatalf("%s: alias risks %q", dir, a)

@@ -59,9 +59,10 @@ func InertKey(key string) bool {
 		return (sub == "" && name == "repositoryformatversion") || (sub != "" && in(name, "access", "locksverify"))
 	case "maintenance":
 		return sub != "" && name == "enabled" || sub == "" && in(name, "auto", "strategy")
-	case "include":
-		// The included file's own keys are listed (and judged) with it.
-		return sub == "" && name == "path"
+	case "include", "includeif":
+		// An included file is not read (ListArgs): what it sets is
+		// unknown, so it is not inert.
+		return false
 	}
 	if sub != "" {
 		// Named drivers (diff.<d>.command, merge.<d>.driver, filter.<f>.clean,

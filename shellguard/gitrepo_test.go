@@ -107,3 +107,37 @@ func TestRepoProblem(t *testing.T) {
 		t.Fatalf("a computed cd: %q", why)
 	}
 }
+
+// TestRepoProblemReadsNoIncludedFile: the check runs before anything is
+// approved and outside jazz's isolation, so a repository's include must
+// not make git read the file it names (JAZZ_HOME's config, a key file):
+// the include itself is the risk named, and nothing of the included
+// file, its keys or its values, reaches the answer.
+func TestRepoProblemReadsNoIncludedFile(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root := t.TempDir()
+	env := AutoEnv([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"})
+	secret := filepath.Join(root, "secret-home", "keys")
+	if err := os.MkdirAll(filepath.Dir(secret), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("[vault]\n\tsealedtoken = sk-never-read-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(root, "repo")
+	for _, args := range [][]string{{"init", "-q", repo}, {"-C", repo, "config", "include.path", secret},
+		{"-C", repo, "config", "includeIf.gitdir:" + repo + "/.path", secret}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	why := RepoProblem(context.Background(), "git status", repo, env)
+	if !strings.Contains(why, "include.path (") || !strings.Contains(why, "includeif.gitdir:") {
+		t.Fatalf("RepoProblem = %q, want the includes named", why)
+	}
+	if strings.Contains(why, "vault") || strings.Contains(why, "sealedtoken") || strings.Contains(why, "sk-never") {
+		t.Fatalf("the included file was read: %q", why)
+	}
+}

@@ -94,7 +94,7 @@ func Repos(t testing.TB, root string) []Repo {
 		func(d, c string) {
 			write(t, filepath.Join(d, ".git", "hooks", "post-index-change"), "#!/bin/sh\nexec '"+c+"'\n", 0o755)
 		})
-	add(Repo{Name: "include", Command: "git status", Knob: "core.fsmonitor", Fires: true},
+	add(Repo{Name: "include", Command: "git status", Knob: "include.path", Fires: true},
 		func(d, c string) {
 			inc := filepath.Join(filepath.Dir(d), "include-extra.cfg")
 			write(t, inc, "[core]\n\tfsmonitor = "+c+"\n", 0o644)

@@ -154,7 +154,7 @@ func TestEachRiskyKeyRefuses(t *testing.T) {
 		{"merge options", "branch.main.mergeoptions", func(d string) { w.git(d, "config", "branch.main.mergeOptions", "-s evil") }},
 		{"submodule update command", "submodule.s.update", func(d string) { w.git(d, "config", "submodule.s.update", "!"+prog) }},
 		{"an unknown key", "core.somethingnew", func(d string) { w.git(d, "config", "core.somethingNew", "1") }},
-		{"include", "core.fsmonitor", func(d string) {
+		{"include", "include.path", func(d string) {
 			writeFile(t, filepath.Join(d, "shared.gitconfig"), "[core]\n\tfsmonitor = "+prog+"\n")
 			w.git(d, "config", "include.path", "../shared.gitconfig")
 		}},

@@ -142,7 +142,8 @@ func guardOf(env *tools.Env) secrets.Guard {
 }
 
 // configRisks lists the settings of the repository's own configuration
-// (local and worktree scopes, with the files they include) that are not
+// (local and worktree scopes; includes not followed, so an include is a
+// risk) that are not
 // known to be inert (gitinert.Risks). The user's system and global
 // configuration are theirs and trusted; command-line values are jazz's
 // overrides.

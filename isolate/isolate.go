@@ -30,6 +30,7 @@ package isolate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -92,6 +93,15 @@ type Isolator struct {
 	once sync.Once
 	mode Mode
 	why  string
+}
+
+// Fixed is an Isolator that answers m (and why, for None) without a
+// probe: for callers that found the mode elsewhere, and for tests of what
+// each mode makes a caller do.
+func Fixed(m Mode, why string) *Isolator {
+	i := &Isolator{mode: m, why: why}
+	i.once.Do(func() {})
+	return i
 }
 
 // Mode is the best mode a probe child could build, or None; the probe
@@ -178,6 +188,12 @@ func Wrap(cmd *exec.Cmd, m Mode, hide []string) error {
 		cmd.Err = fmt.Errorf("isolate %s: %w", cmd.Path, err)
 		return cmd.Err
 	}
+	if cmd.Dir != "" {
+		if c := Covering(cmd.Dir, hide); c != "" {
+			cmd.Err = errors.New(InHidden(cmd.Dir, c))
+			return cmd.Err
+		}
+	}
 	path := cmd.Path
 	if !filepath.IsAbs(path) {
 		abs, err := filepath.Abs(path)
@@ -195,6 +211,42 @@ func Wrap(cmd *exec.Cmd, m Mode, hide []string) error {
 	cmd.Args = append([]string{"jazz", execArg, string(m), encodeHide(hide), path}, args...)
 	cmd.SysProcAttr = Attr(cmd.SysProcAttr, m)
 	return nil
+}
+
+// Covering is the path of hide that dir lies in (dir itself or a
+// directory above it), symlinks resolved on both sides, or "". In Wrap's
+// view that path is an empty mount: a program started in dir would find
+// its directory gone or empty, and a directory pinned there would look
+// changed.
+func Covering(dir string, hide []string) string {
+	d := resolved(dir)
+	for _, h := range hide {
+		if h == "" {
+			continue
+		}
+		r := resolved(h)
+		if rel, err := filepath.Rel(r, d); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return h
+		}
+	}
+	return ""
+}
+
+// resolved is p absolute with its symlinks followed as far as it exists.
+func resolved(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// InHidden is the answer to a program asked to start in dir, which lies
+// in covered, a path hidden from every program jazz starts.
+func InHidden(dir, covered string) string {
+	return fmt.Sprintf("the working directory %s is inside %s, which jazz hides from the programs it starts because it holds jazz's own secrets (JAZZ_HOME, its config or key files): there it is an empty directory. Work in a directory outside it", dir, covered)
 }
 
 // absolute is hide with each relative path joined to this process's

@@ -194,3 +194,32 @@ func TestRelativeHidePaths(t *testing.T) {
 		t.Fatalf("the program did not run as expected:\n%s", out)
 	}
 }
+
+// TestWrapRefusesAHiddenWorkingDirectory: a program told to start inside
+// a hidden directory would find it empty; Wrap says why instead, and
+// cmd.Start fails with that reason even for a caller that ignores Wrap's
+// answer. Covering sees through symlinks.
+func TestWrapRefusesAHiddenWorkingDirectory(t *testing.T) {
+	f := plant(t)
+	inside := filepath.Join(f.home, "agents")
+	via := filepath.Join(f.work, "link", "agents") // link -> home
+	for _, dir := range []string{f.home, inside, via} {
+		if got := Covering(dir, []string{f.keyFile, f.home}); got != f.home {
+			t.Errorf("Covering(%s) = %q, want %s", dir, got, f.home)
+		}
+		cmd := exec.Command("/bin/true")
+		cmd.Dir = dir
+		if err := Wrap(cmd, Namespaces, []string{f.home}); err == nil || !strings.Contains(err.Error(), "is inside "+f.home) {
+			t.Fatalf("Wrap in %s: %v", dir, err)
+		}
+		if err := cmd.Start(); err == nil {
+			_ = cmd.Wait()
+			t.Fatalf("started in %s", dir)
+		}
+	}
+	for _, dir := range []string{f.work, filepath.Dir(f.home), f.home + "x"} {
+		if got := Covering(dir, []string{f.keyFile, f.home}); got != "" {
+			t.Errorf("Covering(%s) = %q, want none", dir, got)
+		}
+	}
+}

@@ -52,6 +52,9 @@ type Options struct {
 	// MemoryLimit is each process's data limit in bytes, and
 	// ShellMemoryLimit the interpreter's own; 0 means shellrun's defaults.
 	MemoryLimit, ShellMemoryLimit int64
+	// Isolator finds how commands are kept from jazz's secrets; nil
+	// probes this machine.
+	Isolator *isolate.Isolator
 }
 
 // Args are execute_command's validated arguments; they are also the
@@ -133,7 +136,10 @@ const twinSchema = `{
 // classifier.
 func Tools(opts Options) []tools.Tool {
 	s := &shell{environ: opts.Environ, deny: shellguard.Builtin, memory: opts.MemoryLimit, shellMemory: opts.ShellMemoryLimit,
-		runners: &shellrun.Pool{}, isolator: &isolate.Isolator{}}
+		runners: &shellrun.Pool{}, isolator: opts.Isolator}
+	if s.isolator == nil {
+		s.isolator = &isolate.Isolator{}
+	}
 	if s.environ == nil {
 		s.environ = os.Environ
 	}
@@ -214,6 +220,9 @@ func (s *shell) propose(ctx context.Context, env *tools.Env, raw json.RawMessage
 	if err != nil {
 		return tools.Fail("Working directory " + wd + ": " + err.Error())
 	}
+	if why := s.unseen(ctx, env, real); why != "" {
+		return tools.Fail(why)
+	}
 	shown := real
 	if real != wd {
 		shown = fmt.Sprintf("%s (resolved from %s)", real, wd)
@@ -286,6 +295,21 @@ func hidden(env *tools.Env) []string {
 	return env.Secrets.Hidden(env.JazzHome)
 }
 
+// unseen says why a command cannot run in dir: it lies in a path hidden
+// from the programs jazz starts (JAZZ_HOME, most likely), so the runner
+// would find it empty; "" when it can. Said up front, before an approval
+// and in place of the runner's "changed since it was approved".
+func (s *shell) unseen(ctx context.Context, env *tools.Env, dir string) string {
+	hide := hidden(env)
+	if len(hide) == 0 || s.isolator.Mode(ctx) == isolate.None {
+		return ""
+	}
+	if c := isolate.Covering(dir, hide); c != "" {
+		return "Not run: " + isolate.InHidden(dir, c) + "."
+	}
+	return ""
+}
+
 // notPinned refuses a twin call without the propose half's pin: only the
 // gate runs the twin, with the arguments the propose half produced.
 const notPinned = "This execute_command approval carries no pinned working directory; propose the command again."
@@ -310,6 +334,9 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 	// before it starts.
 	if err := shellrun.CheckDir(dir, a.WorkingDirectoryState); err != nil {
 		return tools.Fail(err.Error())
+	}
+	if why := s.unseen(ctx, env, dir); why != "" {
+		return tools.Fail(why)
 	}
 	childEnv := s.childEnv(env, dir, judgement)
 

@@ -225,6 +225,9 @@ func Covering(dir string, hide []string) string {
 			continue
 		}
 		r := resolved(h)
+		if r == "/" {
+			continue // never hidden: Enter refuses it with its own reason
+		}
 		if rel, err := filepath.Rel(r, d); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 			return h
 		}

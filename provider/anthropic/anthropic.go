@@ -15,14 +15,12 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"unicode/utf8"
 
@@ -55,7 +53,7 @@ type Options struct {
 // Client is one Messages endpoint. It is safe for concurrent use.
 type Client struct {
 	opts Options
-	url  string
+	ep   provider.Endpoint
 }
 
 // New builds a Client. It does no I/O.
@@ -71,7 +69,11 @@ func New(opts Options) *Client {
 	if !strings.HasSuffix(base, "/v1") {
 		base += "/v1"
 	}
-	return &Client{opts: opts, url: base + "/messages"}
+	h := http.Header{}
+	h.Set("Anthropic-Version", Version)
+	h.Set("X-Api-Key", opts.APIKey)
+	return &Client{opts: opts, ep: provider.Endpoint{Name: "anthropic", BaseURL: opts.BaseURL, URL: base + "/messages",
+		Client: opts.HTTPClient, Header: h, Message: errorMessage}}
 }
 
 var _ provider.Provider = (*Client)(nil)
@@ -85,43 +87,12 @@ func (c *Client) Chat(ctx context.Context, req provider.Request, onDelta func(pr
 	if err != nil {
 		return provider.Response{}, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return provider.Response{}, fmt.Errorf("anthropic: build request: %w", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Anthropic-Version", Version)
-	hreq.Header.Set("X-Api-Key", c.opts.APIKey)
-	if req.Stream {
-		hreq.Header.Set("Accept", "text/event-stream")
-	} else {
-		hreq.Header.Set("Accept", "application/json")
-	}
-	resp, err := c.opts.HTTPClient.Do(hreq)
-	if err != nil {
-		return provider.Response{}, c.transportError(ctx, err)
-	}
-	defer resp.Body.Close()
-	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
-	defer stop()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return provider.Response{}, provider.StatusFailure(resp, raw, errorMessage)
-	}
-	answer, err := provider.CheckAnswer("anthropic", resp)
-	if err != nil {
-		return provider.Response{}, err
-	}
-	var out provider.Response
-	if req.Stream {
-		out, err = readStream(answer, onDelta)
-	} else {
-		out, err = readBatch(answer)
-	}
-	if err != nil {
-		return provider.Response{}, c.readError(ctx, err)
-	}
-	return out, nil
+	return c.ep.Exchange(ctx, body, req.Stream, func(answer io.Reader) (provider.Response, error) {
+		if req.Stream {
+			return readStream(answer, onDelta)
+		}
+		return readBatch(answer)
+	})
 }
 
 // maxTokens is the answer cap: the option, else 8192 (4096 for the
@@ -290,7 +261,7 @@ func toolInput(args string) json.RawMessage {
 func readBatch(r io.Reader) (provider.Response, error) {
 	var wr wireResponse
 	if err := json.NewDecoder(r).Decode(&wr); err != nil {
-		return provider.Response{}, &malformedError{fmt.Errorf("decode response: %w", err)}
+		return provider.Response{}, &provider.MalformedAnswer{Err: fmt.Errorf("decode response: %w", err)}
 	}
 	if wr.Error != nil {
 		return provider.Response{}, eventError(wr.Error)
@@ -305,14 +276,6 @@ func readBatch(r io.Reader) (provider.Response, error) {
 	a.done = true
 	return a.response(), nil
 }
-
-// malformedError is an answer the client could not parse: retried as a
-// network issue (a proxy cut or mangled the stream), and the retry policy
-// falls back to a batch call.
-type malformedError struct{ err error }
-
-func (e *malformedError) Error() string { return e.err.Error() }
-func (e *malformedError) Unwrap() error { return e.err }
 
 // errorMessage extracts the message of an error body
 // ({"type":"error","error":{"type","message"}}), else the raw text.
@@ -365,34 +328,4 @@ func eventError(e *wireError) error {
 		msg = e.Type + ": " + msg
 	}
 	return provider.ClassifyStatus(status, cut(msg, 500))
-}
-
-// transportError maps a failed round trip; a ctx that ended is the
-// caller's doing, never retried.
-func (c *Client) transportError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("anthropic: %w", context.Cause(ctx))
-	}
-	inner := err
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		inner = ue.Err
-	}
-	return provider.NetworkError(fmt.Errorf("cannot reach anthropic at %s: %w", c.opts.BaseURL, inner), "")
-}
-
-// readError maps a failure while reading a 2xx answer.
-func (c *Client) readError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("anthropic: %w", context.Cause(ctx))
-	}
-	var pe *provider.Error
-	if errors.As(err, &pe) {
-		return err
-	}
-	var me *malformedError
-	if errors.As(err, &me) {
-		return provider.Malformed("anthropic", me.err)
-	}
-	return provider.NetworkError(fmt.Errorf("anthropic: connection lost while reading the answer: %w", err), "")
 }

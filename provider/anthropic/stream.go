@@ -28,7 +28,7 @@ func readStream(r io.Reader, onDelta func(provider.Delta)) (provider.Response, e
 	})
 	if err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return provider.Response{}, &malformedError{fmt.Errorf("an SSE line is longer than %d bytes", maxSSELine)}
+			return provider.Response{}, &provider.MalformedAnswer{Err: fmt.Errorf("an SSE line is longer than %d bytes", maxSSELine)}
 		}
 		return provider.Response{}, err
 	}
@@ -70,17 +70,17 @@ func (a *assembler) emit(d provider.Delta) {
 func (a *assembler) event(data []byte) error {
 	var ev wireEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return &malformedError{fmt.Errorf("bad JSON in a stream event (%v): %s", err, cut(string(data), 200))}
+		return &provider.MalformedAnswer{Err: fmt.Errorf("bad JSON in a stream event (%v): %s", err, cut(string(data), 200))}
 	}
 	switch ev.Type {
 	case "message_start":
 		if ev.Message == nil {
-			return &malformedError{errors.New("message_start without a message")}
+			return &provider.MalformedAnswer{Err: errors.New("message_start without a message")}
 		}
 		a.start(ev.Message)
 	case "content_block_start":
 		if ev.ContentBlock == nil {
-			return &malformedError{errors.New("content_block_start without a block")}
+			return &provider.MalformedAnswer{Err: errors.New("content_block_start without a block")}
 		}
 		a.blockStart(ev.Index, ev.ContentBlock)
 	case "content_block_delta":

@@ -9,7 +9,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,7 +64,7 @@ func DefaultReasoning(effort string) map[string]any {
 // Client is one Chat Completions endpoint. It is safe for concurrent use.
 type Client struct {
 	opts Options
-	url  string
+	ep   provider.Endpoint
 }
 
 // New builds a Client. It does no I/O.
@@ -79,7 +78,16 @@ func New(opts Options) *Client {
 	if opts.Name == "" {
 		opts.Name = "openai"
 	}
-	return &Client{opts: opts, url: strings.TrimRight(opts.BaseURL, "/") + "/chat/completions"}
+	h := http.Header{}
+	if opts.APIKey != "" {
+		h.Set("Authorization", "Bearer "+opts.APIKey)
+	}
+	for k, v := range opts.Headers {
+		h.Set(k, v)
+	}
+	return &Client{opts: opts, ep: provider.Endpoint{Name: opts.Name, BaseURL: opts.BaseURL,
+		URL: strings.TrimRight(opts.BaseURL, "/") + "/chat/completions", Client: opts.HTTPClient, Header: h,
+		Message: errorMessage, UnreachableHint: opts.UnreachableHint}}
 }
 
 var _ provider.Provider = (*Client)(nil)
@@ -93,52 +101,12 @@ func (c *Client) Chat(ctx context.Context, req provider.Request, onDelta func(pr
 	if err != nil {
 		return provider.Response{}, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return provider.Response{}, fmt.Errorf("%s: build request: %w", c.opts.Name, err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if req.Stream {
-		hreq.Header.Set("Accept", "text/event-stream")
-	} else {
-		hreq.Header.Set("Accept", "application/json")
-	}
-	if c.opts.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
-	}
-	for k, v := range c.opts.Headers {
-		hreq.Header.Set(k, v)
-	}
-
-	resp, err := c.opts.HTTPClient.Do(hreq)
-	if err != nil {
-		return provider.Response{}, c.transportError(ctx, err)
-	}
-	defer resp.Body.Close()
-	// net/http already aborts the body read when ctx ends; closing it here
-	// too makes the wake-up immediate whatever the transport.
-	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
-	defer stop()
-
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return provider.Response{}, statusError(resp)
-	}
-	answer, err := provider.CheckAnswer(c.opts.Name, resp)
-	if err != nil {
-		return provider.Response{}, err
-	}
-	if req.Stream {
-		out, err := readStream(answer, onDelta)
-		if err != nil {
-			return provider.Response{}, c.readError(ctx, err)
+	return c.ep.Exchange(ctx, body, req.Stream, func(answer io.Reader) (provider.Response, error) {
+		if req.Stream {
+			return readStream(answer, onDelta)
 		}
-		return out, nil
-	}
-	out, err := readBatch(answer)
-	if err != nil {
-		return provider.Response{}, c.readError(ctx, err)
-	}
-	return out, nil
+		return readBatch(answer)
+	})
 }
 
 // requestBody builds the JSON body. Errors here are the caller's (never
@@ -223,7 +191,7 @@ func toWire(m messages.ChatMessage) (wireMessage, error) {
 func readBatch(r io.Reader) (provider.Response, error) {
 	var cr wireCompletion
 	if err := json.NewDecoder(r).Decode(&cr); err != nil {
-		return provider.Response{}, &malformedError{fmt.Errorf("decode response: %w", err)}
+		return provider.Response{}, &provider.MalformedAnswer{Err: fmt.Errorf("decode response: %w", err)}
 	}
 	if cr.Error != nil {
 		return provider.Response{}, cr.Error.asError()
@@ -233,7 +201,7 @@ func readBatch(r io.Reader) (provider.Response, error) {
 		out.Usage, out.UsageReported = cr.Usage.toUsage(), true
 	}
 	if len(cr.Choices) == 0 {
-		return out, &malformedError{errors.New("response has no choices")}
+		return out, &provider.MalformedAnswer{Err: errors.New("response has no choices")}
 	}
 	msg := cr.Choices[0].Message
 	var sp thinkSplitter

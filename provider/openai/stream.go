@@ -32,7 +32,7 @@ func readStream(r io.Reader, onDelta func(provider.Delta)) (provider.Response, e
 	})
 	if err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return provider.Response{}, &malformedError{fmt.Errorf("an SSE line is longer than %d bytes", maxSSELine)}
+			return provider.Response{}, &provider.MalformedAnswer{Err: fmt.Errorf("an SSE line is longer than %d bytes", maxSSELine)}
 		}
 		return provider.Response{}, err
 	}
@@ -71,7 +71,7 @@ func (a *assembler) emit(d provider.Delta) {
 func (a *assembler) chunk(data []byte) error {
 	var c wireChunk
 	if err := json.Unmarshal(data, &c); err != nil {
-		return &malformedError{fmt.Errorf("bad JSON in a stream event (%v): %s", err, cut(string(data)))}
+		return &provider.MalformedAnswer{Err: fmt.Errorf("bad JSON in a stream event (%v): %s", err, cut(string(data)))}
 	}
 	if c.Error != nil {
 		return c.Error.asError()

@@ -532,6 +532,7 @@ func (r *Run) save(f messages.RunFinished) error {
 func (r *Run) teardown(ctx context.Context) {
 	r.cancel()
 	<-r.engine.PoisonCtx(ctx, r.root).Done()
+	flushEngineLog(ctx, r.engine)
 	// RunFinished reached the server, for whoever watches the bus.
 	_ = r.bus.Flush(ctx)
 	if r.sink != nil {

@@ -253,12 +253,14 @@ func TestNonLoopbackNeedsTLS(t *testing.T) {
 
 func TestRedact(t *testing.T) {
 	for in, want := range map[string]string{
-		"nats://user:secret@host:4222":     "nats://user:***@host:4222",
-		"nats://token@h:1,nats://a:b@h2:2": "nats://***@h:1,nats://a:***@h2:2",
-		"nats://127.0.0.1:4222":            "nats://127.0.0.1:4222",
+		"nats://user:secret@host:4222":           "nats://user:***@host:4222",
+		"nats://secret@h:1,nats://a:secret@h2:2": "nats://***@h:1,nats://a:***@h2:2",
+		"nats://u:se@cret@host":                  "nats://u:***@host",
+		"tls://u:%73ecret@host":                  "tls://u:***@host",
+		"nats://127.0.0.1:4222":                  "nats://127.0.0.1:4222",
 	} {
 		got := busclient.Redact(in)
-		if got != want || strings.Contains(got, "secret") {
+		if got != want || strings.Contains(got, "secret") || strings.Contains(got, "cret") {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
 	}

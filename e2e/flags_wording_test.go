@@ -43,7 +43,7 @@ func TestDebugAndVerboseLog(t *testing.T) {
 	if r.code != 0 || r.stdout != "four\n" {
 		t.Fatalf("exit %d stdout %q", r.code, r.stdout)
 	}
-	for _, want := range []string{`level=INFO msg="jazz run"`, "agent=x", "model=openai/gpt-4o-mini", "tools=read_file", `level=DEBUG msg="Actor started"`} {
+	for _, want := range []string{`level=INFO msg="jazz run"`, "agent=x", "model=openai/gpt-4o-mini", "tools=read_file", `level=DEBUG msg="Actor started"`, `msg="Actor stopped" pid=local/run/`} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("--debug stderr lacks %q:\n%s", want, r.stderr)
 		}
@@ -60,6 +60,11 @@ func TestDebugAndVerboseLog(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "Actor started") {
 		t.Errorf("the engine's log is missing under --events:\n%s", r.stderr)
+	}
+	// The engine logs after the fact, from its own actor: the log is
+	// complete at exit, down to the run actor's stop.
+	if !strings.Contains(r.stderr, `msg=\"Actor stopped\" pid=local/run/`) {
+		t.Errorf("the engine's last lines are missing under --events:\n%s", r.stderr)
 	}
 }
 

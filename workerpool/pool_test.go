@@ -27,7 +27,7 @@ import (
 // fixture is one JAZZ_HOME with a local 3-node cluster and a scripted
 // Chat Completions server that runners and workers both call.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	home    string
 	cwd     string
 	cluster *busserver.Cluster
@@ -36,7 +36,7 @@ type fixture struct {
 	workerConfig string
 }
 
-func newFixture(t *testing.T, nodes int, respond chatserver.Responder) *fixture {
+func newFixture(t testing.TB, nodes int, respond chatserver.Responder) *fixture {
 	t.Helper()
 	f := &fixture{t: t, home: t.TempDir(), cwd: t.TempDir(), chat: chatserver.NewFunc(respond)}
 	t.Cleanup(f.chat.Close)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/jazz-run/jazz/internal/testutil/syncbuf"
 	"strings"
 	"sync"
 	"testing"
@@ -18,23 +19,11 @@ import (
 	"github.com/jazz-run/jazz/store/agents"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) types(t *testing.T) []string {
+// eventTypes is the type of each event line in stderr.
+func eventTypes(t *testing.T, stderr *syncbuf.Buffer) []string {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
+	sc := bufio.NewScanner(bytes.NewReader(stderr.Bytes()))
 	for sc.Scan() {
 		var ev messages.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
@@ -45,7 +34,7 @@ func (s *syncBuffer) types(t *testing.T) []string {
 	return out
 }
 
-func eventsRun(t *testing.T, model *chatserver.Server, natsURL, runID string, stderr *syncBuffer) *Run {
+func eventsRun(t *testing.T, model *chatserver.Server, natsURL, runID string, stderr *syncbuf.Buffer) *Run {
 	t.Helper()
 	home := t.TempDir()
 	env := map[string]string{"OPENAI_API_KEY": "sk-local", "OPENAI_BASE_URL": model.URL(), "JAZZ_OFFLINE": "1"}
@@ -65,7 +54,7 @@ func eventsRun(t *testing.T, model *chatserver.Server, natsURL, runID string, st
 func TestEventsNeedNoServer(t *testing.T) {
 	model := chatserver.New(chatserver.Turn{Text: "4"})
 	defer model.Close()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	r := eventsRun(t, model, "", "", &stderr)
 	out, err := r.Wait()
 	r.Close()
@@ -75,7 +64,7 @@ func TestEventsNeedNoServer(t *testing.T) {
 	if r.bus.Conn() != nil {
 		t.Error("the run started the embedded NATS server for its own event stream")
 	}
-	got := stderr.types(t)
+	got := eventTypes(t, &stderr)
 	if len(got) < 2 || got[0] != messages.EventRunStart || got[len(got)-1] != messages.EventRunEnd {
 		t.Errorf("stream %v: want run_start … run_end", got)
 	}
@@ -123,21 +112,18 @@ func TestEventsOnASharedBus(t *testing.T) {
 		return chatserver.Turn{Text: "4"}
 	})
 	defer model.Close()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	r := eventsRun(t, model, srv.URL, runID, &stderr)
 	out, err := r.Wait()
 	r.Close()
 	if err != nil || !out.OK {
 		t.Fatalf("run: %v %+v", err, out)
 	}
-	got := stderr.types(t)
+	got := eventTypes(t, &stderr)
 	if len(got) < 2 || got[0] != messages.EventRunStart || got[len(got)-1] != messages.EventRunEnd {
 		t.Errorf("stream %v: want run_start … run_end", got)
 	}
-	stderr.mu.Lock()
-	forged := strings.Contains(stderr.b.String(), "forged")
-	stderr.mu.Unlock()
-	if forged {
+	if strings.Contains(stderr.String(), "forged") {
 		t.Error("an event published by another bus client reached the run's stream")
 	}
 	// The watcher sees the run's own events, run_end included.

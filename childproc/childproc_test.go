@@ -6,12 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/jazz-run/jazz/internal/testutil/syncbuf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -182,7 +182,7 @@ func TestKillIsImmediate(t *testing.T) {
 // A program that exits by itself leaves nothing behind either.
 func TestExitedProgramLeavesNothing(t *testing.T) {
 	link, name := marker(t)
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	p, err := Start(Spec{Argv: []string{"sh", "-c", fmt.Sprintf("setsid %q 60 & echo oops >&2; exit 3", link)}, Env: []string{"PATH=/usr/bin:/bin"}, Stderr: &stderr})
 	if err != nil {
 		t.Fatal(err)
@@ -255,21 +255,4 @@ func TestLookPath(t *testing.T) {
 	if _, err := Start(Spec{Argv: []string{"no-such-program-jz"}, Env: []string{"PATH=" + dir}}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Start of a missing program: %v", err)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/jazz-run/jazz/internal/testutil/syncbuf"
 	"strings"
 	"sync"
 	"testing"
@@ -16,32 +17,19 @@ import (
 	"github.com/jazz-run/jazz/messages"
 )
 
-// lockedBuffer is a writer the test reads while the sink may write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) lines(t *testing.T) []messages.Event {
+// lines is the events the sink wrote to out.
+func lines(t *testing.T, out *syncbuf.Buffer) []messages.Event {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []messages.Event
-	sc := bufio.NewScanner(bytes.NewReader(l.b.Bytes()))
+	var evs []messages.Event
+	sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
 	for sc.Scan() {
 		var ev messages.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("not a JSON line: %q", sc.Text())
 		}
-		out = append(out, ev)
+		evs = append(evs, ev)
 	}
-	return out
+	return evs
 }
 
 type subjects struct {
@@ -62,7 +50,7 @@ func (s *subjects) Publish(subject string, _ any, _ messages.Trace) error {
 // once after it, and the sink leaves no goroutine.
 func TestLocalSinkTakesTheRunInProcess(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	next := &subjects{}
 	s := NewSink(&out, NewFilter([]string{messages.CategoryAll}))
 	stream := s.Stream()
@@ -87,7 +75,7 @@ func TestLocalSinkTakesTheRunInProcess(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatalf("Detach waited for its deadline (%s): the run's end never went through", time.Since(start))
 	}
-	got := out.lines(t)
+	got := lines(t, &out)
 	if len(got) != n {
 		t.Fatalf("%d lines written, want %d", len(got), n)
 	}
@@ -117,7 +105,7 @@ func TestLocalSinkTakesTheRunInProcess(t *testing.T) {
 // onPanic with its stack, and the events after it are still written.
 func TestLocalSinkSurvivesAPanic(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	s := NewSink(&out, NewFilter([]string{messages.CategoryAll}))
 	s.Hook(func(ev messages.Event) {
 		if ev.Delta == "boom" {
@@ -142,7 +130,7 @@ func TestLocalSinkSurvivesAPanic(t *testing.T) {
 	default:
 		t.Fatal("onPanic was not told of the panic")
 	}
-	got := out.lines(t)
+	got := lines(t, &out)
 	if len(got) != 2 || got[0].Delta != "a" || got[1].Delta != "b" {
 		t.Errorf("written %+v, want a and b", got)
 	}

@@ -3,9 +3,9 @@ package humanio
 import (
 	"context"
 	"encoding/json"
+	"github.com/jazz-run/jazz/internal/testutil/syncbuf"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -65,24 +65,6 @@ func TestFormatQuestion(t *testing.T) {
 	}
 }
 
-// syncBuf is a goroutine-safe writer for the terminal's output.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestTerminal drives the terminal through a real in-process bus: an
 // approval answered after an invalid line, then a question, both read
 // from one stdin; at EOF the next approval is declined.
@@ -112,7 +94,7 @@ func TestTerminal(t *testing.T) {
 	defer s1.Unsubscribe()
 	defer s2.Unsubscribe()
 
-	out := &syncBuf{}
+	out := &syncbuf.Buffer{}
 	term := NewTerminal(run, b, out)
 	if err := term.Attach(ctx, b); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -144,10 +143,8 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	if e.schema == nil {
 		return nil
 	}
-	var inst any
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	if err := dec.Decode(&inst); err != nil {
+	inst, err := decodeArgs(args)
+	if err != nil {
 		return fmt.Errorf("arguments: %w", err)
 	}
 	var found []string

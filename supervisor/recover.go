@@ -35,29 +35,44 @@ type Failure struct {
 // would race its owner's stop, and hollywood v1.0.5 never acknowledges a
 // second poison pill, hanging the owner's shutdown.
 func Recover(place messages.Place, report func(c *actor.Context, f Failure)) actor.MiddlewareFunc {
-	var failed atomic.Bool
+	r := &recoverer{place: place, report: report}
+	receive := r.receive // bound once: hollywood v1.0.5 re-applies middleware to every message
 	return func(next actor.ReceiveFunc) actor.ReceiveFunc {
-		return func(c *actor.Context) {
-			_, stopping := c.Message().(actor.Stopped)
-			if failed.Load() && !stopping {
-				return
-			}
-			defer func() {
-				v := recover()
-				if v == nil || stopping {
-					return // a panic while going away has nothing left to stop
-				}
-				failed.Store(true)
-				f := Failure{Actor: c.PID().String(), Reason: fmt.Sprint(v), Stack: string(debug.Stack())}
-				if report != nil {
-					report(c, f)
-				} else if parent := c.Parent(); parent != nil {
-					c.Send(parent, messages.ActorFailed{Place: place, Actor: f.Actor, Reason: f.Reason})
-				}
-			}()
-			next(c)
-		}
+		// hollywood applies the middleware and calls what it returns at once,
+		// on the actor's own goroutine (Start's messages before its inbox
+		// runs), so next is never swapped while a message is in hand.
+		r.next = next
+		return receive
 	}
+}
+
+// recoverer is one actor's Recover state.
+type recoverer struct {
+	place  messages.Place
+	report func(c *actor.Context, f Failure)
+	failed atomic.Bool
+	next   actor.ReceiveFunc
+}
+
+func (r *recoverer) receive(c *actor.Context) {
+	_, stopping := c.Message().(actor.Stopped)
+	if r.failed.Load() && !stopping {
+		return
+	}
+	defer func() {
+		v := recover()
+		if v == nil || stopping {
+			return // a panic while going away has nothing left to stop
+		}
+		r.failed.Store(true)
+		f := Failure{Actor: c.PID().String(), Reason: fmt.Sprint(v), Stack: string(debug.Stack())}
+		if r.report != nil {
+			r.report(c, f)
+		} else if parent := c.Parent(); parent != nil {
+			c.Send(parent, messages.ActorFailed{Place: r.place, Actor: f.Actor, Reason: f.Reason})
+		}
+	}()
+	r.next(c)
 }
 
 // Go runs fn on a new goroutine; a panic in it is turned into a call of

@@ -308,7 +308,10 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 		engine.Send(self, handlerDone{seq: seq, approved: approved, result: r})
 	})
 	report := func(r tools.Result) {
-		if stopWatch() {
+		// A handler that returns because its context ended can get here
+		// before the context has started the watcher; the watcher must
+		// still have the call, or the timeout is never said.
+		if hctx.Err() == nil && stopWatch() {
 			engine.Send(self, handlerDone{seq: seq, approved: approved, result: r})
 			return
 		}

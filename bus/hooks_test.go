@@ -12,13 +12,9 @@ import (
 // removed one does not; Close still completes its drain (it listens the
 // same way).
 func TestOnClosedTellsEveryListener(t *testing.T) {
-	srv := testutil.StartNATS(t, testutil.NATSOptions{})
+	b := inProcessBus(t, testutil.NATSOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b, err := Start(ctx, Options{InProcess: srv.Server})
-	if err != nil {
-		t.Fatal(err)
-	}
 	heard := make(chan string, 4)
 	b.OnClosed(func() { heard <- "a" })
 	remove := b.OnClosed(func() { heard <- "removed" })

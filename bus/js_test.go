@@ -11,7 +11,14 @@ import (
 
 func jsBus(t *testing.T) *Bus {
 	t.Helper()
-	srv := testutil.StartNATS(t, testutil.NATSOptions{JetStream: true})
+	return inProcessBus(t, testutil.NATSOptions{JetStream: true})
+}
+
+// inProcessBus is a bus on its own in-process server, closed when the
+// test ends.
+func inProcessBus(t *testing.T, o testutil.NATSOptions) *Bus {
+	t.Helper()
+	srv := testutil.StartNATS(t, o)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b, err := Start(ctx, Options{InProcess: srv.Server})
@@ -131,14 +138,9 @@ func TestStreams(t *testing.T) {
 
 // TestNoJetStream: a server without JetStream is named as such.
 func TestNoJetStream(t *testing.T) {
-	srv := testutil.StartNATS(t, testutil.NATSOptions{})
+	b := inProcessBus(t, testutil.NATSOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b, err := Start(ctx, Options{InProcess: srv.Server})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.CloseNow()
 	js, err := b.JetStream(ctx)
 	if err != nil {
 		t.Fatal(err)

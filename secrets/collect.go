@@ -27,26 +27,56 @@ const (
 // still refuses them to the read tools like the rest of JAZZ_HOME.
 var homeBulk = []string{"history", "telemetry", "cache", "logs"}
 
-// envNameRe is an upper-case variable name such as OPENAI_API_KEY: a
-// config field naming where a key is, not the key.
+// envNameRe is an upper-case variable name such as OPENAI_API_KEY.
 var envNameRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
+// namesVariableRe is a key that says its value names a variable
+// (apiKeyEnv, token_env, KEY_VAR): there, and only there, a variable name
+// is a reference, not the key. A value's shape alone never excuses it: a
+// token may be all capitals (AKIA…), start with '/' (base64), or be a
+// URL whose path or query is the credential (a webhook).
+var namesVariableRe = regexp.MustCompile(`(?i)(env|var|variable)$`)
+
+// maxBareSegment is the longest path segment a URL may have and still be
+// a plain service address (https://api.example.com/v1) rather than one
+// that carries its token (…/services/T0/B0/<24 characters>).
+const maxBareSegment = 16
+
 // plausible says whether a value stored under a secret-looking name is
-// worth redacting: not too short, and not one of the things such fields
-// also hold (a variable name, a file path, a plain URL, a flag word).
-func plausible(v string) bool {
+// worth redacting. Everything is, except what cannot hold a secret: a
+// value too short, a flag word, a path that exists, a bare URL (no user,
+// query or fragment, no long path segment), and a variable name where the
+// key says it names one (namesVar).
+func plausible(v string, namesVar bool) bool {
 	v = strings.TrimSpace(v)
-	switch {
-	case len(v) < MinSecretLen, envNameRe.MatchString(v),
-		strings.HasPrefix(v, "/"), strings.HasPrefix(v, "~/"), strings.HasPrefix(v, "./"):
+	if len(v) < MinSecretLen || namesVar && envNameRe.MatchString(v) {
 		return false
 	}
 	switch strings.ToLower(v) {
 	case "true", "false", "enabled", "disabled", "bearer", "basic":
 		return false
 	}
-	if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Host != "" && u.User == nil {
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~/") || strings.HasPrefix(v, "./") {
+		_, err := os.Lstat(v)
+		return err != nil // a path that names nothing may be a token
+	}
+	return !bareURL(v)
+}
+
+// bareURL reports whether v is a URL with nothing in it but where a
+// service is.
+func bareURL(v string) bool {
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
 		return false
+	}
+	if strings.HasSuffix(v, "?") || strings.HasSuffix(v, "#") {
+		return false
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if len(seg) > maxBareSegment {
+			return false
+		}
 	}
 	return true
 }
@@ -63,7 +93,7 @@ func FromEnviron(environ []string) []string {
 			continue
 		}
 		if SecretName(name) {
-			if plausible(val) {
+			if plausible(val, false) {
 				out = append(out, val)
 			}
 			out = append(out, pairValues(val)...)
@@ -83,10 +113,10 @@ func pairValues(s string) []string {
 			continue
 		}
 		v = strings.TrimSpace(v)
-		if plausible(v) {
+		if plausible(v, false) {
 			out = append(out, v)
 		}
-		if dec, err := url.QueryUnescape(v); err == nil && dec != v && plausible(dec) {
+		if dec, err := url.QueryUnescape(v); err == nil && dec != v && plausible(dec, false) {
 			out = append(out, dec)
 		}
 	}
@@ -100,7 +130,7 @@ func FromHeaders(h map[string]string) []string {
 	for _, v := range h {
 		out = append(out, v)
 		for _, p := range strings.Fields(v) { // "Bearer abc": the token alone too
-			if plausible(p) {
+			if plausible(p, false) {
 				out = append(out, p)
 			}
 		}
@@ -121,25 +151,26 @@ func FromJSON(raw []byte) []string {
 		return compact(Find(string(raw)))
 	}
 	var out []string
-	var walk func(v any, secret bool)
-	walk = func(v any, secret bool) {
+	// key is the value's own key: whether it names a variable.
+	var walk func(v any, secret bool, key string)
+	walk = func(v any, secret bool, key string) {
 		switch x := v.(type) {
 		case string:
-			if secret && plausible(x) {
+			if secret && plausible(x, namesVariableRe.MatchString(key)) {
 				out = append(out, x)
 			}
 			out = append(out, Find(x)...)
 		case []any:
 			for _, e := range x {
-				walk(e, secret)
+				walk(e, secret, key)
 			}
 		case map[string]any:
 			for k, e := range x {
-				walk(e, secret || SecretName(k))
+				walk(e, secret || SecretName(k), k)
 			}
 		}
 	}
-	walk(v, false)
+	walk(v, false, "")
 	return compact(out)
 }
 

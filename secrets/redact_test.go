@@ -3,6 +3,7 @@ package secrets_test
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,13 +57,18 @@ func TestRedactorJSON(t *testing.T) {
 }
 
 func TestFromEnviron(t *testing.T) {
+	// A path that exists is where a secret is, not the secret.
+	xauth := filepath.Join(t.TempDir(), "xauth")
+	if err := os.WriteFile(xauth, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	got := secrets.FromEnviron([]string{
 		"OPENAI_API_KEY=sk-envkey0123456789abcd",
 		"OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team=hc0123456789,Authorization=Bearer%20tok0123456789",
 		"DATABASE_URL=postgres://u:dbpassword9@h/db",
 		"MYSQL_PWD=mysqlpw123",
 		"PATH=/usr/bin:/bin",
-		"XAUTHORITY=/run/user/1000/xauth",
+		"XAUTHORITY=" + xauth,
 		"TOKENIZERS_PARALLELISM=false",
 	})
 	for _, w := range []string{"sk-envkey0123456789abcd", "hc0123456789", "tok0123456789", "dbpassword9", "mysqlpw123"} {
@@ -70,7 +76,7 @@ func TestFromEnviron(t *testing.T) {
 			t.Errorf("FromEnviron missed %q: %q", w, got)
 		}
 	}
-	for _, n := range []string{"/usr/bin:/bin", "/run/user/1000/xauth", "false"} {
+	for _, n := range []string{"/usr/bin:/bin", xauth, "false"} {
 		if contains(got, n) {
 			t.Errorf("FromEnviron took %q, which is no secret", n)
 		}
@@ -157,4 +163,57 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Property: a value held under a secret-looking name is collected
+// whatever its shape — all capitals like a variable name, digits, base64
+// (a leading '/' included), a URL whose path or query carries the token —
+// in the environment and in JSON alike. Only values that cannot be
+// secrets are left: flag words, paths that exist, bare service URLs, and
+// a variable name under a key that says it names one (apiKeyEnv).
+func TestSecretsOfAnyShapeAreCollected(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabets := map[string]string{
+		"capitals":        "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+		"capitals+digits": "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+		"base64":          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+		"hex":             "0123456789abcdef",
+	}
+	draw := func(alpha string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alpha[rng.IntN(len(alpha))]
+		}
+		return string(b)
+	}
+	var values []string
+	for _, alpha := range alphabets {
+		for range 50 {
+			values = append(values, draw(alpha[:len(alpha)-1], 1)+draw(alpha, secrets.MinSecretLen-1+rng.IntN(40)))
+		}
+	}
+	values = append(values, "/"+draw(alphabets["base64"], 30), "AKIAIOSFODNN7EXAMPLE", "GHPTOKENVALUE",
+		"https://hooks.example.com/services/T0000/B0000/"+draw(alphabets["base64"][:62], 24),
+		"https://api.example.com/v1?key="+draw(alphabets["hex"], 20),
+		"https://api.example.com/v1#"+draw(alphabets["hex"], 20))
+	for _, name := range []string{"SERVICE_TOKEN", "MY_API_KEY", "DB_PASSWORD", "x_secret"} {
+		for _, v := range values {
+			if got := secrets.FromEnviron([]string{name + "=" + v}); !contains(got, v) {
+				t.Errorf("FromEnviron(%s=%q) missed it: %q", name, v, got)
+			}
+			doc, _ := json.Marshal(map[string]string{strings.ToLower(name): v})
+			if got := secrets.FromJSON(doc); !contains(got, v) {
+				t.Errorf("FromJSON(%s) missed it: %q", doc, got)
+			}
+		}
+	}
+	dir := t.TempDir()
+	for _, v := range []string{"false", "enabled", dir, "https://api.example.com/v1", "https://api.example.com"} {
+		if got := secrets.FromEnviron([]string{"SERVICE_TOKEN=" + v}); contains(got, v) {
+			t.Errorf("FromEnviron took %q, which is no secret", v)
+		}
+	}
+	if got := secrets.FromJSON([]byte(`{"apiKeyEnv":"OPENAI_API_KEY","token_env":"GITHUB_TOKEN"}`)); len(got) != 0 {
+		t.Errorf("FromJSON took variable names under keys that name variables: %q", got)
+	}
 }

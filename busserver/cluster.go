@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -269,17 +270,28 @@ func (c *Cluster) startNode(n *clusterNode) error {
 	return nil
 }
 
-// ensureAssets creates the replicated assets once the cluster's
-// JetStream has a leader (which takes a few seconds after start).
+// readyBound bounds the wait for a cluster's JetStream: the meta leader
+// is elected within a second on an idle machine, but a loaded one (the
+// test suite beside other builds) can take many times that.
+const readyBound = 2 * time.Minute
+
+// ensureAssets creates the replicated assets once every node knows the
+// cluster's JetStream leader, and returns when every node holds a
+// current copy of each: a client may then use any node at once.
 func (c *Cluster) ensureAssets(ctx context.Context) error {
 	replicas := min(len(c.nodes), 3)
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, readyBound)
 	defer cancel()
+	// An API request sent before there is a meta leader is not answered
+	// at all (it waited out its whole timeout): ask only once there is.
+	if err := c.waitHealthy(ctx, server.HealthzOptions{JSMetaOnly: true}); err != nil {
+		return fmt.Errorf("bus cluster: JetStream has no leader: %w", err)
+	}
 	var last error
 	for {
 		last = c.tryAssets(ctx, replicas)
 		if last == nil {
-			return nil
+			break
 		}
 		select {
 		case <-ctx.Done():
@@ -287,6 +299,49 @@ func (c *Cluster) ensureAssets(ctx context.Context) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+	if err := c.waitHealthy(ctx, server.HealthzOptions{}); err != nil {
+		return fmt.Errorf("bus cluster: the worker-pool and approvals streams are not current on every node: %w", err)
+	}
+	return nil
+}
+
+// waitHealthy polls every running node's health check (opts) until all
+// pass or ctx ends, which returns the last failure.
+func (c *Cluster) waitHealthy(ctx context.Context, opts server.HealthzOptions) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		why := ""
+		c.mu.Lock()
+		for _, n := range c.nodes {
+			if n.srv == nil {
+				continue
+			}
+			o := opts
+			if h := n.srv.Healthz(&o); h.StatusCode != http.StatusOK {
+				why = fmt.Sprintf("%s: %s", n.opts.ServerName, firstNonEmpty(h.Error, h.Status))
+				break
+			}
+		}
+		c.mu.Unlock()
+		if why == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s (%w)", why, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func (c *Cluster) tryAssets(ctx context.Context, replicas int) error {

@@ -315,7 +315,10 @@ func (t *remote) run(ctx context.Context, task messages.WorkTask, timeout time.D
 	// person).
 	t.busyDone = t.cfg.Deadline.Busy()
 	defer func() { t.busyDone() }()
-	if err := t.publish(ctx, task); err != nil {
+	stamp(t.id, "publish")
+	err := t.publish(ctx, task)
+	stamp(t.id, "queued")
+	if err != nil {
 		return actors.ChildOutcome{Finished: messages.RunFinished{Place: place, Error: err.Error()}, Kind: supervisor.FailRun,
 			Reason: err.Error()}
 	}
@@ -429,6 +432,7 @@ func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
 		if err != nil || r.TaskID != t.id {
 			break
 		}
+		stamp(t.id, "heard")
 		if o, end := t.claimed(m.worker, r.Attempt); end || !t.from(m.worker, r.Attempt) {
 			return o, end
 		}

@@ -24,3 +24,14 @@
 // claimed it, which the server's subject permissions make checkable: each
 // worker may publish only under its own key (busserver.WorkerPermissions).
 package workerpool
+
+// mark is a timeline hook: stage names a step of a task's trip (see
+// BenchmarkRemoteChildTimeline); nil outside that benchmark, so a task
+// pays one load and compare per step.
+var mark func(task, stage string)
+
+func stamp(task, stage string) {
+	if f := mark; f != nil {
+		f(task, stage)
+	}
+}

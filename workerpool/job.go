@@ -57,6 +57,7 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 		_ = msg.Term("malformed task")
 		return
 	}
+	stamp(task.TaskID, "delivered")
 	j := &job{w: w, msg: msg, task: task, attempt: attempt, token: messages.SubjectToken(task.TaskID)}
 	j.ctx, j.cancel = context.WithCancelCause(context.Background())
 	defer j.cancel(nil)
@@ -125,6 +126,7 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 	// Usage alone: the runner prices it.
 	j.ledger = ledger.New(task.Place, func(messages.Usage) (float64, bool) { return 0, true })
 	j.claim()
+	stamp(task.TaskID, "claimed")
 	stopBeat := j.heartbeat()
 	res := j.run()
 	j.over.Store(true)
@@ -138,7 +140,9 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 		_ = msg.Nak()
 		return
 	}
+	stamp(task.TaskID, "result")
 	j.publishResult(res)
+	stamp(task.TaskID, "stored")
 	w.logf("task %s (%s, attempt %d) %s", task.TaskID, task.Place.AgentName, j.attempt, outcome(res))
 	actx, adone := context.WithTimeout(context.Background(), 5*time.Second)
 	_ = msg.Ack(actx)
@@ -271,6 +275,7 @@ func (j *job) run() messages.WorkResult {
 	t := j.task
 	res := messages.WorkResult{TaskID: t.TaskID, Attempt: j.attempt}
 	cfg, err := j.w.o.Runtime.Agent(j.ctx, t)
+	stamp(t.TaskID, "built")
 	if err != nil {
 		reason := "the worker cannot run it: " + err.Error()
 		res.Kind, res.Reason = string(supervisor.FailRun), reason
@@ -307,8 +312,10 @@ func (j *job) run() messages.WorkResult {
 		timeout = workstore.MaxAge
 	}
 	local := &actors.Subagents{Engine: j.w.engine, Scope: scope}
+	stamp(t.TaskID, "start")
 	o := local.RunLocal(j.ctx, actors.ChildRun{Config: cfg, Engine: j.w.engine, Prompt: t.Prompt, History: t.History,
 		Trace: t.Trace, Timeout: timeout, MaxDepth: t.MaxDepth, SubagentIterations: t.SubagentIterations})
+	stamp(t.TaskID, "ended")
 	f := o.Finished
 	if t.Kind != messages.TaskRun {
 		f.Transcript = nil

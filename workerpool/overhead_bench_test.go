@@ -3,7 +3,10 @@ package workerpool_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,22 +18,27 @@ import (
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/e2e/chatserver"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/provider"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/workerpool"
 )
 
-// BenchmarkRemoteChildOverhead is what going remote costs one child, in
-// one run: children one at a time, alternately in the parent's process
-// and on a worker (in this process, on a 3-node cluster), with the same
-// model caller and a 20 ms model; it reports both p50s and their
-// difference (goal: at most 2 ms). bench/scale measures the same across
-// processes and under load.
-//
-//	go test -run '^$' -bench RemoteChildOverhead -benchtime 40x ./workerpool/
-func BenchmarkRemoteChildOverhead(b *testing.B) {
+// overheadRig runs children one at a time, in the parent's process
+// (local) or on a worker (remote, in this process, on a 3-node cluster),
+// with the same model caller and a 20 ms model. call, when set, stands
+// around every model call of both.
+type overheadRig struct {
+	b             *testing.B
+	local, remote *actors.Subagents
+}
+
+func newOverheadRig(b *testing.B, call func(actors.ModelCaller) actors.ModelCaller) *overheadRig {
 	f := newFixture(b, 3, func(int, chatserver.Request) chatserver.Turn {
 		return chatserver.Turn{Text: "done", Delay: 20 * time.Millisecond}
 	})
+	if call != nil {
+		f.wrap = func(rt workerpool.Runtime) workerpool.Runtime { return wrappedRuntime{rt, call} }
+	}
 	f.worker("w1", 4, 10*time.Second)
 	ctx := context.Background()
 	engine, err := actor.NewEngine(actor.NewEngineConfig())
@@ -42,7 +50,7 @@ func BenchmarkRemoteChildOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer nc.CloseNow()
+	b.Cleanup(nc.CloseNow)
 	rt, err := app.NewWorkerRuntime(ctx, app.WorkerOptions{Config: f.config(`{"maxRetries": 0}`), Getenv: f.getenv, WorkDir: f.cwd})
 	if err != nil {
 		b.Fatal(err)
@@ -59,6 +67,9 @@ func BenchmarkRemoteChildOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		cfg.Registry, cfg.Env.JazzHome = reg, f.home
+		if call != nil {
+			cfg.Call = call(cfg.Call)
+		}
 		s := actors.NewSubagents(engine, cfg, 1, 0)
 		if remote {
 			d, err := workerpool.NewDispatcher(ctx, workerpool.DispatcherOptions{Conn: nc, Pool: workerpool.DefaultPool, RunID: run})
@@ -70,32 +81,155 @@ func BenchmarkRemoteChildOverhead(b *testing.B) {
 		}
 		return s
 	}
-	local, remote := spawner(false), spawner(true)
-	child := func(s *actors.Subagents) time.Duration {
-		start := time.Now()
-		if r := s.Spawn(ctx, "", json.RawMessage(`{"task": "answer"}`)); !r.Success {
-			b.Fatalf("child: %+v", r)
-		}
-		return time.Since(start)
-	}
+	r := &overheadRig{b: b, local: spawner(false), remote: spawner(true)}
 	// Warm both paths: connections, the pool consumer, the provider.
 	for i := 0; i < 3; i++ {
-		child(local)
-		child(remote)
+		r.child(r.local)
+		r.child(r.remote)
 	}
-	var l, r []time.Duration
+	return r
+}
+
+// child runs one child to its end and says how long it took.
+func (r *overheadRig) child(s *actors.Subagents) time.Duration {
+	start := time.Now()
+	if o := s.Spawn(context.Background(), "", json.RawMessage(`{"task": "answer"}`)); !o.Success {
+		r.b.Fatalf("child: %+v", o)
+	}
+	return time.Since(start)
+}
+
+// wrappedRuntime puts call around the model caller of every agent a
+// worker builds.
+type wrappedRuntime struct {
+	workerpool.Runtime
+	call func(actors.ModelCaller) actors.ModelCaller
+}
+
+func (w wrappedRuntime) Agent(ctx context.Context, t messages.WorkTask) (actors.Config, error) {
+	cfg, err := w.Runtime.Agent(ctx, t)
+	if err == nil {
+		cfg.Call = w.call(cfg.Call)
+	}
+	return cfg, err
+}
+
+// at is the q-quantile of d (sorted in place), in ms.
+func at(d []time.Duration, q float64) float64 {
+	slices.Sort(d)
+	return float64(d[int(q*float64(len(d)-1))].Microseconds()) / 1000
+}
+
+// BenchmarkRemoteChildOverhead is what going remote costs one child, in
+// one run: children alternately in the parent's process and on a worker;
+// it reports both p50s, their difference (goal: at most 2 ms) and the
+// difference of the p99s. bench/scale measures the same across processes
+// and under load.
+//
+//	go test -run '^$' -bench RemoteChildOverhead -benchtime 40x ./workerpool/
+func BenchmarkRemoteChildOverhead(b *testing.B) {
+	r := newOverheadRig(b, nil)
+	var l, rm []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		l = append(l, child(local))
-		r = append(r, child(remote))
+		l = append(l, r.child(r.local))
+		rm = append(rm, r.child(r.remote))
 	}
 	b.StopTimer()
-	p50 := func(d []time.Duration) float64 {
-		slices.Sort(d)
-		return float64(d[len(d)/2].Microseconds()) / 1000
-	}
-	lp, rp := p50(l), p50(r)
+	lp, rp := at(l, 0.5), at(rm, 0.5)
 	b.ReportMetric(lp, "local-p50-ms")
 	b.ReportMetric(rp, "remote-p50-ms")
 	b.ReportMetric(rp-lp, "overhead-p50-ms")
+	b.ReportMetric(at(rm, 0.99)-at(l, 0.99), "overhead-p99-ms")
+}
+
+// BenchmarkRemoteChildTimeline says where a remote child's time goes:
+// for each step of its trip (the runner queues it, a worker is handed
+// it, claims it, builds and starts its agent, the agent asks the model
+// and hears back, the worker sends the result, the runner hears it), the
+// p50 time since the child was spawned, beside a local child's model
+// call. It logs the table; the metrics are the model call's start and
+// the child's end, local and remote.
+//
+//	go test -run '^$' -bench RemoteChildTimeline -benchtime 40x -v ./workerpool/
+func BenchmarkRemoteChildTimeline(b *testing.B) {
+	var (
+		mu sync.Mutex
+		// cur is the running child's steps; task its task (set by its
+		// first step), so a late step of the child before is not its.
+		cur  map[string]time.Time
+		task string
+	)
+	note := func(id, stage string) {
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		if cur == nil {
+			return
+		}
+		if stage == "publish" {
+			task = id
+		}
+		if id != "" && id != task {
+			return
+		}
+		if _, seen := cur[stage]; !seen {
+			cur[stage] = now
+		}
+	}
+	workerpool.SetMark(note)
+	b.Cleanup(func() { workerpool.SetMark(nil) })
+	r := newOverheadRig(b, func(next actors.ModelCaller) actors.ModelCaller {
+		return func(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (provider.Response, error) {
+			note("", "model-ask")
+			resp, err := next(ctx, req, onDelta)
+			note("", "model-answer")
+			return resp, err
+		}
+	})
+	stages := map[string][]time.Duration{}
+	one := func(side string, s *actors.Subagents) {
+		mu.Lock()
+		cur, task = map[string]time.Time{}, "none"
+		mu.Unlock()
+		start := time.Now()
+		r.child(s)
+		end := time.Now()
+		mu.Lock()
+		got := cur
+		cur = nil
+		mu.Unlock()
+		got["end"] = end
+		for k, t := range got {
+			stages[side+" "+k] = append(stages[side+" "+k], t.Sub(start))
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		one("local", r.local)
+		one("remote", r.remote)
+	}
+	b.StopTimer()
+	order := []string{"publish", "delivered", "claimed", "built", "start", "model-ask", "model-answer", "ended", "result", "heard", "end", "queued", "stored"}
+	var t strings.Builder
+	fmt.Fprintf(&t, "%-14s %9s %9s %9s\n", "step", "local", "remote", "remote-local")
+	for _, st := range order {
+		l, lok := stages["local "+st]
+		rm, rok := stages["remote "+st]
+		if !rok {
+			continue
+		}
+		lp, rp := "", fmt.Sprintf("%.2f", at(rm, 0.5))
+		diff := ""
+		if lok {
+			lv := at(l, 0.5)
+			lp, diff = fmt.Sprintf("%.2f", lv), fmt.Sprintf("%+.2f", at(rm, 0.5)-lv)
+		}
+		fmt.Fprintf(&t, "%-14s %9s %9s %9s\n", st, lp, rp, diff)
+	}
+	b.Logf("p50 ms since spawn, %d children each:\n%s", b.N, t.String())
+	b.ReportMetric(at(stages["local model-ask"], 0.5), "local-ask-ms")
+	b.ReportMetric(at(stages["remote model-ask"], 0.5), "remote-ask-ms")
+	b.ReportMetric(at(stages["local end"], 0.5), "local-end-ms")
+	b.ReportMetric(at(stages["remote end"], 0.5), "remote-end-ms")
 }

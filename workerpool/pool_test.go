@@ -34,6 +34,9 @@ type fixture struct {
 	chat    *chatserver.Server
 	// workerConfig is the config of the workers started after it is set.
 	workerConfig string
+	// wrap, when set, stands between the workers started after it is
+	// set and their runtime.
+	wrap func(workerpool.Runtime) workerpool.Runtime
 }
 
 func newFixture(t testing.TB, nodes int, respond chatserver.Responder) *fixture {
@@ -98,8 +101,12 @@ func (f *fixture) workerAs(seed, key, name string, capacity int, lease time.Dura
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	var run workerpool.Runtime = rt
+	if f.wrap != nil {
+		run = f.wrap(rt)
+	}
 	w, err := workerpool.StartWorker(ctx, workerpool.WorkerOptions{Conn: nc, Key: key, Name: name, Capacity: capacity,
-		Lease: lease, Version: "v0.0.0-test", Runtime: rt})
+		Lease: lease, Version: "v0.0.0-test", Runtime: run})
 	if err != nil {
 		f.t.Fatal(err)
 	}

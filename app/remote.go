@@ -25,10 +25,13 @@ type RemoteApprovals struct {
 // askTap hands every approval request the gate publishes to the remote
 // approvals loop directly (in-process, so nothing on the bus can inject
 // or alter a request), then publishes it as before.
+// On an external bus the person at hand is shown the request on their
+// own in-process bus (local), never one read back from the shared bus.
 type askTap struct {
 	pub    publisher
 	runID  string
 	remote *remoteapproval.Remote
+	local  publisher
 }
 
 type publisher interface {
@@ -38,6 +41,11 @@ type publisher interface {
 func (t *askTap) Publish(subject string, msg any, trace messages.Trace) error {
 	if req, ok := msg.(messages.ApprovalRequired); ok && t.remote != nil && subject == messages.ApprovalRequiredSubject(t.runID) {
 		t.remote.Ask(req)
+	}
+	if _, ok := msg.(messages.ApprovalRequired); ok && t.local != nil {
+		if err := t.local.Publish(subject, msg, trace); err != nil {
+			return err
+		}
 	}
 	return t.pub.Publish(subject, msg, trace)
 }

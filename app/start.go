@@ -11,6 +11,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/approvals"
 	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/catalog"
@@ -233,10 +234,36 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	// Questions need someone at hand; a remote approver answers
-	// approvals only.
+	// The person at hand (a bridge on stdin, a terminal) talks to the
+	// run in-process. On an external bus anyone with access could publish
+	// on the run's subjects: a forged question or approval request shown
+	// to them, or a plain answer taken as theirs. So there they get a bus
+	// of their own, in-process only, and from the shared bus the run takes
+	// only answers signed by an admitted approver.
+	human := r.bus
+	if !r.bus.Embedded() && (o.Bridge || o.TerminalHuman) {
+		human = bus.New(bus.Options{})
+		r.detach = append(r.detach, func() {
+			closeCtx, done := context.WithTimeout(context.Background(), closeReserve)
+			defer done()
+			_ = human.Close(closeCtx)
+		})
+	}
+	// Questions need someone at hand; a remote approver may answer them
+	// too, signed.
 	if o.Bridge || o.TerminalHuman {
-		r.asker = asktools.NewAsker(r.bus, runID, r.dl)
+		asker := asktools.NewAsker(human, runID, r.dl)
+		if human != r.bus && o.Remote != nil && o.Remote.Registry != nil {
+			checker := approvals.NewAnswerChecker(o.Remote.Registry, runID, nil)
+			asker.WithRemote(&asktools.Remote{Bus: r.bus,
+				Check: func(raw []byte, q messages.UserInputRequired) (string, error) {
+					a, _, err := checker.Check(raw, q)
+					return a.Response, err
+				},
+				Refused: func(id string, err error) { warn("", "remote answers: an answer to "+id+" was refused: "+err.Error()) },
+			})
+		}
+		r.asker = asker
 		if reg, err = withAskTools(reg, o.TerminalHuman); err != nil {
 			return err
 		}
@@ -253,6 +280,9 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	r.detach = append(r.detach, closeTools)
 
 	tap := &askTap{pub: r.bus, runID: runID}
+	if human != r.bus {
+		tap.local = human
+	}
 	gateCfg := gateactor.Config{
 		RunID:                runID,
 		Policy:               o.Policy,
@@ -293,7 +323,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 			return err
 		}
 	}
-	detachHuman, err := attachHuman(runCtx, o, r.bus, directDecisions{pub: r.bus, runID: runID, deliver: toRoot}, runID, r.sink, warn)
+	detachHuman, err := attachHuman(runCtx, o, human, directDecisions{pub: human, runID: runID, deliver: toRoot}, runID, r.sink, warn)
 	if err != nil {
 		return err
 	}

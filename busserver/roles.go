@@ -77,7 +77,8 @@ const kvSubjects = "$KV." + approvals.Bucket + ".>"
 //     pending records (KV) and audit lines; may not publish decisions or
 //     policy changes.
 //   - approver: reads requests, writes decisions (KV compare-and-set),
-//     publishes signed policy changes and audit lines.
+//     publishes signed policy changes, signed answers to questions and
+//     audit lines.
 //     A runner also submits pool tasks, answers its workers (decisions
 //     and cancel records) and hears what they report; it may not speak
 //     as a worker.
@@ -100,7 +101,7 @@ func Permissions(role string) *server.Permissions {
 	case RoleApprover:
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{
-				Allow: append([]string{kvSubjects, "jazz.run.*.policy", approvals.AuditSubject + ".>"}, jsRead...),
+				Allow: append([]string{kvSubjects, "jazz.run.*.policy", "jazz.run.*.input.signed", approvals.AuditSubject + ".>"}, jsRead...),
 			},
 			Subscribe: read,
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/visible"
 )
 
@@ -37,7 +38,7 @@ identity (--as NAME for an approver added with 'jazz bus add-approver', or --nke
 --creds), bound to the exact action the run will execute, and recorded exactly once.`,
 	}
 	c.flags(cmd.PersistentFlags())
-	cmd.AddCommand(c.listCmd(), c.showCmd(), c.decideCmd(true), c.decideCmd(false), c.watchCmd())
+	cmd.AddCommand(c.listCmd(), c.showCmd(), c.decideCmd(true), c.decideCmd(false), c.watchCmd(), c.answerCmd())
 	return cmd
 }
 
@@ -571,4 +572,85 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err = fmt.Fprintln(w, string(b))
 	return err
+}
+
+// answerCmd builds `jazz approvals answer RUN ID RESPONSE`: a signed
+// answer to a question a run asks (ask_user_question). The run publishes
+// a waiting question again every few seconds; the answer is bound to the
+// question exactly as read here, and the run takes it only if that is
+// the question it asked.
+func (c *approverConn) answerCmd() *cobra.Command {
+	var want string
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "answer RUN ID RESPONSE",
+		Short: "Answer a run's question (signed with your identity)",
+		Long: `Wait (at most --wait) for question ID of run RUN, show it on stderr with its
+hash, and answer it with RESPONSE, signed with your identity and bound to that
+question: the run refuses an answer to any other question, an answer from
+anyone it does not admit, and any answer it has already taken.`,
+		Args: cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			run, id, response := args[0], args[1], args[2]
+			if len(response) > approvals.MaxAnswer {
+				return fmt.Errorf("the answer is %d bytes; at most %d are allowed", len(response), approvals.MaxAnswer)
+			}
+			if err := c.open(cmd.Context(), true); err != nil {
+				return err
+			}
+			defer c.close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), wait)
+			defer cancel()
+			q, err := c.question(ctx, run, id)
+			if err != nil {
+				return err
+			}
+			hash, err := approvals.QuestionHash(run, q)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.d.IO.ErrOut, "❓ %s (%s in run %s, %s)\n", indent(visible.Block(q.Question)), q.RequestID, run, hash)
+			if want != "" && want != hash {
+				return fmt.Errorf("question %s is not the one you were shown (it is %s now, you saw %s); not answering it", id, hash, want)
+			}
+			env, err := approvals.SignAnswer(c.signer, run, q, response, time.Now(), 0)
+			if err != nil {
+				return err
+			}
+			if err := c.conn.Publish(messages.InputSignedSubject(run), env, nil); err != nil {
+				return fmt.Errorf("send the answer: %w", err)
+			}
+			if err := c.conn.Flush(ctx); err != nil {
+				return fmt.Errorf("send the answer: %w", err)
+			}
+			fmt.Fprintf(c.d.IO.Out, "answered %s in run %s\n", visible.Line(q.RequestID), visible.Line(run))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&want, "question", "", "the question hash you were shown: refuse if the question differs")
+	cmd.Flags().DurationVar(&wait, "wait", 10*time.Second, "how long to wait for the question")
+	return cmd
+}
+
+// question waits for the run to publish question id.
+func (c *approverConn) question(ctx context.Context, run, id string) (messages.UserInputRequired, error) {
+	got := make(chan messages.UserInputRequired, 1)
+	sub, err := bus.Subscribe(ctx, c.conn, messages.InputRequiredSubject(run), func(m bus.Msg[messages.UserInputRequired]) {
+		if m.Value.RequestID == id {
+			select {
+			case got <- m.Value:
+			default:
+			}
+		}
+	}, bus.Registered())
+	if err != nil {
+		return messages.UserInputRequired{}, fmt.Errorf("listen for the question: %w", err)
+	}
+	defer sub.Stop()
+	select {
+	case q := <-got:
+		return q, nil
+	case <-ctx.Done():
+		return messages.UserInputRequired{}, fmt.Errorf("run %s asked no question %s while waiting (is it running, with --remote-approvals?): %w", run, id, ctx.Err())
+	}
 }

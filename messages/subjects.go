@@ -12,6 +12,7 @@ import "strings"
 //	jazz.run.<run>.policy              PolicyChanged         (anyone → gate)
 //	jazz.run.<run>.input.required      UserInputRequired     (run → askers)
 //	jazz.run.<run>.input.answered      UserInputAnswered     (askers → run)
+//	jazz.run.<run>.input.signed        approvals.Envelope    (approvers → run)
 //	jazz.run.<run>.finished            RunFinished           (run → anyone)
 //
 // A decision names the request it answers by ApprovalRequired.RequestID,
@@ -55,6 +56,10 @@ func ApprovalDecidedSubject(runID string) string { return RunSubject(runID) + ".
 
 // PolicySubject carries PolicyChanged.
 func PolicySubject(runID string) string { return RunSubject(runID) + ".policy" }
+
+// InputSignedSubject carries signed answers (an approvals.Envelope of an
+// approvals.Answer): on a shared bus the only answers a run takes from it.
+func InputSignedSubject(runID string) string { return RunSubject(runID) + ".input.signed" }
 
 // InputRequiredSubject carries UserInputRequired.
 func InputRequiredSubject(runID string) string { return RunSubject(runID) + ".input.required" }

@@ -51,6 +51,31 @@ type Asker struct {
 	runID    string
 	deadline *deadline.Deadline
 	next     atomic.Int64
+	remote   *Remote
+}
+
+// Remote is a shared bus people elsewhere answer on. Nothing unsigned is
+// taken from it: each question is published there too (again every
+// RepublishEvery, for an answerer who starts late), and only an answer
+// Check verifies (signed by an admitted approver, bound to the question
+// as asked, single use, unexpired) answers it.
+type Remote struct {
+	Bus *bus.Bus
+	// Check returns the signed response raw carries for q, or why not.
+	Check func(raw []byte, q messages.UserInputRequired) (string, error)
+	// Refused hears each answer refused; may be nil.
+	Refused func(requestID string, err error)
+}
+
+// RepublishEvery is how often a question still waiting is published
+// again on the remote bus.
+const RepublishEvery = 2 * time.Second
+
+// WithRemote also takes signed answers from r; a.bus stays the local,
+// in-process bus the person at hand answers on.
+func (a *Asker) WithRemote(r *Remote) *Asker {
+	a.remote = r
+	return a
 }
 
 // NewAsker asks on b for runID; waits pause dl (nil: no deadline).
@@ -94,6 +119,13 @@ func (a *Asker) Ask(ctx context.Context, place messages.Place, task, question st
 	// The tool call's trace context, so a remote answerer joins the trace.
 	tr := telemetry.Inject(ctx)
 	req := messages.UserInputRequired{Place: place, Trace: tr, RequestID: id, Question: question, Suggestions: suggestions, AllowCustom: true, Task: task}
+	if a.remote != nil {
+		stop, err := a.askRemote(ctx, req, answers)
+		if err != nil {
+			return "", err
+		}
+		defer stop()
+	}
 	if err := a.bus.Publish(messages.InputRequiredSubject(a.runID), req, tr); err != nil {
 		return "", fmt.Errorf("send the question: %w", err)
 	}
@@ -103,6 +135,46 @@ func (a *Asker) Ask(ctx context.Context, place messages.Place, task, question st
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// askRemote listens for signed answers to req on the remote bus and
+// publishes req there until stop is called.
+func (a *Asker) askRemote(ctx context.Context, req messages.UserInputRequired, answers chan string) (stop func(), err error) {
+	r := a.remote
+	fctx, cancel := context.WithTimeout(ctx, flushTimeout)
+	sub, err := bus.SubscribeRaw(fctx, r.Bus, messages.InputSignedSubject(a.runID), func(m bus.Raw) {
+		resp, err := r.Check(m.Value, req)
+		if err != nil {
+			if r.Refused != nil {
+				r.Refused(req.RequestID, err)
+			}
+			return
+		}
+		select {
+		case answers <- resp:
+		default:
+		}
+	}, bus.Registered())
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("listen for signed answers: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(RepublishEvery)
+		defer t.Stop()
+		for {
+			_ = r.Bus.Publish(messages.InputRequiredSubject(a.runID), req, req.Trace)
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); sub.Stop() }, nil
 }
 
 // Tools returns the ask tools for a run where a human is reachable.

@@ -1,0 +1,161 @@
+package approvals
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nats-io/nkeys"
+
+	"github.com/jazz-run/jazz/messages"
+)
+
+// KindAnswer is the kind of a signed answer to a run's question.
+const KindAnswer = "jazz.input.answer/v1"
+
+// MaxAnswer bounds a signed answer's response; a longer one is refused.
+const MaxAnswer = 64 << 10
+
+// Answer is what a person elsewhere signs to answer one question of one
+// run: bound to the run, the question's id and the hash of the question
+// as it was asked (QuestionHash), so it can answer nothing else.
+type Answer struct {
+	Kind         string    `json:"kind"`
+	RunID        string    `json:"runId"`
+	RequestID    string    `json:"requestId"`
+	QuestionHash string    `json:"questionHash"`
+	Response     string    `json:"response"`
+	Nonce        string    `json:"nonce"`
+	IssuedAt     time.Time `json:"issuedAt"`
+	ExpiresAt    time.Time `json:"expiresAt"`
+	SignerName   string    `json:"signerName,omitempty"`
+}
+
+// QuestionHash is the hash of a question as asked: its run, id, text,
+// suggestions, the agent asking and its task. The run hashes the question
+// it published; the person signs the hash of the one they read.
+func QuestionHash(runID string, q messages.UserInputRequired) (string, error) {
+	q.Place.RunID = runID
+	q.Trace = nil // routing, not something a person reads
+	if q.Suggestions == nil {
+		q.Suggestions = []messages.Suggestion{}
+	}
+	raw, err := json.Marshal(q)
+	if err != nil {
+		return "", fmt.Errorf("question hash: %w", err)
+	}
+	canon, err := Canonical(raw)
+	if err != nil {
+		return "", fmt.Errorf("question hash of %s: %w", q.RequestID, err)
+	}
+	sum := sha256.Sum256(append([]byte("jazz.input.question/v1\n"), canon...))
+	return HashPrefix + hex.EncodeToString(sum[:]), nil
+}
+
+// SignAnswer signs response to q (as the signer read it) for runID.
+func SignAnswer(kp nkeys.KeyPair, runID string, q messages.UserInputRequired, response string, now time.Time, validity time.Duration) (Envelope, error) {
+	if err := checkResponse(response); err != nil {
+		return Envelope{}, err
+	}
+	hash, err := QuestionHash(runID, q)
+	if err != nil {
+		return Envelope{}, err
+	}
+	if validity <= 0 {
+		validity = DefaultValidity
+	}
+	issued := now.UTC().Truncate(time.Millisecond)
+	return Sign(kp, Answer{Kind: KindAnswer, RunID: runID, RequestID: q.RequestID, QuestionHash: hash, Response: response,
+		Nonce: NewNonce(), IssuedAt: issued, ExpiresAt: issued.Add(validity)})
+}
+
+func checkResponse(r string) error {
+	if len(r) > MaxAnswer {
+		return fmt.Errorf("the answer is %d bytes; at most %d are allowed", len(r), MaxAnswer)
+	}
+	if !utf8.ValidString(r) {
+		return fmt.Errorf("the answer is not valid UTF-8")
+	}
+	return nil
+}
+
+// VerifyAnswer accepts e only if its signature verifies, its signer is an
+// approver in reg, and it answers exactly q (as this run asked it) of
+// runID, unexpired and not seen before; the answer is then the signed
+// response, never anything outside the signature. On success the nonce
+// is recorded.
+func VerifyAnswer(e Envelope, reg *Registry, runID string, q messages.UserInputRequired, now time.Time, seen NonceSet) (Answer, Approver, error) {
+	var a Answer
+	who, err := opened(e, reg, &a, KindAnswer, func() string { return a.Kind })
+	if err != nil {
+		return a, who, err
+	}
+	if a.RunID != runID {
+		return a, who, refuse(ReasonOtherRun, "the answer is for run %q, not %q", a.RunID, runID)
+	}
+	if a.RequestID != q.RequestID {
+		return a, who, refuse(ReasonOtherRequest, "the answer is for question %q, not %q", a.RequestID, q.RequestID)
+	}
+	want, err := QuestionHash(runID, q)
+	if err != nil {
+		return a, who, refuse(ReasonMalformed, "%v", err)
+	}
+	if a.QuestionHash != want {
+		return a, who, refuse(ReasonShownMismatch, "the answer is to a question that is not the one this run asked (shown %s, asked %s)", a.QuestionHash, want)
+	}
+	if err := checkTimes(a.IssuedAt, a.ExpiresAt, now); err != nil {
+		return a, who, err
+	}
+	if err := checkResponse(a.Response); err != nil {
+		return a, who, refuse(ReasonMalformed, "%v", err)
+	}
+	return a, who, seen.use(a.Nonce)
+}
+
+// MaxAnswerEnvelope bounds the bytes of one signed answer on the bus.
+const MaxAnswerEnvelope = 2*MaxAnswer + 4096
+
+// AnswerChecker verifies the signed answers a run receives for its
+// questions: one per run, safe for concurrent questions, remembering
+// every nonce it accepted (single use across all of them).
+type AnswerChecker struct {
+	reg   *Registry
+	runID string
+	now   func() time.Time
+	mu    sync.Mutex
+	seen  NonceSet
+}
+
+// NewAnswerChecker accepts answers signed by reg's approvers for runID;
+// now is the clock (nil: time.Now).
+func NewAnswerChecker(reg *Registry, runID string, now func() time.Time) *AnswerChecker {
+	if now == nil {
+		now = time.Now
+	}
+	return &AnswerChecker{reg: reg, runID: runID, now: now, seen: NonceSet{}}
+}
+
+// Check decodes raw (an Envelope, strictly, at most MaxAnswerEnvelope
+// bytes) and verifies it answers q; the response is the signed one.
+func (c *AnswerChecker) Check(raw []byte, q messages.UserInputRequired) (Answer, Approver, error) {
+	if c == nil || c.reg == nil || c.reg.Len() == 0 {
+		return Answer{}, Approver{}, refuse(ReasonUnknownSigner, "this run admits no approvers, so no answer from the bus is taken")
+	}
+	if len(raw) > MaxAnswerEnvelope {
+		return Answer{}, Approver{}, refuse(ReasonMalformed, "the answer is %d bytes; at most %d are allowed", len(raw), MaxAnswerEnvelope)
+	}
+	var env Envelope
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil || env.Signer == "" && env.Signature == "" {
+		return Answer{}, Approver{}, refuse(ReasonUnsigned, "answers from the bus must be signed by an approver (jazz approvals answer)")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return VerifyAnswer(env, c.reg, c.runID, q, c.now(), c.seen)
+}

@@ -30,6 +30,11 @@ type Approver struct {
 // Registry is the set of approvers a run trusts, by public key.
 type Registry struct {
 	byKey map[string]Approver
+	// home, when set, is the JAZZ_HOME whose approvers.json listed the
+	// keys in fromFile: each of them is looked up there again at every
+	// Lookup, so removing or narrowing one takes effect at once.
+	home     string
+	fromFile map[string]bool
 }
 
 // NewRegistry validates the list; a bad entry is an error, never skipped
@@ -74,7 +79,31 @@ func (r *Registry) Lookup(publicKey string) (Approver, bool) {
 		return Approver{}, false
 	}
 	a, ok := r.byKey[publicKey]
-	return a, ok
+	if !ok || !r.fromFile[publicKey] {
+		return a, ok
+	}
+	return r.recheck(a)
+}
+
+// recheck narrows a to what approvers.json says now: absent (or the
+// file unreadable) admits nothing; otherwise the lower tier and both
+// policy rights. The run's own list still bounds it.
+func (r *Registry) recheck(a Approver) (Approver, bool) {
+	list, err := ReadApproversFile(r.home)
+	if err != nil {
+		return Approver{}, false
+	}
+	for _, now := range list {
+		if now.PublicKey != a.PublicKey {
+			continue
+		}
+		if tierRank(now.MaxTier) < tierRank(a.MaxTier) {
+			a.MaxTier = now.MaxTier
+		}
+		a.Policy = a.Policy && now.Policy
+		return a, true
+	}
+	return Approver{}, false
 }
 
 // List returns the approvers sorted by name.
@@ -179,7 +208,20 @@ func LoadRegistry(home string, configApprovers json.RawMessage) (*Registry, erro
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return NewRegistry(append(list, more...))
+	reg, err := NewRegistry(append(list, more...))
+	if err != nil {
+		return nil, err
+	}
+	// Approvers from the file are revoked by removing them from it; the
+	// config's are fixed for the run's life (its config was read once).
+	reg.home, reg.fromFile = home, map[string]bool{}
+	for _, a := range list {
+		reg.fromFile[a.PublicKey] = true
+	}
+	for _, a := range more {
+		delete(reg.fromFile, a.PublicKey)
+	}
+	return reg, nil
 }
 
 // AddApprover creates a signing identity for name, records it in

@@ -79,6 +79,9 @@ type options struct {
 	strict      bool
 	historyRuns int
 	quick       bool
+	// base is a second binary measured in the same loop (the one-turn
+	// scenarios only), for a before/after that one load change cannot skew.
+	base string
 }
 
 func run() error {
@@ -89,10 +92,19 @@ func run() error {
 	flag.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
 	flag.IntVar(&o.historyRuns, "history-runs", 3, "runs per oversized-history scenario")
 	flag.BoolVar(&o.quick, "quick", false, "only the one-turn scenarios, the POST baseline and the per-call cost")
+	flag.StringVar(&o.base, "base", "", "a binary to compare with: its one-turn runs are interleaved with -bin's")
 	flag.Parse()
 	bin, err := filepath.Abs(o.bin)
 	if err != nil {
 		return err
+	}
+	if o.base != "" {
+		if o.base, err = filepath.Abs(o.base); err != nil {
+			return err
+		}
+		if _, err := os.Stat(o.base); err != nil {
+			return fmt.Errorf("no base binary at %s: %w", o.base, err)
+		}
 	}
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("no binary at %s (run `make build` first): %w", bin, err)
@@ -130,10 +142,11 @@ func run() error {
 	agentID := strings.TrimSpace(created.stdout)
 
 	// Interleaved, so a change of the machine's load hits all three alike.
-	one, evAll, base, err := j.measureOneTurn(o, srv.URL())
+	turn, err := j.measureOneTurn(o, srv.URL())
 	if err != nil {
 		return err
 	}
+	one, evAll, base := turn.plain, turn.events, turn.post
 	ten := stats{}
 	if !o.quick {
 		if ten, err = j.measure(o, promptTen); err != nil {
@@ -195,6 +208,14 @@ func run() error {
 			missed++
 		}
 		fmt.Printf("%-34s %9.2fx %10s %10s   ≤ %.1fx %s\n", r.name, ratio(r.s), "", "", targetRatio, mark)
+	}
+	if o.base != "" {
+		fmt.Printf("%-34s %10s %10s %9.1fM   max %s, ratio %.2fx\n", "    -base, one-turn", ms(turn.basePlain.median), ms(turn.basePlain.p90),
+			float64(turn.basePlain.rss)/(1<<20), ms(turn.basePlain.max), ratio(turn.basePlain))
+		fmt.Printf("%-34s %10s %10s %9.1fM   max %s, ratio %.2fx\n", "    -base, --events all", ms(turn.baseEvents.median), ms(turn.baseEvents.p90),
+			float64(turn.baseEvents.rss)/(1<<20), ms(turn.baseEvents.max), ratio(turn.baseEvents))
+		fmt.Printf("%-34s %10s %10s %10s   p50 difference, --events all %s\n", "    -bin − -base, plain", signedMs(one.median-turn.basePlain.median), "", "",
+			signedMs(evAll.median-turn.baseEvents.median))
 	}
 	if !o.quick {
 		row("(b) 10 parallel read_file/ls", ten, "≤ 40 ms median", ten.median <= targetTenCalls)
@@ -360,35 +381,62 @@ type stats struct {
 	rss              int64
 }
 
+// oneTurn is what measureOneTurn measured; the base fields are zero
+// without -base.
+type oneTurn struct {
+	plain, events, post   stats
+	basePlain, baseEvents stats
+}
+
 // measureOneTurn measures the one-turn run plain, with --events all, and
-// the baseline POST, one of each in turn.
-func (j jazz) measureOneTurn(o options, url string) (plain, events, base stats, err error) {
+// the baseline POST, one of each in turn (and the -base binary's two runs
+// beside them).
+func (j jazz) measureOneTurn(o options, url string) (oneTurn, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return stats{}, stats{}, stats{}, err
+		return oneTurn{}, err
 	}
-	var wp, we, wb []time.Duration
-	var rp, re int64
+	plainArgs := []string{"run", "--agent", "bench", "--json", "--no-stream", promptOne}
+	eventArgs := []string{"run", "--agent", "bench", "--json", "--no-stream", "--events", "all", promptOne}
+	bj := j
+	bj.bin = o.base
+	var wp, we, wb, wbp, wbe []time.Duration
+	var rp, re, rbp, rbe int64
 	for i := range o.warmup + o.n {
-		p, err := j.exec("run", "--agent", "bench", "--json", "--no-stream", promptOne)
+		p, err := j.exec(plainArgs...)
 		if err != nil {
-			return stats{}, stats{}, stats{}, err
+			return oneTurn{}, err
 		}
-		e, err := j.exec("run", "--agent", "bench", "--json", "--no-stream", "--events", "all", promptOne)
+		e, err := j.exec(eventArgs...)
 		if err != nil {
-			return stats{}, stats{}, stats{}, err
+			return oneTurn{}, err
+		}
+		var bp, be sample
+		if o.base != "" {
+			if bp, err = bj.exec(plainArgs...); err != nil {
+				return oneTurn{}, fmt.Errorf("base: %w", err)
+			}
+			if be, err = bj.exec(eventArgs...); err != nil {
+				return oneTurn{}, fmt.Errorf("base: %w", err)
+			}
 		}
 		b, err := timeCmd(self, append(slices.Clone(j.env), postEnv+"="+url))
 		if err != nil {
-			return stats{}, stats{}, stats{}, err
+			return oneTurn{}, err
 		}
 		if i < o.warmup {
 			continue
 		}
 		wp, we, wb = append(wp, p.wall), append(we, e.wall), append(wb, b)
+		wbp, wbe = append(wbp, bp.wall), append(wbe, be.wall)
 		rp, re = max(rp, p.rss), max(re, e.rss)
+		rbp, rbe = max(rbp, bp.rss), max(rbe, be.rss)
 	}
-	return summarize(wp, rp), summarize(we, re), summarize(wb, 0), nil
+	r := oneTurn{plain: summarize(wp, rp), events: summarize(we, re), post: summarize(wb, 0)}
+	if o.base != "" {
+		r.basePlain, r.baseEvents = summarize(wbp, rbp), summarize(wbe, rbe)
+	}
+	return r, nil
 }
 
 // postEnv switches the harness binary into the baseline: a Go program

@@ -32,8 +32,11 @@ type overheadRig struct {
 	local, remote *actors.Subagents
 }
 
-func newOverheadRig(b *testing.B, call func(actors.ModelCaller) actors.ModelCaller) *overheadRig {
+func newOverheadRig(b *testing.B, call func(actors.ModelCaller) actors.ModelCaller, got func()) *overheadRig {
 	f := newFixture(b, 3, func(int, chatserver.Request) chatserver.Turn {
+		if got != nil {
+			got()
+		}
 		return chatserver.Turn{Text: "done", Delay: 20 * time.Millisecond}
 	})
 	if call != nil {
@@ -128,7 +131,7 @@ func at(d []time.Duration, q float64) float64 {
 //
 //	go test -run '^$' -bench RemoteChildOverhead -benchtime 40x ./workerpool/
 func BenchmarkRemoteChildOverhead(b *testing.B) {
-	r := newOverheadRig(b, nil)
+	r := newOverheadRig(b, nil, nil)
 	var l, rm []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -186,7 +189,7 @@ func BenchmarkRemoteChildTimeline(b *testing.B) {
 			note("", "model-answer")
 			return resp, err
 		}
-	})
+	}, func() { note("", "model-got") })
 	stages := map[string][]time.Duration{}
 	one := func(side string, s *actors.Subagents) {
 		mu.Lock()
@@ -210,7 +213,7 @@ func BenchmarkRemoteChildTimeline(b *testing.B) {
 		one("remote", r.remote)
 	}
 	b.StopTimer()
-	order := []string{"publish", "delivered", "claimed", "built", "start", "model-ask", "model-answer", "ended", "result", "heard", "end", "queued", "stored"}
+	order := []string{"publish", "delivered", "claimed", "built", "start", "model-ask", "model-got", "model-answer", "ended", "result", "heard", "end", "queued", "stored"}
 	var t strings.Builder
 	fmt.Fprintf(&t, "%-14s %9s %9s %9s\n", "step", "local", "remote", "remote-local")
 	for _, st := range order {

@@ -253,7 +253,7 @@ func (c *approverConn) decideCmd(approve bool) *cobra.Command {
 				if c.jsonOut {
 					return writeJSON(c.d.IO.Out, recordView(rec, time.Now()))
 				}
-				fmt.Fprintf(c.d.IO.Out, "%s %s (%s in run %s)\n", rec.Status, rec.Request.RequestID, visible.Line(rec.Request.Tool), rec.Request.RunID)
+				fmt.Fprintf(c.d.IO.Out, "%s %s (%s in run %s)\n", visible.Line(rec.Status), visible.Line(rec.Request.RequestID), visible.Line(rec.Request.Tool), visible.Line(rec.Request.RunID))
 				return nil
 			})
 		},
@@ -348,7 +348,7 @@ func (c *approverConn) watch(ctx context.Context, interactive bool) error {
 				continue
 			}
 			asking = approvals.Key(head.Request.RunID, head.Request.RequestID)
-			fmt.Fprintf(c.d.IO.ErrOut, "Approve %s? y [note] / n [note] / s skip / q quit: ", head.Request.RequestID)
+			fmt.Fprintf(c.d.IO.ErrOut, "Approve %s? y [note] / n [note] / s skip / q quit: ", visible.Line(head.Request.RequestID))
 		}
 	}
 	for {
@@ -453,8 +453,10 @@ func (c *approverConn) render(w io.Writer, r approvals.Record) {
 			fmt.Fprintf(w, "  %-10s %s\n", k, v)
 		}
 	}
-	fmt.Fprintf(w, "● %s  %s\n", q.RequestID, r.Status)
-	field("run", q.RunID)
+	// Every field is the run's (or a forger's) text: none reaches the
+	// screen unescaped (TestEveryRecordFieldRendersInert).
+	fmt.Fprintf(w, "● %s  %s\n", visible.Line(q.RequestID), visible.Line(r.Status))
+	field("run", visible.Line(q.RunID))
 	who := visible.Line(q.Agent)
 	if q.Subagent != "" {
 		who += " → subagent " + visible.Line(q.Subagent)
@@ -465,10 +467,10 @@ func (c *approverConn) render(w io.Writer, r approvals.Record) {
 	if policy == "" {
 		policy = "none"
 	}
-	field("risk", q.RiskTier+" (policy "+policy+")")
+	field("risk", visible.Line(q.RiskTier)+" (policy "+visible.Line(policy)+")")
 	field("directory", visible.Line(q.WorkDir))
 	field("expires", q.ExpiresAt.Local().Format("15:04:05"))
-	field("action", q.ActionHash)
+	field("action", visible.Line(q.ActionHash))
 	if shown, err := approvals.ShownHash(q); err == nil {
 		// `approve ID --shown` with this refuses a record changed since.
 		field("shown", shown)
@@ -520,18 +522,18 @@ func summaryLine(r approvals.Record, now time.Time) string {
 		msg = string(r[:60]) + "…"
 	}
 	age := now.Sub(q.CreatedAt).Round(time.Second)
-	return fmt.Sprintf("%s  %s  %s  %s  %s ago  %s", q.RequestID, q.RunID, visible.Line(q.Tool), q.RiskTier, age, visible.Line(msg))
+	return fmt.Sprintf("%s  %s  %s  %s  %s ago  %s", visible.Line(q.RequestID), visible.Line(q.RunID), visible.Line(q.Tool), visible.Line(q.RiskTier), age, visible.Line(msg))
 }
 
 func outcomeLine(r approvals.Record) string {
 	q := r.Request
 	switch r.Status {
 	case approvals.StatusApproved, approvals.StatusDenied:
-		return fmt.Sprintf("%s %s by %s at %s", q.RequestID, r.Status, visible.Line(r.DecidedBy), r.DecidedAt.Local().Format(time.RFC3339))
+		return fmt.Sprintf("%s %s by %s at %s", visible.Line(q.RequestID), r.Status, visible.Line(r.DecidedBy), r.DecidedAt.Local().Format(time.RFC3339))
 	case approvals.StatusPending:
-		return fmt.Sprintf("%s expired at %s", q.RequestID, q.ExpiresAt.Local().Format(time.RFC3339))
+		return fmt.Sprintf("%s expired at %s", visible.Line(q.RequestID), q.ExpiresAt.Local().Format(time.RFC3339))
 	}
-	return fmt.Sprintf("%s %s (%s)", q.RequestID, r.Status, visible.Line(r.Reason))
+	return fmt.Sprintf("%s %s (%s)", visible.Line(q.RequestID), visible.Line(r.Status), visible.Line(r.Reason))
 }
 
 // recordJSON is a record for scripts: the request, its status and (when
@@ -609,7 +611,7 @@ anyone it does not admit, and any answer it has already taken.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.d.IO.ErrOut, "❓ %s (%s in run %s, %s)\n", indent(visible.Block(q.Question)), q.RequestID, run, hash)
+			fmt.Fprintf(c.d.IO.ErrOut, "❓ %s (%s in run %s, %s)\n", indent(visible.Block(q.Question)), visible.Line(q.RequestID), visible.Line(run), hash)
 			if want != "" && want != hash {
 				return fmt.Errorf("question %s is not the one you were shown (it is %s now, you saw %s); not answering it", id, hash, want)
 			}

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jazz-run/jazz/approvals"
 	"github.com/jazz-run/jazz/iostreams"
+	"github.com/jazz-run/jazz/visible"
 )
 
 // A request is rendered for a person: the diff coloured on a terminal and
@@ -40,6 +42,43 @@ func TestRenderColoursOnlyATerminalAndEscapesModelText(t *testing.T) {
 		coloured := strings.Contains(s, "\x1b[32m+new")
 		if coloured != tty {
 			t.Fatalf("tty=%v: coloured=%v: %q", tty, coloured, s)
+		}
+	}
+}
+
+// Property: whatever string field of a record a forger on the bus fills
+// (found by reflection, so a field added later is covered), nothing
+// hidden reaches the approver's screen from show, list or watch: no
+// escape, no bidi override, no bell, in any status.
+func TestEveryRecordFieldRendersInert(t *testing.T) {
+	const evil = "x\x1b[2J\u202eevil\u2066\x07\ry"
+	for _, status := range []string{approvals.StatusPending, approvals.StatusApproved, approvals.StatusDenied, approvals.StatusExpired, approvals.StatusCancelled, evil} {
+		r := approvals.Record{}
+		fillStrings(reflect.ValueOf(&r).Elem(), evil)
+		r.Status = status
+		r.Request.ExpiresAt = time.Now().Add(time.Minute)
+		io, _, _, _ := iostreams.Test()
+		c := &approverConn{d: Deps{IO: io, Getenv: func(string) string { return "" }}}
+		var out bytes.Buffer
+		c.render(&out, r)
+		out.WriteString(summaryLine(r, time.Now()) + "\n" + outcomeLine(r) + "\n")
+		for _, ch := range out.String() {
+			if ch != '\n' && visible.Hidden(ch) {
+				t.Fatalf("status %q: %U reached the screen:\n%q", status, ch, out.String())
+			}
+		}
+	}
+}
+
+func fillStrings(v reflect.Value, s string) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fillStrings(v.Field(i), s)
+			}
 		}
 	}
 }

@@ -266,3 +266,50 @@ func TestRedact(t *testing.T) {
 	}
 	_ = errors.New
 }
+
+// A removed approver loses the connection it holds, not only new ones:
+// within the reload period the server closes it, and it cannot come back.
+func TestRemovedApproverIsDisconnected(t *testing.T) {
+	home := t.TempDir()
+	if _, seed, err := approvals.AddApprover(home, "bob", "low-risk", false); err != nil {
+		t.Fatal(err)
+	} else if err := approvals.WriteSecret(approvals.ApproverSeedPath(home, "bob"), seed); err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, home, busserver.Options{})
+	path := approvals.ApproverSeedPath(home, "bob")
+	o := busclient.Options{URL: s.ClientURL(), Nkey: path}
+	opts, err := o.Client().NATSOptions(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	nc, err := nats.Connect(s.ClientURL(), append(opts, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond),
+		nats.ClosedHandler(func(*nats.Conn) { close(closed) }))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := os.WriteFile(approvals.ApproversPath(home), []byte("[]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	removed := time.Now()
+	// Either the connection is closed outright, or it is dropped and
+	// every reconnect is refused: in both cases it stops being connected.
+	deadline := time.After(5 * time.Second)
+	for nc.IsConnected() {
+		select {
+		case <-closed:
+		case <-deadline:
+			t.Fatal("bob's connection outlived his removal by 5 s")
+		case <-time.After(10 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	t.Logf("disconnected %s after removal (reload every 50 ms)", time.Since(removed).Round(time.Millisecond))
+	time.Sleep(300 * time.Millisecond)
+	if nc.IsConnected() {
+		t.Fatal("bob got back in after his removal")
+	}
+}

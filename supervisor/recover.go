@@ -114,3 +114,24 @@ func Go(fn func(), onPanic func(reason string)) {
 		fn()
 	}()
 }
+
+// Runner is work for GoRun: Run on a new goroutine, Panicked with the
+// reason if Run panics.
+type Runner interface {
+	Run()
+	Panicked(reason string)
+}
+
+// GoRun is Go for work kept in one value: a tool call passes its state
+// once instead of building a closure for the work and one for the panic
+// (each an allocation per call; the goroutine's own closure is the one left).
+func GoRun(r Runner) { go runRecovered(r) }
+
+func runRecovered(r Runner) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.Panicked(fmt.Sprint(v))
+		}
+	}()
+	r.Run()
+}

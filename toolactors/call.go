@@ -272,60 +272,96 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 		// The gate's judgement reaches the twin beside its arguments.
 		hctx = tools.WithJudgement(hctx, c.judgement)
 	}
-	self, engine, env, handler := ctx.PID(), ctx.Engine(), c.env, t.Handler
-	name := t.Name
 	grace := c.deps.SettleGrace
 	if grace <= 0 {
 		grace = DefaultSettleGrace
 	}
-	seq := c.seq
 	// Busy until the handler returns (even past its timeout: it is still
 	// running); a question it asks suspends the mark (deadline.Wait).
 	hctx, busyDone := c.deps.Deadline.WithBusy(hctx)
-	// The result comes back from the handler's own goroutine, unless the
-	// call's context ends first: then the watcher (started only then, by
-	// AfterFunc) reports the stop, waiting as long as the case needs for
-	// what the handler still says, which reaches it through out. Exactly
-	// one of the two sends handlerDone: whoever wins stopWatch.
-	out := make(chan tools.Result, 1)
-	stopWatch := context.AfterFunc(hctx, func() {
-		var r tools.Result
-		stopping := errors.Is(hctx.Err(), context.Canceled)
-		if stopping {
-			r = tools.Result{Error: "Tool call cancelled: the run is stopping."}
-		} else {
-			r = tools.Result{Error: fmt.Sprintf("Operation timed out after '%dm'", int(math.Round(float64(timeout.Milliseconds())/60000)))}
-		}
-		switch {
-		case approved:
-			r = settle(r, out, grace)
-		case stopping:
-			// Wait, briefly, for the handler to end: what it still
-			// reports (a subagent's subagent_complete, its span) then
-			// comes before the run's end.
-			awaitHandler(out, grace)
-		}
-		engine.Send(self, handlerDone{seq: seq, approved: approved, result: r})
-	})
-	report := func(r tools.Result) {
-		// A handler that returns because its context ended can get here
-		// before the context has started the watcher; the watcher must
-		// still have the call, or the timeout is never said.
-		if hctx.Err() == nil && stopWatch() {
-			engine.Send(self, handlerDone{seq: seq, approved: approved, result: r})
-			return
-		}
-		out <- r // the watcher has the call
+	// One value holds what the handler's goroutine and the watcher share:
+	// its methods replace four closures (two allocations fewer per call).
+	h := &handlerRun{
+		hctx: hctx, busyDone: busyDone, handler: t.Handler, env: c.env, args: args,
+		self: ctx.PID(), engine: ctx.Engine(), name: t.Name,
+		timeout: timeout, grace: grace, seq: c.seq, approved: approved,
+		// The result comes back from the handler's own goroutine, unless the
+		// call's context ends first: then the watcher (started only then, by
+		// AfterFunc) reports the stop, waiting as long as the case needs for
+		// what the handler still says, which reaches it through out. Exactly
+		// one of the two sends handlerDone: whoever wins stopWatch.
+		out: make(chan tools.Result, 1),
 	}
-	supervisor.Go(func() {
-		r := func() tools.Result {
-			defer busyDone()
-			return handler(hctx, env, args)
-		}()
-		report(r)
-	}, func(reason string) {
-		report(tools.Result{Error: fmt.Sprintf("Tool %s failed unexpectedly: %s", name, reason)})
-	})
+	// Every field is set before AfterFunc can start watch; stopWatch is
+	// set before the handler's goroutine, its only reader, starts.
+	h.stopWatch = context.AfterFunc(hctx, h.watch)
+	supervisor.GoRun(h)
+}
+
+// handlerRun is one handler call's state, shared by its goroutine (Run,
+// Panicked, report) and the watcher (watch).
+type handlerRun struct {
+	hctx      context.Context
+	busyDone  func()
+	handler   tools.Handler
+	env       *tools.Env
+	args      json.RawMessage
+	self      *actor.PID
+	engine    *actor.Engine
+	name      string
+	timeout   time.Duration
+	grace     time.Duration
+	seq       uint64
+	approved  bool
+	out       chan tools.Result
+	stopWatch func() bool
+}
+
+// watch runs once the call's context ends before the handler reported.
+func (h *handlerRun) watch() {
+	var r tools.Result
+	stopping := errors.Is(h.hctx.Err(), context.Canceled)
+	if stopping {
+		r = tools.Result{Error: "Tool call cancelled: the run is stopping."}
+	} else {
+		r = tools.Result{Error: fmt.Sprintf("Operation timed out after '%dm'", int(math.Round(float64(h.timeout.Milliseconds())/60000)))}
+	}
+	switch {
+	case h.approved:
+		r = settle(r, h.out, h.grace)
+	case stopping:
+		// Wait, briefly, for the handler to end: what it still
+		// reports (a subagent's subagent_complete, its span) then
+		// comes before the run's end.
+		awaitHandler(h.out, h.grace)
+	}
+	h.engine.Send(h.self, handlerDone{seq: h.seq, approved: h.approved, result: r})
+}
+
+// Run is the handler's goroutine.
+func (h *handlerRun) Run() {
+	h.report(h.call())
+}
+
+func (h *handlerRun) call() tools.Result {
+	defer h.busyDone()
+	return h.handler(h.hctx, h.env, h.args)
+}
+
+// Panicked reports a handler that panicked as a failed call.
+func (h *handlerRun) Panicked(reason string) {
+	h.report(tools.Result{Error: fmt.Sprintf("Tool %s failed unexpectedly: %s", h.name, reason)})
+}
+
+func (h *handlerRun) report(r tools.Result) {
+	// A handler that returns because its context ended can get here
+	// before the context has started the watcher; the watcher must
+	// still have the call, or the timeout is never said.
+	if h.hctx.Err() == nil && h.stopWatch() {
+		h.engine.Send(h.self, handlerDone{seq: h.seq, approved: h.approved, result: r})
+		return
+	}
+	h.out <- r // the watcher has the call
 }
 
 // awaitHandler waits for the handler's result, at most grace.

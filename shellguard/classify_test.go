@@ -45,6 +45,8 @@ func TestStaticClassify(t *testing.T) {
 	undecided := []string{
 		"git branch new", "git tag v1", "sed 's/a/b/w out' f", "sed 1e f",
 		"awk '{system(\"rm x\")}' f", "awk '{print > \"f\"}' x",
+		`awk 'BEGIN{print "}" > "/tmp/pwn"}'`, `awk 'BEGIN{print ";" > "/tmp/pwn"}'`, `awk 'BEGIN{printf "{" >> "/tmp/pwn"}'`,
+		"awk 'BEGIN{print(\"a\",\n\"b\") > \"/tmp/pwn\"}'", `awk '{print /}/ > "f"}' x`,
 		"uniq in out", "date -s now", "date 01010000", "cat $(ls)", "ls $DIR", "X=1 ls", "HOME=./x git status",
 		"ls &", "python x.py", "git -C other status", "git diff --output=x", "git diff --o=x",
 		"git log --outp x", "rg --pre sh x", "hostname evil", "echo `rm x`", "cat <(ls)", "ls; make",

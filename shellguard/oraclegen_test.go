@@ -276,7 +276,7 @@ var genOptions = map[string][]string{
 		"'1e touch pwn'", "-n", "1p", "-s", "--sandbox", "-f script.sed", "-n '1p;w out'", "'s|a|b|w out'", "'y/a/b/'",
 		"'1!G;h;$!d'", "-e 1p", "'$p'", "'/a/,/b/p'", "'s/a/b/e'", "'s/a/b/gw out'", "-E", "-z", "'1r f'", "'1R f'",
 		"'1W out'", "'a x'", "'s/[/]/x/'", "'s/a/b\\\nw out/'", "-ni", "--debug", "-l 5", "'=;l;q'"},
-	"awk": {"'BEGIN{system(\"touch pwn\")}'", "'{print > \"out\"}'", "'{print | \"touch pwn\"}'", "-f prog.awk",
+	"awk": {"'BEGIN{system(\"touch pwn\")}'", "'{print > \"out\"}'", "'{print \"}\" > \"out\"}'", "'{printf \";\" >> \"out\"}'", "'{print | \"touch pwn\"}'", "-f prog.awk",
 		"'{print $1}'", "'BEGIN{\"touch pwn\" | getline}'", "-v x=1", "'$1 > 0'", "-F:", "'{printf \"%s\", $1 > \"out\"}'",
 		"'BEGIN{while ((\"touch pwn\" | getline l) > 0) print l}'", "'@load \"x\"'", "-W exec", "'{print}' ", "--",
 		"'BEGIN { printf \"x\" >> \"out\" }'", "'NR>1'", "'BEGIN{ENVIRON[\"X\"]=1}'"},

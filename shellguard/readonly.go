@@ -405,9 +405,10 @@ var awkPrint = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // awkProgramProblem refuses, anywhere in the text (strings included, to
 // stay simple and strict): system, getline, close, fflush, extension, @
 // (gawk's @load, @include and indirect calls), a line continuation, and a
-// `|` that is not `||`; and a `>` inside a print or printf statement, which
-// is where awk's output redirections live. A `>` elsewhere is a
-// comparison.
+// `|` that is not `||`; and any `>` after the first print or printf. An
+// output redirection always follows its print textually, so this holds
+// without knowing where a statement ends (a string or regex holding `}`
+// or `;` cannot hide one); a `>` before every print is a comparison.
 func awkProgramProblem(prog string) string {
 	if m := awkWords().FindString(prog); m != "" {
 		return fmt.Sprintf("the awk program uses %q (it can run commands or reach outside awk)", m)
@@ -421,14 +422,8 @@ func awkProgramProblem(prog string) string {
 			return "a `|` in the awk program (a pipe to or from a command)"
 		}
 	}
-	for _, loc := range awkPrint().FindAllStringIndex(prog, -1) {
-		rest := prog[loc[1]:]
-		if end := strings.IndexAny(rest, ";\n}{"); end >= 0 {
-			rest = rest[:end]
-		}
-		if strings.Contains(rest, ">") {
-			return "a `>` in an awk print statement (an output redirection)"
-		}
+	if loc := awkPrint().FindStringIndex(prog); loc != nil && strings.Contains(prog[loc[1]:], ">") {
+		return "a `>` after an awk print (it may be an output redirection)"
 	}
 	return ""
 }

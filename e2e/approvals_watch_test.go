@@ -16,11 +16,7 @@ import (
 // and each outcome is streamed too.
 func TestApprovalsWatchDecidesInline(t *testing.T) {
 	t.Parallel()
-	e := hlNewEnv(t)
-	serveBus(t, e, freeTCPPort(t))
-	if r := e.run(hlRunOpts{args: []string{"bus", "add-approver", "alice"}}); r.code != 0 {
-		t.Fatalf("add-approver: %+v", r)
-	}
+	e := busWithAlice(t)
 	// The running server admits a new approver within a second.
 	waitPending(t, e, 0, "--as", "alice")
 	in, typed, err := os.Pipe()

@@ -23,11 +23,7 @@ import (
 // model gets is the one alice signed with `jazz approvals answer`.
 func TestRemoteAnswerMustBeSigned(t *testing.T) {
 	t.Parallel()
-	e := hlNewEnv(t)
-	serveBus(t, e, freeTCPPort(t))
-	if r := e.run(hlRunOpts{args: []string{"bus", "add-approver", "alice"}}); r.code != 0 {
-		t.Fatalf("add-approver: %+v", r)
-	}
+	e := busWithAlice(t)
 	srv := chatserver.New(chatserver.Turn{Calls: []chatserver.Call{
 		{Name: "ask_user_question", Arguments: chatserver.JSONArgs(map[string]string{"question": "Which database?"})},
 	}}, chatserver.Turn{Text: "done"})

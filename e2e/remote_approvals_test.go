@@ -34,6 +34,24 @@ func freeTCPPort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// addApprover runs `jazz bus add-approver name args...` in e's home.
+func addApprover(t *testing.T, e *hlEnv, name string, args ...string) {
+	t.Helper()
+	if r := e.run(hlRunOpts{args: append([]string{"bus", "add-approver", name}, args...)}); r.code != 0 {
+		t.Fatalf("add-approver %s: %+v", name, r)
+	}
+}
+
+// busWithAlice is a home with its bus served on a free port and alice
+// admitted as an approver: the start of every remote-approval test.
+func busWithAlice(t *testing.T) *hlEnv {
+	t.Helper()
+	e := hlNewEnv(t)
+	serveBus(t, e, freeTCPPort(t))
+	addApprover(t, e, "alice")
+	return e
+}
+
 // serveBus starts the built binary's bus on port and waits for the URL it
 // prints when ready.
 func serveBus(t *testing.T, e *hlEnv, port int) *bus {
@@ -124,12 +142,8 @@ func TestRemoteApprovalAcrossProcesses(t *testing.T) {
 	e := hlNewEnv(t)
 	port := freeTCPPort(t)
 	srv := serveBus(t, e, port)
-	if r := e.run(hlRunOpts{args: []string{"bus", "add-approver", "alice"}}); r.code != 0 {
-		t.Fatalf("add-approver: %+v", r)
-	}
-	if r := e.run(hlRunOpts{args: []string{"bus", "add-approver", "bob", "--max-tier", "low-risk"}}); r.code != 0 {
-		t.Fatalf("add-approver: %+v", r)
-	}
+	addApprover(t, e, "alice")
+	addApprover(t, e, "bob", "--max-tier", "low-risk")
 	e.replayAgent("remote", noteScript, "write_file")
 	run := e.start(hlRunOpts{args: []string{"run", "--agent", "remote", "--json", "--remote-approvals", "--approval-timeout", "120000", "write the note"}})
 

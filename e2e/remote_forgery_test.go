@@ -22,11 +22,7 @@ import (
 // back, on which her next decision lands.
 func TestForgedDisplayAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	e := hlNewEnv(t)
-	serveBus(t, e, freeTCPPort(t))
-	if r := e.run(hlRunOpts{args: []string{"bus", "add-approver", "alice"}}); r.code != 0 {
-		t.Fatalf("add-approver: %+v", r)
-	}
+	e := busWithAlice(t)
 	e.replayAgent("remote", noteScript, "write_file")
 	run := e.start(hlRunOpts{args: []string{"run", "--agent", "remote", "--json", "--remote-approvals", "--approval-timeout", "120000", "write the note"}})
 	req := waitPending(t, e, 1, "--as", "alice")[0].Request

@@ -52,7 +52,7 @@ var gitSubcommands = sync.OnceValue(func() map[string]progCheck {
 		if len(p.operands) > 0 && !p.has("-l", "--list") {
 			return fmt.Sprintf("an operand (%q) without --list: it would create it", p.operands[0])
 		}
-		return ""
+		return gitAtomRule(p)
 	}
 	grepSpec := opts("-a --text -I --no-textconv -i --ignore-case -w --word-regexp -v --invert-match -h -H --full-name -E" +
 		" --extended-regexp -G --basic-regexp -F --fixed-strings -P --perl-regexp -n --line-number --column -l" +
@@ -87,10 +87,10 @@ var gitSubcommands = sync.OnceValue(func() map[string]progCheck {
 		"ls-files": grammar(opts("-c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted --modified --others --ignored --stage"+
 			" --unmerged --killed --directory --no-empty-directory --eol --deduplicate -x= --exclude= -X= --exclude-from="+
 			" --exclude-per-directory= --exclude-standard --error-unmatch --with-tree= --full-name --recurse-submodules"+
-			" --abbrev=? --debug --sparse --format=? --resolve-undo"), nil),
-		"ls-tree": grammar(opts("-d -r -t -l -z --long --name-only --name-status --object-only --full-name --full-tree --abbrev=? --format=?"), nil),
+			" --abbrev=? --debug --sparse --format=? --resolve-undo"), gitAtomRule),
+		"ls-tree": grammar(opts("-d -r -t -l -z --long --name-only --name-status --object-only --full-name --full-tree --abbrev=? --format=?"), gitAtomRule),
 		"cat-file": grammar(opts("-t -s -e -p --batch=? --batch-check=? --batch-command=? --batch-all-objects --buffer --unordered"+
-			" --follow-symlinks --allow-unknown-type -Z --mailmap --no-mailmap --use-mailmap --no-use-mailmap"), nil),
+			" --follow-symlinks --allow-unknown-type -Z --mailmap --no-mailmap --use-mailmap --no-use-mailmap"), gitAtomRule),
 		"describe": grammar(opts("--all --tags --contains --abbrev=? --candidates=? --exact-match --debug --long --match=? --exclude=? --always --first-parent"), nil),
 		"branch": grammar(opts("-a --all -r --remotes -v --verbose -l --list --show-current --sort=? --contains=? --no-contains=?"+
 			" --merged=? --no-merged=? --points-at=? --format=? -i --ignore-case --abbrev=? --no-abbrev --omit-empty"+gitColorOpts), listOnly),
@@ -109,6 +109,53 @@ func gitFormatRule(p parsedArgs) string {
 	for _, o := range p.opts {
 		if (o.name == "--format" || o.name == "--pretty") && strings.Contains(o.value, "%G") {
 			return "a %G format, which runs gpg to verify signatures"
+		}
+	}
+	return ""
+}
+
+// gitAtoms are the %(atom) names of for-each-ref style formats (branch,
+// tag, ls-files, ls-tree, cat-file --batch) that only print what git
+// already holds. A format names anything else (a newer git's
+// %(signature), which runs gpg, or an atom not yet invented) is refused:
+// the list says what is known to be inert, not what is known to be bad.
+var gitAtoms = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, a := range strings.Fields("refname objecttype objectsize objectname deltabase upstream push HEAD color align end" +
+		" if then else symref worktreepath tree parent numparent object type tag subject body contents trailers raw rest" +
+		" author authorname authoremail authordate committer committername committeremail committerdate" +
+		" tagger taggername taggeremail taggerdate creator creatordate describe" +
+		" objectmode path stage eolinfo eolattr") {
+		m[a] = true
+	}
+	return m
+})
+
+// gitAtomRule refuses a --format, --batch or --batch-check value naming a
+// %(atom) outside gitAtoms. The atom's name ends at its first `:` or `)`;
+// an unclosed `%(` is refused too. A literal `%%(` is read as an atom:
+// refusing a harmless format is the safe way to be wrong.
+func gitAtomRule(p parsedArgs) string {
+	for _, o := range p.opts {
+		switch o.name {
+		case "--format", "--batch", "--batch-check", "--batch-command":
+		default:
+			continue
+		}
+		rest := o.value
+		for {
+			i := strings.Index(rest, "%(")
+			if i < 0 {
+				break
+			}
+			rest = rest[i+2:]
+			end := strings.IndexAny(rest, ":)")
+			if end < 0 {
+				return fmt.Sprintf("an unclosed %%( in git's %s", o.name)
+			}
+			if name := rest[:end]; !gitAtoms()[name] {
+				return fmt.Sprintf("the format atom %%(%s) in git's %s, which is not one known only to print", name, o.name)
+			}
 		}
 	}
 	return ""

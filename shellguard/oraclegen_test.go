@@ -261,7 +261,7 @@ var genGitSubs = []string{
 // the oracle only fails when a writing one gets approved.
 var genOptions = map[string][]string{
 	"git": {"--output=out", "--o=out", "--outp=out", "--output out", "--ext-diff", "--textconv", "-p", "--stat",
-		"--format=%h", "--format=%G?", "--pretty=%GS", "--show-signature", "-O", "-Otouch", "--open-files-in-pager=touch",
+		"--format=%h", "--format=%G?", "--pretty=%GS", "--format='%(refname:short)'", "--format='%(signature)'", "--show-signature", "-O", "-Otouch", "--open-files-in-pager=touch",
 		"--dirty", "--broken", "-n 1", "-1", "--short", "-s", "--porcelain", "-u", "--ignored", "--oneline", "--all",
 		"-v", "-l", "--list", "-a", "-d", "-D", "-m", "--contains", "--merged", "--cached", "--no-index", "--remerge-diff",
 		"-S x", "-Gx", "--", "--no-ext-diff", "-z", "--name-only", "--abbrev=4", "--exclude-standard", "-uno", "--end-of-options",

@@ -1,6 +1,7 @@
 package busserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,6 +162,10 @@ func (c *Cluster) startNodes(routePorts []int, routeUser, routePass string) erro
 			// cluster without routes.
 			cluster, routes = server.ClusterOpts{}, nil
 		}
+		// nats-server's ReloadOptions sorts the running server's own
+		// option slices in place (imposeOrder) while its route goroutines
+		// read them: built in that order, a reload never moves an element.
+		sortRoutes(routes)
 		so := serverOptions(name, "127.0.0.1", port, store, c.o.Logf == nil, users(c.roles, c.ids.approvers, c.ids.workers, c.adminPub))
 		so.Cluster, so.Routes = cluster, routes
 		so.PingInterval, so.MaxPingsOut = 2*time.Second, 2
@@ -193,6 +199,11 @@ func (c *Cluster) watch() {
 	}
 }
 
+// sortRoutes puts routes in the order nats-server's reload imposes.
+func sortRoutes(routes []*url.URL) {
+	slices.SortFunc(routes, func(a, b *url.URL) int { return cmp.Compare(a.String(), b.String()) })
+}
+
 // Reload makes every node know JAZZ_HOME's approvers and workers now.
 func (c *Cluster) Reload() error {
 	ids, err := readIdentities(c.o.Home)
@@ -209,6 +220,7 @@ func (c *Cluster) Reload() error {
 		n.opts.Nkeys = users(c.roles, ids.approvers, ids.workers, c.adminPub)
 		if n.srv != nil {
 			next := n.opts
+			next.Routes = slices.Clone(n.opts.Routes) // the reload sorts what it is given
 			if err := n.srv.ReloadOptions(&next); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", n.opts.ServerName, err))
 			}

@@ -1,13 +1,17 @@
 package busserver
 
 import (
+	"cmp"
 	"context"
 	"net/http"
+	"net/url"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/jazz-run/jazz/approvals"
 	"github.com/jazz-run/jazz/workstore"
 )
 
@@ -39,4 +43,45 @@ func TestClusterReadyOnEveryNode(t *testing.T) {
 	if took > 8*time.Second {
 		t.Fatalf("the cluster took %s to start", took)
 	}
+}
+
+// nats-server's ReloadOptions sorts the running server's own option
+// slices in place (imposeOrder) while its goroutines read them (a route
+// being solicited reads Routes): a reload that moved an element raced
+// with the server, and `go test -race` caught it when a worker was added
+// right after a cluster start. Every node's routes and users are built in
+// that order, so a reload moves nothing, and a reload right after the
+// start, with a new approver, is clean under -race.
+func TestReloadMovesNoOptionUnderTheServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	home := t.TempDir()
+	c, err := StartCluster(ctx, ClusterOptions{Home: home, Nodes: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	check := func(when string) {
+		t.Helper()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, n := range c.nodes {
+			if !slices.IsSortedFunc(n.opts.Routes, func(a, b *url.URL) int { return cmp.Compare(a.String(), b.String()) }) {
+				t.Errorf("%s: node %d's routes are not in reload order: %v", when, i, n.opts.Routes)
+			}
+			if !slices.IsSortedFunc(n.opts.Nkeys, func(a, b *server.NkeyUser) int { return cmp.Compare(a.Nkey, b.Nkey) }) {
+				t.Errorf("%s: node %d's users are not in reload order", when, i)
+			}
+		}
+	}
+	check("after start")
+	for _, name := range []string{"alice", "bob", "carol"} {
+		if _, _, err := approvals.AddApprover(home, name, "read-only", false); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Reload(); err != nil {
+			t.Fatalf("reload after adding %s: %v", name, err)
+		}
+	}
+	check("after reloads")
 }

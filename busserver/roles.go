@@ -1,10 +1,12 @@
 package busserver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
@@ -137,5 +139,9 @@ func users(roles map[string]string, approvers []approvals.Approver, workers []Wo
 		out = append(out, &server.NkeyUser{Nkey: w.PublicKey, Permissions: WorkerPermissions(w.PublicKey)})
 	}
 	out = append(out, &server.NkeyUser{Nkey: adminPub})
+	// In the order nats-server's reload sorts a running server's users
+	// into, in place (imposeOrder): a reload then moves none of them
+	// under a reader.
+	slices.SortFunc(out, func(a, b *server.NkeyUser) int { return cmp.Compare(a.Nkey, b.Nkey) })
 	return out
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/tools"
@@ -54,15 +53,7 @@ func TestToolsOffered(t *testing.T) {
 // answers the way a bridge would.
 func TestAsk(t *testing.T) {
 	ctx := context.Background()
-	b, err := bus.Start(ctx, bus.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, done := context.WithTimeout(context.Background(), 2*time.Second)
-		defer done()
-		_ = b.Close(c)
-	})
+	b := startBus(t)
 	const run = "run-a"
 	answers := map[string]string{}
 	var asked []messages.UserInputRequired

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/nats-io/nkeys"
 
@@ -59,7 +58,7 @@ func QuestionHash(runID string, q messages.UserInputRequired) (string, error) {
 
 // SignAnswer signs response to q (as the signer read it) for runID.
 func SignAnswer(kp nkeys.KeyPair, runID string, q messages.UserInputRequired, response string, now time.Time, validity time.Duration) (Envelope, error) {
-	if err := checkResponse(response); err != nil {
+	if err := checkText("answer", response, MaxAnswer); err != nil {
 		return Envelope{}, err
 	}
 	hash, err := QuestionHash(runID, q)
@@ -72,16 +71,6 @@ func SignAnswer(kp nkeys.KeyPair, runID string, q messages.UserInputRequired, re
 	issued := now.UTC().Truncate(time.Millisecond)
 	return Sign(kp, Answer{Kind: KindAnswer, RunID: runID, RequestID: q.RequestID, QuestionHash: hash, Response: response,
 		Nonce: NewNonce(), IssuedAt: issued, ExpiresAt: issued.Add(validity)})
-}
-
-func checkResponse(r string) error {
-	if len(r) > MaxAnswer {
-		return fmt.Errorf("the answer is %d bytes; at most %d are allowed", len(r), MaxAnswer)
-	}
-	if !utf8.ValidString(r) {
-		return fmt.Errorf("the answer is not valid UTF-8")
-	}
-	return nil
 }
 
 // VerifyAnswer accepts e only if its signature verifies, its signer is an
@@ -111,7 +100,7 @@ func VerifyAnswer(e Envelope, reg *Registry, runID string, q messages.UserInputR
 	if err := checkTimes(a.IssuedAt, a.ExpiresAt, now); err != nil {
 		return a, who, err
 	}
-	if err := checkResponse(a.Response); err != nil {
+	if err := checkText("answer", a.Response, MaxAnswer); err != nil {
 		return a, who, refuse(ReasonMalformed, "%v", err)
 	}
 	return a, who, seen.use(a.Nonce)

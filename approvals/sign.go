@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -115,7 +114,7 @@ func Sign(kp nkeys.KeyPair, v any) (Envelope, error) {
 // SignDecision fills in the kind, nonce and times, checks the note, and
 // signs.
 func SignDecision(kp nkeys.KeyPair, d Decision, now time.Time, validity time.Duration) (Envelope, error) {
-	if err := checkNote(d.Note); err != nil {
+	if err := checkText("note", d.Note, MaxNote); err != nil {
 		return Envelope{}, err
 	}
 	if validity <= 0 {
@@ -140,12 +139,15 @@ func SignPolicy(kp nkeys.KeyPair, p PolicyChange, now time.Time, validity time.D
 	return Sign(kp, p)
 }
 
-func checkNote(note string) error {
-	if len(note) > MaxNote {
-		return fmt.Errorf("the note is %d bytes; at most %d are allowed", len(note), MaxNote)
+// checkText bounds a signed free-text field (a decision's note, an
+// answer's response) to max bytes of valid UTF-8; what names the field
+// in the error.
+func checkText(what, text string, max int) error {
+	if len(text) > max {
+		return fmt.Errorf("the %s is %d bytes; at most %d are allowed", what, len(text), max)
 	}
-	if !utf8.ValidString(note) {
-		return errors.New("the note is not valid UTF-8")
+	if !utf8.ValidString(text) {
+		return fmt.Errorf("the %s is not valid UTF-8", what)
 	}
 	return nil
 }
@@ -248,7 +250,7 @@ func VerifyDecision(e Envelope, reg *Registry, exp Expect, now time.Time, seen N
 	if err := checkTimes(d.IssuedAt, d.ExpiresAt, now); err != nil {
 		return d, a, err
 	}
-	if err := checkNote(d.Note); err != nil {
+	if err := checkText("note", d.Note, MaxNote); err != nil {
 		return d, a, refuse(ReasonNote, "%v", err)
 	}
 	return d, a, seen.use(d.Nonce)

@@ -14,8 +14,23 @@ import (
 // DefaultTimeout bounds a Stream whose context has no deadline of its own.
 const DefaultTimeout = 30 * time.Second
 
-// streamChunk is how much one read call of Stream asks for.
-const streamChunk = 64 << 10
+// streamChunk is the most one read call of Stream asks for; a file that
+// says it is smaller starts with a buffer of its size (but at least
+// minStreamChunk), which doubles while reads keep filling it.
+const (
+	streamChunk    = 64 << 10
+	minStreamChunk = 512
+)
+
+// firstChunk is the buffer Stream starts with for a file of the given
+// size: one byte more than the file, so that a file that has not grown is
+// read whole by the first read and the next one sees the end.
+func firstChunk(size int64) int {
+	if size < 0 || size >= streamChunk-1 {
+		return streamChunk
+	}
+	return max(int(size)+1, minStreamChunk)
+}
 
 // KindOf names a file mode's type in a word or two: "FIFO",
 // "character device", "directory".
@@ -113,7 +128,9 @@ func (f *File) Stream(ctx context.Context, fn func([]byte) error) error {
 		n   int
 		err error
 	}
-	buf := make([]byte, streamChunk)
+	// A fresh 64 KiB buffer for every small file was most of a read_file
+	// call's allocation in a cold process (page faults, then GC).
+	buf := make([]byte, firstChunk(f.Info.Size()))
 	reads := make(chan result, 1)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -133,6 +150,11 @@ func (f *File) Stream(ctx context.Context, fn func([]byte) error) error {
 			if err := fn(buf[:r.n]); err != nil {
 				return err
 			}
+		}
+		if r.n == len(buf) && len(buf) < streamChunk {
+			// The file is bigger than it said (it grew, or it is a procfs
+			// file that reports 0): fewer, larger reads from here on.
+			buf = make([]byte, min(2*len(buf), streamChunk))
 		}
 		if errors.Is(r.err, io.EOF) {
 			return nil

@@ -5,6 +5,7 @@ package safefile_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -119,6 +120,43 @@ func TestReadAllBoundsAFileThatLiesAboutItsSize(t *testing.T) {
 	_, err := readFile("/proc/self/maps", 16)
 	if !errors.Is(err, safefile.ErrTooLarge) {
 		t.Fatalf("err %v, want ErrTooLarge", err)
+	}
+}
+
+// Stream sizes its first buffer by the opened file's stat; a file that
+// grew after it was opened (or a procfs file, which says 0 bytes) is
+// still read to its end, in order.
+func TestStreamReadsAFileThatGrewAfterItsStat(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safefile.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var want strings.Builder
+	want.WriteString("0123456789")
+	for i := 0; want.Len() < 300<<10; i++ {
+		fmt.Fprintf(&want, "line %d\n", i)
+	}
+	if err := os.WriteFile(p, []byte(want.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	chunks := 0
+	err = f.Stream(context.Background(), func(b []byte) error {
+		chunks++
+		got = append(got, b...)
+		return nil
+	})
+	if err != nil || string(got) != want.String() {
+		t.Fatalf("read %d of %d bytes (%v)", len(got), want.Len(), err)
+	}
+	// Doubling from the stat's size: far fewer reads than 512-byte ones.
+	if chunks > 20 {
+		t.Errorf("%d reads for %d bytes; the buffer did not grow", chunks, want.Len())
 	}
 }
 

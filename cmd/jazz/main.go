@@ -5,6 +5,12 @@ import (
 	"os"
 
 	"github.com/jazz-run/jazz/cli"
+	"github.com/jazz-run/jazz/internal/firstgc"
 )
 
-func main() { os.Exit(cli.Main()) }
+func main() {
+	// Only the real process: cli.Main's in-process callers (tests) keep
+	// their own GC settings.
+	firstgc.Defer(os.Getenv)
+	os.Exit(cli.Main())
+}

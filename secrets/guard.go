@@ -158,11 +158,29 @@ func Within(p, dir string) bool {
 // part, before reading a link there (/proc/self/fd/N names whatever jazz
 // has open, not a path).
 func (g Guard) Resolve(abs string) (string, error) {
+	w, err := g.walk(abs)
+	return w.canon, err
+}
+
+// walked is what resolving a path saw: the canonical path and, when all of
+// it exists, the lstat of each of its parts below "/", outermost first.
+// None of those parts is a symlink, so each lstat is also its stat.
+type walked struct {
+	canon string
+	whole bool
+	parts []fs.FileInfo
+}
+
+// walk is Resolve, keeping the lstats it made so that Check need not stat
+// the same directories again.
+func (g Guard) walk(abs string) (walked, error) {
 	if !filepath.IsAbs(abs) {
-		return "", fmt.Errorf("resolve %q: not an absolute path", abs)
+		return walked{}, fmt.Errorf("resolve %q: not an absolute path", abs)
 	}
 	todo := strings.Split(filepath.Clean(abs), "/")
 	cur := "/"
+	// parts holds one lstat per part of cur.
+	var parts []fs.FileInfo
 	links := 0
 	for len(todo) > 0 {
 		c := todo[0]
@@ -172,45 +190,60 @@ func (g Guard) Resolve(abs string) (string, error) {
 			continue
 		case "..":
 			cur = filepath.Dir(cur)
+			if len(parts) > 0 {
+				parts = parts[:len(parts)-1]
+			}
 			continue
 		}
 		next := filepath.Join(cur, c)
 		if procRefused(next) {
-			return next, &RefusedError{Path: abs, Reason: reasonProc}
+			return walked{canon: next}, &RefusedError{Path: abs, Reason: reasonProc}
 		}
 		fi, err := os.Lstat(next)
 		if err != nil {
-			return filepath.Join(append([]string{next}, todo...)...), nil
+			return walked{canon: filepath.Join(append([]string{next}, todo...)...)}, nil
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			cur = next
+			parts = append(parts, fi)
 			continue
 		}
 		if links++; links > maxLinks {
-			return "", &fs.PathError{Op: "resolve", Path: abs, Err: syscall.ELOOP}
+			return walked{}, &fs.PathError{Op: "resolve", Path: abs, Err: syscall.ELOOP}
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return "", err
+			return walked{}, err
 		}
 		if filepath.IsAbs(target) {
 			cur = "/"
+			parts = parts[:0]
 		}
 		todo = append(strings.Split(target, "/"), todo...)
 	}
-	return cur, nil
+	return walked{canon: cur, whole: true, parts: parts}, nil
 }
 
 // Check refuses abs (as a tool resolved it) when it leads, through any
 // symlinks, into a protected place. Other errors (a loop) are returned as
 // they are; a missing path passes, since there is nothing to read.
 func (g Guard) Check(abs string) error {
-	canon, err := g.Resolve(abs)
+	w, err := g.walk(abs)
 	if err != nil {
 		return err
 	}
-	info, _ := os.Stat(canon)
-	return g.judge(abs, canon, info, onProcFS(deepestExisting(canon)))
+	if !w.whole {
+		// Past a missing part the path is as written: stat it as it is.
+		info, _ := os.Stat(w.canon)
+		return g.judge(abs, w.canon, info, onProcFS(deepestExisting(w.canon)), nil)
+	}
+	var info fs.FileInfo
+	if n := len(w.parts); n > 0 {
+		info = w.parts[n-1]
+	} else {
+		info, _ = os.Stat("/")
+	}
+	return g.judge(abs, w.canon, info, onProcFS(w.canon), w.parts)
 }
 
 // CheckOpened refuses an opened file by what it is rather than how it was
@@ -219,7 +252,7 @@ func (g Guard) Check(abs string) error {
 // file, a bind mount of JAZZ_HOME).
 func (g Guard) CheckOpened(f *safefile.File, display string) error {
 	canon := openedPath(f)
-	return g.judge(display, canon, f.Info, fdOnProcFS(f))
+	return g.judge(display, canon, f.Info, fdOnProcFS(f), nil)
 }
 
 // Open opens abs for reading with safefile.Open, refusing protected
@@ -240,8 +273,9 @@ func (g Guard) Open(abs string) (*safefile.File, error) {
 }
 
 // judge applies every rule to a canonical path and, when it exists, its
-// stat.
-func (g Guard) judge(display, canon string, info fs.FileInfo, procFS bool) error {
+// stat; parts, when not nil, are the stats of canon's parts below "/"
+// (see walked), which the identity rule then need not take again.
+func (g Guard) judge(display, canon string, info fs.FileInfo, procFS bool, parts []fs.FileInfo) error {
 	if procRefused(canon) || (procFS && !strings.HasPrefix(canon, "/proc/") && canon != "/proc") {
 		// A procfs mounted anywhere but /proc is refused whole.
 		return &RefusedError{Path: display, Reason: reasonProc}
@@ -251,7 +285,7 @@ func (g Guard) judge(display, canon string, info fs.FileInfo, procFS bool) error
 			return &RefusedError{Path: display, Reason: reasonHome(g.home)}
 		}
 	}
-	if g.home != "" && inHomeByIdentity(canon, g.home) {
+	if g.home != "" && inHomeByIdentity(canon, g.home, parts) {
 		return &RefusedError{Path: display, Reason: reasonHome(g.home)}
 	}
 	for _, f := range g.files {
@@ -272,14 +306,24 @@ func (g Guard) judge(display, canon string, info fs.FileInfo, procFS bool) error
 
 // inHomeByIdentity says whether some existing ancestor of canon is the
 // JAZZ_HOME directory itself (same device and inode): a bind mount of it,
-// or a spelling a case-insensitive file system accepts.
-func inHomeByIdentity(canon, home string) bool {
+// or a spelling a case-insensitive file system accepts. parts, when not
+// nil, are the stats of canon's parts below "/" (taken just before, while
+// resolving it); otherwise each ancestor is stat'ed here.
+func inHomeByIdentity(canon, home string, parts []fs.FileInfo) bool {
 	hi, err := os.Stat(home)
 	if err != nil {
 		return false
 	}
+	isHome := func(fi fs.FileInfo) bool { return fi.IsDir() && os.SameFile(fi, hi) }
+	if parts != nil {
+		if slices.ContainsFunc(parts, isHome) {
+			return true
+		}
+		root, err := os.Stat("/")
+		return err == nil && isHome(root)
+	}
 	for p := canon; ; p = filepath.Dir(p) {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() && os.SameFile(fi, hi) {
+		if fi, err := os.Stat(p); err == nil && isHome(fi) {
 			return true
 		}
 		if p == "/" || p == "." {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -155,41 +154,31 @@ func tailHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools
 // file. A failure comes back as the result to return.
 func openText(env *tools.Env, input string) (abs string, f *safefile.File, fail *tools.Result) {
 	abs = resolve(env, input)
-	g := guard(env)
-	if err := g.Check(abs); err != nil {
-		r := tools.Fail(err.Error())
+	failed := func(msg string) (string, *safefile.File, *tools.Result) {
+		r := tools.Fail(msg)
 		return abs, nil, &r
 	}
-	fi, err := os.Stat(abs)
-	switch {
-	case isMissing(err):
-		r := tools.Fail("Path not found: " + input)
-		return abs, nil, &r
-	case err != nil:
-		r := tools.Fail(err.Error())
-		return abs, nil, &r
-	case fi.IsDir():
-		r := tools.Fail("Not a file: " + abs)
-		return abs, nil, &r
-	case !fi.Mode().IsRegular():
-		r := tools.Fail(notRegular(abs, safefile.KindOf(fi.Mode())))
-		return abs, nil, &r
-	}
-	if kind := mediaKind(abs); kind != "" {
-		// Attaching media needs a provider path this runtime does not have
-		// yet; the spec's fallback says so instead of dumping bytes.
-		r := tools.Fail(abs + " is a " + kind + " file, which cannot be read as text. This run has no way to attach media to the conversation.")
-		return abs, nil, &r
-	}
-	f, err = g.Open(abs)
+	// Guard.Open judges the path before anything else touches it, then
+	// stats it (refusing what is missing or not a regular file before any
+	// open), opens it and judges the descriptor: one pass over the path
+	// where a Check, a Stat and then an Open took two.
+	f, err := guard(env).Open(abs)
 	var nr *safefile.NotRegularError
 	switch {
+	case errors.As(err, &nr) && nr.Mode.IsDir():
+		return failed("Not a file: " + abs)
 	case errors.As(err, &nr):
-		r := tools.Fail(notRegular(abs, safefile.KindOf(nr.Mode)))
-		return abs, nil, &r
+		return failed(notRegular(abs, safefile.KindOf(nr.Mode)))
+	case isMissing(err):
+		return failed("Path not found: " + input)
 	case err != nil:
-		r := tools.Fail(err.Error())
-		return abs, nil, &r
+		return failed(err.Error())
+	}
+	if kind := mediaKind(abs); kind != "" {
+		f.Close()
+		// Attaching media needs a provider path this runtime does not have
+		// yet; the spec's fallback says so instead of dumping bytes.
+		return failed(abs + " is a " + kind + " file, which cannot be read as text. This run has no way to attach media to the conversation.")
 	}
 	return abs, f, nil
 }

@@ -11,10 +11,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -41,11 +37,11 @@ const (
 	ScopeName = "jazz"
 )
 
-// Retry schedule per telemetry.md §2: 3 attempts, 250 ms × 2^(n−1) apart,
-// given to the exporters as an interval and a total budget.
+// Retry schedule per telemetry.md §2: 3 attempts (maxAttempts), 250 ms ×
+// 2^(n−1) apart. retryElapsed is what the SDK allows an export beyond one
+// request's timeout, for the waits between attempts.
 const (
 	retryInitial = 250 * time.Millisecond
-	retryMax     = 500 * time.Millisecond
 	retryElapsed = time.Second
 )
 
@@ -73,7 +69,9 @@ type Telemetry struct {
 	rep   *reporter
 	tp    *sdktrace.TracerProvider
 	mp    *sdkmetric.MeterProvider
-	once  sync.Once
+	// clients are the exporters' connections, closed by Shutdown.
+	clients []*otlpClient
+	once    sync.Once
 }
 
 // Noop returns a Telemetry that exports nothing and costs next to nothing.
@@ -138,7 +136,7 @@ func Setup(ctx context.Context, s Settings, warn func(string)) *Telemetry {
 	}
 	rep := &reporter{warn: warn}
 
-	spanExp, err := newSpanExporter(ctx, s, timeout)
+	spanExp, err := newOTLPSpanExporter(s, timeout, version)
 	if err != nil {
 		warn(fmt.Sprintf("telemetry: cannot set up trace export: %v; export disabled", err))
 		return Noop()
@@ -169,11 +167,12 @@ func Setup(ctx context.Context, s Settings, warn func(string)) *Telemetry {
 		idKey:          newIDKey(),
 		rep:            rep,
 		tp:             tp,
+		clients:        []*otlpClient{spanExp.c},
 	}
 	t.Tracer = tp.Tracer(ScopeName, trace.WithInstrumentationVersion(version))
 
 	if s.MetricsEndpoint != "" {
-		metricExp, err := newMetricExporter(ctx, s, timeout)
+		metricExp, err := newOTLPMetricExporter(s, timeout, version)
 		if err != nil {
 			warn(fmt.Sprintf("telemetry: cannot set up metric export: %v; metrics are not exported", err))
 		} else {
@@ -186,6 +185,7 @@ func Setup(ctx context.Context, s Settings, warn func(string)) *Telemetry {
 				)),
 			)
 			t.MeterProvider = t.mp
+			t.clients = append(t.clients, metricExp.c)
 		}
 	}
 	if t.MeterProvider == nil {
@@ -230,55 +230,12 @@ func (t *Telemetry) Shutdown(ctx context.Context) {
 		if ctx.Err() != nil || errors.Is(errors.Join(errs...), context.DeadlineExceeded) {
 			t.rep.report(fmt.Sprintf("export did not finish within %v at exit; unsent spans and metrics were dropped", ShutdownTimeout))
 		}
+		// An export still in flight (a hung collector, a retry waiting)
+		// ends now instead of outliving Shutdown by up to its timeout.
+		for _, c := range t.clients {
+			c.close()
+		}
 	})
-}
-
-func newSpanExporter(ctx context.Context, s Settings, timeout time.Duration) (sdktrace.SpanExporter, error) {
-	if s.Protocol == ProtocolGRPC {
-		return otlptracegrpc.New(ctx,
-			otlptracegrpc.WithEndpointURL(s.TracesEndpoint),
-			otlptracegrpc.WithHeaders(nonNil(s.Headers)),
-			otlptracegrpc.WithTimeout(timeout),
-			otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: retryInitial, MaxInterval: retryMax, MaxElapsedTime: retryElapsed}),
-		)
-	}
-	enc := otlptracehttp.EncodingProtobuf
-	if s.Protocol == ProtocolHTTPJSON {
-		enc = otlptracehttp.EncodingJSON
-	}
-	return otlptracehttp.New(ctx,
-		otlptracehttp.WithEndpointURL(s.TracesEndpoint),
-		otlptracehttp.WithEncoding(enc),
-		otlptracehttp.WithHeaders(nonNil(s.Headers)),
-		otlptracehttp.WithTimeout(timeout),
-		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: retryInitial, MaxInterval: retryMax, MaxElapsedTime: retryElapsed}),
-	)
-}
-
-func newMetricExporter(ctx context.Context, s Settings, timeout time.Duration) (sdkmetric.Exporter, error) {
-	if s.Protocol == ProtocolGRPC {
-		return otlpmetricgrpc.New(ctx,
-			otlpmetricgrpc.WithEndpointURL(s.MetricsEndpoint),
-			otlpmetricgrpc.WithHeaders(nonNil(s.Headers)),
-			otlpmetricgrpc.WithTimeout(timeout),
-			otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: true, InitialInterval: retryInitial, MaxInterval: retryMax, MaxElapsedTime: retryElapsed}),
-		)
-	}
-	return otlpmetrichttp.New(ctx,
-		otlpmetrichttp.WithEndpointURL(s.MetricsEndpoint),
-		otlpmetrichttp.WithHeaders(nonNil(s.Headers)),
-		otlpmetrichttp.WithTimeout(timeout),
-		otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: true, InitialInterval: retryInitial, MaxInterval: retryMax, MaxElapsedTime: retryElapsed}),
-	)
-}
-
-// nonNil makes the exporters use exactly our headers: with none given they
-// would read OTEL_EXPORTER_OTLP_HEADERS themselves, behind Resolve's back.
-func nonNil(h map[string]string) map[string]string {
-	if h == nil {
-		return map[string]string{}
-	}
-	return h
 }
 
 // reporter turns export failures into at most one warning per Telemetry:

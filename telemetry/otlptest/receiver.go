@@ -70,6 +70,7 @@ type Receiver struct {
 	points   []Point
 	requests int
 	headers  map[string]string
+	raw      []Raw
 	changed  chan struct{} // closed and replaced on every change
 }
 
@@ -111,6 +112,25 @@ func New() (*Receiver, error) {
 	r.wg.Go(func() { _ = r.httpSrv.Serve(hl) })
 	r.wg.Go(func() { _ = r.grpcSrv.Serve(gl) })
 	return r, nil
+}
+
+// Raw is one accepted export request as the receiver decoded it, for
+// tests that compare exporters message by message.
+type Raw struct {
+	// Protocol is "http/protobuf", "http/json" or "grpc".
+	Protocol string
+	// Path is the HTTP path or the gRPC method.
+	Path string
+	// Traces or Metrics holds the request, by its signal.
+	Traces  *coltracepb.ExportTraceServiceRequest
+	Metrics *colmetricpb.ExportMetricsServiceRequest
+}
+
+// RawRequests returns the accepted requests so far, in arrival order.
+func (r *Receiver) RawRequests() []Raw {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Raw(nil), r.raw...)
 }
 
 // Close stops both servers, releasing hung requests first.
@@ -243,8 +263,9 @@ func (r *Receiver) admit(ctx context.Context, headers map[string]string) Mode {
 	return mode
 }
 
-func (r *Receiver) add(spans []Span, points []Point) {
+func (r *Receiver) add(raw Raw, spans []Span, points []Point) {
 	r.mu.Lock()
+	r.raw = append(r.raw, raw)
 	r.spans = append(r.spans, spans...)
 	r.points = append(r.points, points...)
 	r.notifyLocked()
@@ -258,23 +279,25 @@ func (r *Receiver) notifyLocked() {
 
 func (r *Receiver) handleTraces(w http.ResponseWriter, req *http.Request) {
 	var msg coltracepb.ExportTraceServiceRequest
-	if !r.serveHTTP(w, req, &msg, &coltracepb.ExportTraceServiceResponse{}) {
+	protocol, ok := r.serveHTTP(w, req, &msg, &coltracepb.ExportTraceServiceResponse{})
+	if !ok {
 		return
 	}
-	r.add(convertSpans(msg.GetResourceSpans()), nil)
+	r.add(Raw{Protocol: protocol, Path: req.URL.Path, Traces: &msg}, convertSpans(msg.GetResourceSpans()), nil)
 }
 
 func (r *Receiver) handleMetrics(w http.ResponseWriter, req *http.Request) {
 	var msg colmetricpb.ExportMetricsServiceRequest
-	if !r.serveHTTP(w, req, &msg, &colmetricpb.ExportMetricsServiceResponse{}) {
+	protocol, ok := r.serveHTTP(w, req, &msg, &colmetricpb.ExportMetricsServiceResponse{})
+	if !ok {
 		return
 	}
-	r.add(nil, convertMetrics(msg.GetResourceMetrics()))
+	r.add(Raw{Protocol: protocol, Path: req.URL.Path, Metrics: &msg}, nil, convertMetrics(msg.GetResourceMetrics()))
 }
 
 // serveHTTP decodes one OTLP/HTTP request into msg and answers it per the
-// mode; it reports whether msg should be stored.
-func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request, msg, resp proto.Message) bool {
+// mode; it reports the protocol and whether msg should be stored.
+func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request, msg, resp proto.Message) (string, bool) {
 	headers := make(map[string]string, len(req.Header))
 	for k, v := range req.Header {
 		headers[strings.ToLower(k)] = v[0]
@@ -282,20 +305,21 @@ func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request, msg, resp
 	switch r.admit(req.Context(), headers) {
 	case ModeUnavailable:
 		http.Error(w, "collector unavailable (otlptest)", http.StatusServiceUnavailable)
-		return false
+		return "", false
 	case ModeReject:
 		http.Error(w, "rejected (otlptest)", http.StatusBadRequest)
-		return false
+		return "", false
 	case ModeHang:
-		return false
+		return "", false
 	}
 	body, err := readBody(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-		return false
+		return "", false
 	}
 	ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
 	var out []byte
+	protocol := "http/protobuf"
 	switch ct {
 	case "application/x-protobuf":
 		err = proto.Unmarshal(body, msg)
@@ -303,21 +327,22 @@ func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request, msg, resp
 			out, err = proto.Marshal(resp)
 		}
 	case "application/json":
+		protocol = "http/json"
 		err = unmarshalOTLPJSON(body, msg)
 		if err == nil {
 			out, err = protojson.Marshal(resp)
 		}
 	default:
 		http.Error(w, "unsupported content type "+ct, http.StatusUnsupportedMediaType)
-		return false
+		return "", false
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-		return false
+		return "", false
 	}
 	w.Header().Set("Content-Type", ct)
 	_, _ = w.Write(out)
-	return true
+	return protocol, true
 }
 
 func readBody(req *http.Request) ([]byte, error) {
@@ -387,7 +412,7 @@ func (s traceService) Export(ctx context.Context, req *coltracepb.ExportTraceSer
 	if err := s.r.admitGRPC(ctx); err != nil {
 		return nil, err
 	}
-	s.r.add(convertSpans(req.GetResourceSpans()), nil)
+	s.r.add(Raw{Protocol: "grpc", Path: method(ctx), Traces: req}, convertSpans(req.GetResourceSpans()), nil)
 	return &coltracepb.ExportTraceServiceResponse{}, nil
 }
 
@@ -400,8 +425,14 @@ func (s metricsService) Export(ctx context.Context, req *colmetricpb.ExportMetri
 	if err := s.r.admitGRPC(ctx); err != nil {
 		return nil, err
 	}
-	s.r.add(nil, convertMetrics(req.GetResourceMetrics()))
+	s.r.add(Raw{Protocol: "grpc", Path: method(ctx), Metrics: req}, nil, convertMetrics(req.GetResourceMetrics()))
 	return &colmetricpb.ExportMetricsServiceResponse{}, nil
+}
+
+// method is the gRPC method the client called.
+func method(ctx context.Context) string {
+	m, _ := grpc.Method(ctx)
+	return m
 }
 
 func (r *Receiver) admitGRPC(ctx context.Context) error {
@@ -428,3 +459,17 @@ func (r *Receiver) admitGRPC(ctx context.Context) error {
 
 // errNotFound is wrapped by lookups that find nothing.
 var errNotFound = errors.New("not found")
+
+// DecodeJSONTraces decodes an OTLP/JSON trace request body as the receiver
+// does.
+func DecodeJSONTraces(body []byte) (*coltracepb.ExportTraceServiceRequest, error) {
+	var msg coltracepb.ExportTraceServiceRequest
+	return &msg, unmarshalOTLPJSON(body, &msg)
+}
+
+// DecodeJSONMetrics decodes an OTLP/JSON metrics request body as the
+// receiver does.
+func DecodeJSONMetrics(body []byte) (*colmetricpb.ExportMetricsServiceRequest, error) {
+	var msg colmetricpb.ExportMetricsServiceRequest
+	return &msg, unmarshalOTLPJSON(body, &msg)
+}

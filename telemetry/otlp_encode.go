@@ -34,16 +34,18 @@ const (
 
 // encodeRequest is the protobuf body of an export request holding items.
 func encodeRequest[M proto.Message](items []M) ([]byte, error) {
-	size := 0
-	for _, m := range items {
-		n := proto.Size(m)
-		size += protowire.SizeTag(requestItemsField) + protowire.SizeBytes(n)
+	sizes := make([]int, len(items))
+	total := 0
+	for i, m := range items {
+		sizes[i] = proto.Size(m)
+		total += protowire.SizeTag(requestItemsField) + protowire.SizeBytes(sizes[i])
 	}
-	b := make([]byte, 0, size)
+	b := make([]byte, 0, total)
+	// Size has just been computed for every message; Marshal reuses it.
 	opts := proto.MarshalOptions{UseCachedSize: true}
-	for _, m := range items {
+	for i, m := range items {
 		b = protowire.AppendTag(b, requestItemsField, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(proto.Size(m)))
+		b = protowire.AppendVarint(b, uint64(sizes[i]))
 		var err error
 		if b, err = opts.MarshalAppend(b, m); err != nil {
 			return nil, fmt.Errorf("encode OTLP request: %w", err)

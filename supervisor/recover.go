@@ -103,9 +103,13 @@ func growStack(i int) byte {
 
 // Go runs fn on a new goroutine; a panic in it is turned into a call of
 // onPanic with the reason, so slow work started by an actor cannot take the
-// process down.
+// process down. The goroutine's stack is grown once before fn runs, as an
+// actor's is (see growStack): this is where a tool handler or a model call
+// runs, and JSON decoding, file and HTTP work would otherwise grow a 2 KB
+// stack by doubling from deep inside.
 func Go(fn func(), onPanic func(reason string)) {
 	go func() {
+		growStack(-1)
 		defer func() {
 			if v := recover(); v != nil {
 				onPanic(fmt.Sprint(v))
@@ -128,6 +132,7 @@ type Runner interface {
 func GoRun(r Runner) { go runRecovered(r) }
 
 func runRecovered(r Runner) {
+	growStack(-1)
 	defer func() {
 		if v := recover(); v != nil {
 			r.Panicked(fmt.Sprint(v))

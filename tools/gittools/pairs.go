@@ -19,7 +19,7 @@ import (
 // pairDef declares one gated git tool.
 type pairDef struct {
 	name, desc string
-	props      map[string]any
+	props      string // JSON object members, for objectSchema
 	required   []string
 	propose    handler
 	execute    handler

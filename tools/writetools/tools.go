@@ -55,7 +55,6 @@ package writetools
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/jazz-run/jazz/messages"
@@ -66,27 +65,26 @@ import (
 // Tools returns the six pairs: each propose half followed by its hidden
 // execute twin.
 func Tools() []tools.Tool {
-	props := schemaProps()
 	var out []tools.Tool
 	for _, d := range []struct {
 		name, desc string
-		props      map[string]any
+		props      string // JSON object members, for objectSchema
 		required   []string
 		propose    tools.Handler
 		execute    tools.Handler
 	}{
 		{"write_file", "Write content to a file, replacing it whole or creating it. Prefer edit_file to change part of an existing file.",
-			props["write_file"], []string{"path", "content"}, proposeWriteFile, executeWriteFile},
+			writeFileProps, []string{"path", "content"}, proposeWriteFile, executeWriteFile},
 		{"edit_file", "Edit an existing file with line-based operations (replace_lines, replace_pattern, insert, delete_lines), applied in order; each edit's line numbers refer to the file after the previous edits.",
-			props["edit_file"], []string{"path", "edits"}, proposeEditFile, executeEditFile},
+			editFileProps, []string{"path", "edits"}, proposeEditFile, executeEditFile},
 		{"mkdir", "Create a directory.",
-			props["mkdir"], []string{"path"}, proposeMkdir, executeMkdir},
+			mkdirProps, []string{"path"}, proposeMkdir, executeMkdir},
 		{"rm", "Remove a file, or a directory with recursive: true.",
-			props["rm"], []string{"path"}, proposeRm, executeRm},
+			rmProps, []string{"path"}, proposeRm, executeRm},
 		{"mv", "Move or rename a file or directory; destination is the final name.",
-			props["mv"], []string{"source", "destination"}, proposeMv, executeMv},
+			moveProps, []string{"source", "destination"}, proposeMv, executeMv},
 		{"cp", "Copy a file or directory (recursively); destination is the final name.",
-			props["cp"], []string{"source", "destination"}, proposeCp, executeCp},
+			moveProps, []string{"source", "destination"}, proposeCp, executeCp},
 	} {
 		pair := tools.Pair(tools.Tool{
 			Name:        d.name,
@@ -96,104 +94,66 @@ func Tools() []tools.Tool {
 			Handler:     d.propose,
 		}, d.execute, 0)
 		// The twin alone accepts the preview's fingerprint.
-		twinProps := maps.Clone(d.props)
-		twinProps[expectedStateKey] = map[string]any{
-			"type":        "string",
-			"description": "Fingerprint of the targets as the preview saw them; set by the propose step.",
-		}
-		pair[1].Schema = objectSchema(twinProps, d.required)
+		pair[1].Schema = objectSchema(d.props+",\n"+expectedStateProp, d.required)
 		out = append(out, pair...)
 	}
 	return out
 }
 
-const expectedStateKey = "expectedState"
+// The argument properties of each pair (JSON object members). Constants,
+// so no caller can alter what another run is offered.
+const (
+	writeFileProps = `"path":{"type":"string","minLength":1,"description":"File to write, absolute or relative to the working directory."},
+"content":{"type":"string","description":"The whole new content of the file."},
+"createDirs":{"type":"boolean","default":false,"description":"Create missing parent directories."}`
+	editFileProps = `"path":{"type":"string","minLength":1,"description":"Existing file, absolute or relative to the working directory."},
+"edits":{"type":"array","minItems":1,"description":"Applied in order; each edit's line numbers refer to the file after the previous edits.","items":{"anyOf":[
+{"type":"object","properties":{"type":{"const":"replace_lines"},
+"startLine":{"type":"integer","minimum":1,"description":"First line, 1-based, inclusive."},
+"endLine":{"type":"integer","minimum":1,"description":"Last line, inclusive."},
+"content":{"type":"string","description":"Replacement text."}},
+"required":["type","startLine","endLine","content"]},
+{"type":"object","properties":{"type":{"const":"replace_pattern"},
+"pattern":{"type":"string","minLength":1,"description":"Literal single-line text, or re:<regex>."},
+"replacement":{"type":"string","description":"Literal text; $1 is not expanded."},
+"count":{"type":"integer","description":"Matches to replace: omit for the first, -1 for all."}},
+"required":["type","pattern","replacement"]},
+{"type":"object","properties":{"type":{"const":"insert"},
+"line":{"type":"integer","minimum":0,"description":"Insert after this line; 0 inserts before line 1."},
+"content":{"type":"string","description":"Text to insert."}},
+"required":["type","line","content"]},
+{"type":"object","properties":{"type":{"const":"delete_lines"},
+"startLine":{"type":"integer","minimum":1,"description":"First line, 1-based, inclusive."},
+"endLine":{"type":"integer","minimum":1,"description":"Last line, inclusive."}},
+"required":["type","startLine","endLine"]}]}}`
+	mkdirProps = `"path":{"type":"string","minLength":1,"description":"Directory to create."},
+"recursive":{"type":"boolean","default":true,"description":"Create parent directories as needed."}`
+	rmProps = `"path":{"type":"string","minLength":1,"description":"File or directory to remove."},
+"recursive":{"type":"boolean","description":"Required to remove a directory."},
+"force":{"type":"boolean","description":"Accepted for compatibility with rm -f; removal never prompts."}`
+	moveProps = `"source":{"type":"string","minLength":1,"description":"Existing file or directory."},
+"destination":{"type":"string","minLength":1,"description":"The final name of the result."},
+"force":{"type":"boolean","default":false,"description":"Replace an existing destination."}`
+	expectedStateProp = `"expectedState":{"type":"string","description":"Fingerprint of the targets as the preview saw them; set by the propose step."}`
+)
 
-// schemaProps builds the argument properties of each pair, by tool name.
-// A function, not package variables, so no caller can alter a shared map.
-func schemaProps() map[string]map[string]any {
-	pathProp := map[string]any{"type": "string", "minLength": 1}
-
-	writeFileProps := map[string]any{
-		"path":       describe(pathProp, "File to write, absolute or relative to the working directory."),
-		"content":    map[string]any{"type": "string", "description": "The whole new content of the file."},
-		"createDirs": map[string]any{"type": "boolean", "default": false, "description": "Create missing parent directories."},
+// objectSchema is the JSON Schema of a pair's arguments: props, required,
+// closed to anything else. Written as text, not marshalled from maps:
+// every run builds these tools, and json.Marshal of their schema maps was
+// ~0.2 ms of a one-turn run's CPU (schemas_test.go checks the result).
+func objectSchema(props string, required []string) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	b.WriteString(props)
+	b.WriteString(`},"required":[`)
+	for i, r := range required {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"` + r + `"`)
 	}
-	editOpSchemas := []any{
-		opSchema("replace_lines", map[string]any{
-			"startLine": map[string]any{"type": "integer", "minimum": 1, "description": "First line, 1-based, inclusive."},
-			"endLine":   map[string]any{"type": "integer", "minimum": 1, "description": "Last line, inclusive."},
-			"content":   map[string]any{"type": "string", "description": "Replacement text."},
-		}, "startLine", "endLine", "content"),
-		opSchema("replace_pattern", map[string]any{
-			"pattern":     map[string]any{"type": "string", "minLength": 1, "description": "Literal single-line text, or re:<regex>."},
-			"replacement": map[string]any{"type": "string", "description": "Literal text; $1 is not expanded."},
-			"count":       map[string]any{"type": "integer", "description": "Matches to replace: omit for the first, -1 for all."},
-		}, "pattern", "replacement"),
-		opSchema("insert", map[string]any{
-			"line":    map[string]any{"type": "integer", "minimum": 0, "description": "Insert after this line; 0 inserts before line 1."},
-			"content": map[string]any{"type": "string", "description": "Text to insert."},
-		}, "line", "content"),
-		opSchema("delete_lines", map[string]any{
-			"startLine": map[string]any{"type": "integer", "minimum": 1, "description": "First line, 1-based, inclusive."},
-			"endLine":   map[string]any{"type": "integer", "minimum": 1, "description": "Last line, inclusive."},
-		}, "startLine", "endLine"),
-	}
-	editFileProps := map[string]any{
-		"path": describe(pathProp, "Existing file, absolute or relative to the working directory."),
-		"edits": map[string]any{
-			"type": "array", "minItems": 1,
-			"description": "Applied in order; each edit's line numbers refer to the file after the previous edits.",
-			"items":       map[string]any{"anyOf": editOpSchemas},
-		},
-	}
-	mkdirProps := map[string]any{
-		"path":      describe(pathProp, "Directory to create."),
-		"recursive": map[string]any{"type": "boolean", "default": true, "description": "Create parent directories as needed."},
-	}
-	rmProps := map[string]any{
-		"path":      describe(pathProp, "File or directory to remove."),
-		"recursive": map[string]any{"type": "boolean", "description": "Required to remove a directory."},
-		"force":     map[string]any{"type": "boolean", "description": "Accepted for compatibility with rm -f; removal never prompts."},
-	}
-	moveProps := map[string]any{
-		"source":      describe(pathProp, "Existing file or directory."),
-		"destination": describe(pathProp, "The final name of the result."),
-		"force":       map[string]any{"type": "boolean", "default": false, "description": "Replace an existing destination."},
-	}
-	return map[string]map[string]any{
-		"write_file": writeFileProps, "edit_file": editFileProps, "mkdir": mkdirProps,
-		"rm": rmProps, "mv": moveProps, "cp": moveProps,
-	}
-}
-
-func describe(base map[string]any, d string) map[string]any {
-	m := maps.Clone(base)
-	m["description"] = d
-	return m
-}
-
-func opSchema(kind string, props map[string]any, required ...string) map[string]any {
-	p := maps.Clone(props)
-	p["type"] = map[string]any{"const": kind}
-	return map[string]any{
-		"type":       "object",
-		"properties": p,
-		"required":   append([]string{"type"}, required...),
-	}
-}
-
-func objectSchema(props map[string]any, required []string) json.RawMessage {
-	b, err := json.Marshal(map[string]any{
-		"type":                 "object",
-		"properties":           props,
-		"required":             required,
-		"additionalProperties": false,
-	})
-	if err != nil {
-		panic(fmt.Sprintf("writetools: schema does not marshal: %v", err)) // a programming error
-	}
-	return b
+	b.WriteString(`],"additionalProperties":false}`)
+	return json.RawMessage(b.String())
 }
 
 // resolve is the spec's path resolution against the agent's cwd.

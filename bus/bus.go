@@ -239,6 +239,11 @@ func (b *Bus) Idle() bool { return b.Embedded() && b.Conn() == nil }
 // Publish encodes msg with the messages codec and publishes it, carrying
 // the trace carrier (if any) in NATS headers too.
 func (b *Bus) Publish(subject string, msg any, trace messages.Trace) error {
+	return b.PublishSealed(subject, msg, trace, nil)
+}
+
+// PublishSealed is Publish with seal's header added (none when nil).
+func (b *Bus) PublishSealed(subject string, msg any, trace messages.Trace, seal Seal) error {
 	conn := b.Conn()
 	if conn == nil {
 		if b.Embedded() {
@@ -254,9 +259,13 @@ func (b *Bus) Publish(subject string, msg any, trace messages.Trace) error {
 		return err
 	}
 	m := &nats.Msg{Subject: subject, Data: data}
-	if len(trace) > 0 {
+	if len(trace) > 0 || seal != nil {
 		m.Header = nats.Header{}
 		for k, v := range trace {
+			m.Header.Set(k, v)
+		}
+		if seal != nil {
+			k, v := seal(subject, data)
 			m.Header.Set(k, v)
 		}
 	}

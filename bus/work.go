@@ -18,14 +18,24 @@ import (
 // delete (ErrKeyNotFound matches it too).
 var ErrKeyDeleted = jetstream.ErrKeyDeleted
 
-// durableMsg is msg encoded, with its trace and message id in headers.
-func durableMsg(subject string, msg any, trace messages.Trace, msgID string) (*nats.Msg, error) {
+// Seal computes a header (name and value) from a message's subject and
+// encoded body: a receiver that knows the same secret can tell the
+// message came from a holder of it, whoever the bus says published it.
+type Seal func(subject string, data []byte) (header, value string)
+
+// durableMsg is msg encoded, with its trace, message id and seal (when
+// set) in headers.
+func durableMsg(subject string, msg any, trace messages.Trace, msgID string, seal Seal) (*nats.Msg, error) {
 	data, err := messages.Encode(msg)
 	if err != nil {
 		return nil, err
 	}
 	m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
 	for k, v := range trace {
+		m.Header.Set(k, v)
+	}
+	if seal != nil {
+		k, v := seal(subject, data)
 		m.Header.Set(k, v)
 	}
 	if msgID != "" {
@@ -40,7 +50,12 @@ func durableMsg(subject string, msg any, trace messages.Trace, msgID string) (*n
 // captures subject and waits for the stream to confirm it; msgID, when
 // set, makes a repeat inside the duplicates window a no-op.
 func (j *JetStream) Publish(ctx context.Context, subject string, msg any, trace messages.Trace, msgID string) error {
-	m, err := durableMsg(subject, msg, trace, msgID)
+	return j.PublishSealed(ctx, subject, msg, trace, msgID, nil)
+}
+
+// PublishSealed is Publish with seal's header added.
+func (j *JetStream) PublishSealed(ctx context.Context, subject string, msg any, trace messages.Trace, msgID string, seal Seal) error {
+	m, err := durableMsg(subject, msg, trace, msgID, seal)
 	if err != nil {
 		return err
 	}
@@ -53,7 +68,12 @@ func (j *JetStream) Publish(ctx context.Context, subject string, msg any, trace 
 // PublishAsync is Publish without waiting for the confirmation: for a
 // message that what follows it makes redundant if it is lost.
 func (j *JetStream) PublishAsync(subject string, msg any, trace messages.Trace, msgID string) error {
-	m, err := durableMsg(subject, msg, trace, msgID)
+	return j.PublishAsyncSealed(subject, msg, trace, msgID, nil)
+}
+
+// PublishAsyncSealed is PublishAsync with seal's header added.
+func (j *JetStream) PublishAsyncSealed(subject string, msg any, trace messages.Trace, msgID string, seal Seal) error {
+	m, err := durableMsg(subject, msg, trace, msgID, seal)
 	if err != nil {
 		return err
 	}

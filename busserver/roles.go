@@ -58,17 +58,25 @@ func ensureRoleKeys(home string) (map[string]string, error) {
 
 // JetStream API a client needs to read the approvals bucket and watch it:
 // bind, get, and ordered consumers. Nothing that creates, edits, purges
-// or deletes a stream.
-var jsRead = []string{
-	"$JS.API.INFO",
-	"$JS.API.STREAM.INFO.*",
-	"$JS.API.DIRECT.GET.>",
-	"$JS.API.STREAM.MSG.GET.*",
-	"$JS.API.CONSUMER.CREATE.>",
-	"$JS.API.CONSUMER.DELETE.>",
-	"$JS.API.CONSUMER.INFO.>",
-	"$JS.FC.>",
+// or deletes a stream, and no read of another stream: the pools' task
+// stream holds each task's key (messages.WorkTask.Key), which only the
+// task's runner and workers may know.
+var jsRead = jsReadOf("KV_" + approvals.Bucket)
+
+// jsReadOf is the read side of the JetStream API on the named streams.
+func jsReadOf(streams ...string) []string {
+	out := []string{"$JS.API.INFO", "$JS.API.STREAM.INFO.*"}
+	for _, s := range streams {
+		out = append(out, "$JS.API.DIRECT.GET."+s, "$JS.API.DIRECT.GET."+s+".>", "$JS.API.STREAM.MSG.GET."+s,
+			"$JS.API.CONSUMER.CREATE."+s+".>", "$JS.API.CONSUMER.DELETE."+s+".>", "$JS.API.CONSUMER.INFO."+s+".>",
+			"$JS.FC."+s+".>")
+	}
+	return out
 }
+
+// notWorkerInboxes keeps every other role out of the workers' inboxes,
+// where the server delivers their tasks (and so the tasks' keys).
+var notWorkerInboxes = []string{"_INBOX.w.>"}
 
 const kvSubjects = "$KV." + approvals.Bucket + ".>"
 
@@ -81,24 +89,24 @@ const kvSubjects = "$KV." + approvals.Bucket + ".>"
 //   - approver: reads requests, writes decisions (KV compare-and-set),
 //     publishes signed policy changes, signed answers to questions and
 //     audit lines.
-//     A runner also submits pool tasks, answers its workers (decisions
-//     and cancel records) and hears what they report; it may not speak
-//     as a worker.
+//     A runner also submits pool tasks, answers its workers (decisions,
+//     cancel and gated-action records) and hears what they report; it
+//     may not speak as a worker, nor read the tasks (their keys).
 //   - observer: reads everything an approver reads and writes nothing;
 //     it may list the live workers.
 //   - worker: see WorkerPermissions (each worker key has its own).
 func Permissions(role string) *server.Permissions {
-	read := &server.SubjectPermission{Allow: []string{"_INBOX.>", "jazz.run.>", kvSubjects}}
+	read := &server.SubjectPermission{Allow: []string{"_INBOX.>", "jazz.run.>", kvSubjects}, Deny: notWorkerInboxes}
 	switch role {
 	case RoleRunner:
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{
 				Allow: append([]string{"jazz.run.>", kvSubjects, approvals.AuditSubject + ".>",
-					"jazz.work.*.task", "jazz.work.*.to.*.>", workstore.KeySubject("cancel.*"),
-					"$JS.API.CONSUMER.MSG.NEXT." + workstore.OutStream + ".>", "$SRV.>"}, jsRead...),
+					"jazz.work.*.task", "jazz.work.*.to.*.>", workstore.KeySubject("cancel.*"), workstore.KeySubject("gated.*"),
+					"$JS.API.CONSUMER.MSG.NEXT." + workstore.OutStream + ".>", "$SRV.>"}, jsReadOf("KV_"+approvals.Bucket, workstore.OutStream)...),
 				Deny: []string{"jazz.run.*.approval.decided", "jazz.run.*.policy", "jazz.run.*.policy.>"},
 			},
-			Subscribe: &server.SubjectPermission{Allow: append(append([]string{}, read.Allow...), "jazz.work.*.w.*.>")},
+			Subscribe: &server.SubjectPermission{Allow: append(append([]string{}, read.Allow...), "jazz.work.*.w.*.>"), Deny: notWorkerInboxes},
 		}
 	case RoleApprover:
 		return &server.Permissions{

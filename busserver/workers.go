@@ -111,22 +111,25 @@ func WorkerInboxPrefix(publicKey string) string {
 // by the server:
 //
 //   - publish only in its own namespace, jazz.work.*.w.<key>.> (claims,
-//     heartbeats, events, approval requests, results): a message there
-//     comes from it, so nobody else can speak for its tasks and it can
-//     speak for no run (jazz.run.> is closed to it);
-//   - take tasks from the pools' shared durable consumers and acknowledge
-//     them, create such a consumer only with a pool's task filter, and
-//     neither queue tasks nor touch a stream;
-//   - write only gated.* records in the work bucket (never cancel.*), and
-//     read and watch the bucket;
+//     heartbeats, events, approval requests, results), and speak for no
+//     run (jazz.run.> is closed to it);
+//   - take tasks from the pools' shared durable consumers, and answer
+//     (acknowledge, hand back, extend) only the deliveries the server
+//     made to this connection: no $JS.ACK subject is open to it, only
+//     the reply subjects of what it received (Response), so it cannot
+//     settle a task another worker holds, whose stream sequence it
+//     could otherwise guess;
+//   - read the work bucket's records and hear cancel records written,
+//     but write nothing there and create no consumer on it: a consumer
+//     delivers the stream's messages to any subject its creator names;
 //   - receive only what is sent to it (jazz.work.*.to.<key>.>) and its own
 //     inbox; answer the micro service requests ($SRV) it receives.
 //
-// What subject permissions cannot say: a worker given one task could
-// still write gated.<other task> (it only stops that task's retry) or
-// acknowledge messages of its pool it was never given (it never learns
-// their reply subjects). Runners check the rest: a report counts only
-// from the worker that claimed the task.
+// Subject permissions do not say who put a message on a subject (the
+// server delivers for consumers and API replies), so runners and
+// workers also seal what they say about a task with the task's key
+// (workerpool/seal.go): a worker the task was not delivered to cannot
+// speak for it, whatever it publishes.
 func WorkerPermissions(publicKey string) *server.Permissions {
 	key := messages.SubjectToken(publicKey)
 	kvStream := "KV_" + workstore.Bucket
@@ -139,20 +142,17 @@ func WorkerPermissions(publicKey string) *server.Permissions {
 			"$JS.API.CONSUMER.CREATE." + workstore.TaskStream + ".*.jazz.work.*.task",
 			"$JS.API.CONSUMER.INFO." + workstore.TaskStream + ".*",
 			"$JS.API.CONSUMER.MSG.NEXT." + workstore.TaskStream + ".*",
-			"$JS.ACK." + workstore.TaskStream + ".>",
-			workstore.KeySubject("gated.*"),
 			"$JS.API.DIRECT.GET." + kvStream + ".>",
 			"$JS.API.STREAM.MSG.GET." + kvStream,
-			"$JS.API.CONSUMER.CREATE." + kvStream + ".>",
-			"$JS.API.CONSUMER.DELETE." + kvStream + ".>",
-			"$JS.API.CONSUMER.INFO." + kvStream + ".>",
-			"$JS.FC." + kvStream + ".>",
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{
 			WorkerInboxPrefix(publicKey) + ".>",
 			"jazz.work.*.to." + key + ".>",
+			workstore.KeySubject("cancel.*"),
 			"$SRV.>",
 		}},
-		Response: &server.ResponsePermission{MaxMsgs: 1},
+		// A delivered task is answered for as long as it may run (its
+		// heartbeats and its end), so neither a count nor a short expiry.
+		Response: &server.ResponsePermission{MaxMsgs: -1, Expires: workstore.MaxAge},
 	}
 }

@@ -24,6 +24,11 @@ import (
 // Every token is passed through SubjectToken.
 const workRoot = "jazz.work."
 
+// WorkSealHeader carries the seal of a message about a task: an HMAC,
+// under the task's Key, of its subject and body. A message about a task
+// without a valid one is ignored, whoever the bus says sent it.
+const WorkSealHeader = "Jazz-Seal"
+
 // Kinds of the messages a worker publishes about a task (the last token
 // of its subject).
 const (
@@ -78,11 +83,18 @@ const (
 // credential of the submitter: the worker calls the model with its own
 // keys, and the submitter's own secrets are redacted from the text.
 type WorkTask struct {
-	// TaskID is unguessable: only the worker the task is delivered to
-	// learns it, so only it can speak about the task.
+	// TaskID names the task; it is no secret (the cancel and gated
+	// records are keyed by it).
 	TaskID string `json:"taskId"`
-	Pool   string `json:"pool"`
-	Kind   string `json:"kind"`
+	// Key is the task's own secret, minted for it alone: the submitter
+	// and the workers the task is delivered to are the only ones who
+	// learn it. Everything said about the task, either way, is sealed
+	// with it (WorkSealHeader on messages, Seal on records), because who
+	// published on a subject proves nothing: JetStream delivers stored
+	// messages, and API replies, to whatever subject a client names.
+	Key  string `json:"key"`
+	Pool string `json:"pool"`
+	Kind string `json:"kind"`
 	// Place is the agent the task runs: the run, its id, name and depth.
 	Place Place `json:"place"`
 	// Trace is the submitter's span (spawn_subagent's): the task's spans
@@ -213,17 +225,24 @@ type WorkCancel struct {
 	Reason string `json:"reason"`
 	Kind   string `json:"kind,omitempty"`
 	Below  int    `json:"below,omitempty"`
+	// Seal is the runner's HMAC of the record under the task's Key: a
+	// record without a valid one stops nothing.
+	Seal string `json:"seal,omitempty"`
 }
 
-// WorkGated is the durable record, written before any execute twin runs,
-// that an attempt of a task started a gated action: a redelivered task
-// with one is never run again.
+// WorkGated is the durable record that an attempt of a task started a
+// gated action: the runner writes it before it sends the approval, so
+// it is kept before any execute twin runs, and a redelivered task with
+// one is never run again.
 type WorkGated struct {
 	TaskID  string    `json:"taskId"`
 	Attempt int       `json:"attempt"`
 	Worker  string    `json:"worker"`
 	Tool    string    `json:"tool"`
 	At      time.Time `json:"at"`
+	// Seal is the runner's HMAC of the record under the task's Key: only
+	// a record with a valid one is the task's.
+	Seal string `json:"seal,omitempty"`
 }
 
 // WorkerStatus is a worker's load, as `jazz workers` lists it.

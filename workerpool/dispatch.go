@@ -99,7 +99,7 @@ func NewDispatcher(ctx context.Context, o DispatcherOptions) (*Dispatcher, error
 	// a millisecond later through the stream); the stream's copy, read
 	// below, is what survives a reconnect, and every handler takes a
 	// message it already has as a repeat.
-	sub, err := bus.SubscribeRaw(ctx, o.Conn, messages.WorkRunWildcard(o.Pool, o.RunID), func(m bus.Raw) { d.route(m.Subject, m.Value) }, bus.Unbounded())
+	sub, err := bus.SubscribeRaw(ctx, o.Conn, messages.WorkRunWildcard(o.Pool, o.RunID), d.route, bus.Unbounded())
 	if err != nil {
 		return nil, fmt.Errorf("worker pool %s: %w", o.Pool, err)
 	}
@@ -113,7 +113,7 @@ func NewDispatcher(ctx context.Context, o DispatcherOptions) (*Dispatcher, error
 	// hour allows for a server clock behind this one.
 	since := time.Now().Add(-time.Hour)
 	cc, err := h.JS.Follow(ctx, workstore.OutStream, []string{messages.WorkRunWildcard(o.Pool, o.RunID)}, since,
-		func(m bus.Raw) { d.route(m.Subject, m.Value) })
+		d.route)
 	if err != nil {
 		return nil, fmt.Errorf("worker pool %s: %w", o.Pool, err)
 	}
@@ -141,7 +141,9 @@ func (d *Dispatcher) Close() {
 type inbound struct {
 	worker  string
 	kind    string
+	subject string
 	data    []byte
+	header  bus.Header
 	decided *gateAnswer
 }
 
@@ -153,10 +155,11 @@ type gateAnswer struct {
 }
 
 // route hands a worker's message to the task it speaks of. The worker
-// named in the subject is who sent it (the server lets each worker
-// publish only under its own key).
-func (d *Dispatcher) route(subject string, data []byte) {
-	tok := strings.Split(subject, ".")
+// named in the subject is who sent it when the task's seal holds (the
+// server lets each worker publish only under its own key, and only a
+// worker the task was delivered to holds its key).
+func (d *Dispatcher) route(m bus.Raw) {
+	tok := strings.Split(m.Subject, ".")
 	// jazz.work.<pool>.w.<worker>.<run>.<task>.<kind>
 	if len(tok) != 8 || tok[3] != "w" || tok[5] != messages.SubjectToken(d.o.RunID) {
 		return
@@ -167,7 +170,7 @@ func (d *Dispatcher) route(subject string, data []byte) {
 	if t == nil {
 		return
 	}
-	t.deliver(inbound{worker: tok[4], kind: tok[7], data: data})
+	t.deliver(inbound{worker: tok[4], kind: tok[7], subject: m.Subject, data: m.Value, header: m.Header})
 }
 
 // NewTaskID is a fresh, unguessable task id.
@@ -187,8 +190,9 @@ func (d *Dispatcher) RunChild(ctx context.Context, c actors.ChildRun) actors.Chi
 // waits for it. c.Timeout 0 leaves it to ctx alone.
 func (d *Dispatcher) Run(ctx context.Context, kind string, c actors.ChildRun) actors.ChildOutcome {
 	cfg := c.Config
+	key := NewTaskKey()
 	t := &remote{
-		d: d, id: NewTaskID(), kind: kind, cfg: cfg, engine: c.Engine,
+		d: d, id: NewTaskID(), key: key, seal: sealer(key), kind: kind, cfg: cfg, engine: c.Engine,
 		in: make(chan inbound, 64), done: make(chan struct{}),
 		lease: d.o.Lease, decisions: map[[2]int]messages.WorkDecision{}, asked: map[[2]int]bool{}, atGate: map[[2]int]string{},
 	}
@@ -208,8 +212,11 @@ func (d *Dispatcher) Run(ctx context.Context, kind string, c actors.ChildRun) ac
 // remote is one task as its runner follows it. Only run's goroutine
 // touches its fields (deliver only sends on in).
 type remote struct {
-	d      *Dispatcher
-	id     string
+	d  *Dispatcher
+	id string
+	// key is the task's secret (WorkTask.Key), seal its sealer.
+	key    string
+	seal   bus.Seal
 	kind   string
 	cfg    actors.Config
 	engine *actor.Engine
@@ -233,6 +240,9 @@ type remote struct {
 	// atGate are the requests the root gate has now, by tool name.
 	atGate   map[[2]int]string
 	busyDone func()
+	// forged says a message about the task that its key did not seal
+	// was heard (and ignored); the run is warned once.
+	forged bool
 	// heard counts the current attempt's events; a result that says more
 	// were sent waits in ending until they arrive or settle fires.
 	heard  int
@@ -298,7 +308,7 @@ func (t *remote) task(c actors.ChildRun) messages.WorkTask {
 		envAllow = cfg.Env.EnvAllowlist
 	}
 	return messages.WorkTask{
-		TaskID: t.id, Pool: t.d.o.Pool, Kind: t.kind, Place: cfg.Place, Trace: c.Trace.Clone(),
+		TaskID: t.id, Key: t.key, Pool: t.d.o.Pool, Kind: t.kind, Place: cfg.Place, Trace: c.Trace.Clone(),
 		Provider: cfg.Provider, Model: cfg.Model, SystemPrompt: red(sys), Prompt: red(c.Prompt), History: history,
 		Task: red(cfg.Task), Tools: names, MaxIterations: cfg.MaxIterations, MaxDepth: c.MaxDepth,
 		SubagentIterations: c.SubagentIterations, SubagentTimeoutMs: c.SubagentTimeout.Milliseconds(), ReasoningEffort: cfg.ReasoningEffort, Temperature: cfg.Temperature,
@@ -384,6 +394,9 @@ func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
 		t.answered(*m.decided)
 		return actors.ChildOutcome{}, false
 	}
+	if !t.sealed(m) {
+		return actors.ChildOutcome{}, false
+	}
 	switch m.kind {
 	case messages.WorkKindClaim:
 		c, err := messages.Decode[messages.WorkClaimed](m.data)
@@ -447,6 +460,21 @@ func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
 		return t.finished(r), true
 	}
 	return actors.ChildOutcome{}, false
+}
+
+// sealed reports whether a worker's message carries the task's seal, and
+// warns (once) of one that does not: a worker the task was never
+// delivered to, or a forgery the server delivered for someone, speaks of
+// it.
+func (t *remote) sealed(m inbound) bool {
+	if sealed(t.key, m.subject, m.data, m.header) {
+		return true
+	}
+	if !t.forged {
+		t.forged = true
+		t.warn(fmt.Sprintf("ignored a %s about its task that the task's key did not seal (from worker %s, who was not given the task, or a forgery)", m.kind, m.worker))
+	}
+	return false
 }
 
 // from reports whether a message is the current attempt's.
@@ -561,6 +589,9 @@ func (t *remote) stop(kind supervisor.FailureKind, reason string) actors.ChildOu
 				}
 				continue
 			}
+			if !t.sealed(m) {
+				continue
+			}
 			r, err := messages.Decode[messages.WorkResult](m.data)
 			if err != nil || r.TaskID != t.id || !t.from(m.worker, r.Attempt) {
 				continue
@@ -576,7 +607,7 @@ func (t *remote) stop(kind supervisor.FailureKind, reason string) actors.ChildOu
 // the task (or its attempts below c.Below) must stop: the run may be
 // about to exit. A worker also stops on its own timer.
 func (t *remote) writeCancel(c messages.WorkCancel) {
-	data, err := messages.Encode(c)
+	data, err := sealCancelRecord(t.key, c)
 	if err != nil {
 		return
 	}
@@ -590,7 +621,7 @@ func (t *remote) writeCancel(c messages.WorkCancel) {
 // markDone records, without waiting, that the task is over: a
 // redelivery (its worker died before acknowledging) finds it done.
 func (t *remote) markDone() {
-	data, err := messages.Encode(messages.WorkCancel{TaskID: t.id, Reason: "the task is finished"})
+	data, err := sealCancelRecord(t.key, messages.WorkCancel{TaskID: t.id, Reason: "the task is finished"})
 	if err != nil {
 		return
 	}
@@ -779,11 +810,38 @@ func (t *remote) answered(g gateAnswer) {
 		}
 	}
 	if g.d.Approved && fromGate && t.gated == "" {
-		t.gated = tool
+		if err := t.recordGated(g, tool); err != nil {
+			// Without the record a lost worker's task could run again
+			// and repeat this action: it does not run.
+			wd.Decision.Approved, wd.Decision.Judgement = false, nil
+			wd.Decision.Note = "Approved, but the run could not record that the action started (" + err.Error() + "), so it did not run."
+			t.decisions[key] = wd
+		} else {
+			t.gated = tool
+		}
 	}
 	t.sendDecision(g.worker, wd)
 }
 
+// recordGated writes, sealed, and waits for the bucket to keep, that the
+// task started a gated action, before the approval goes out: a worker
+// that takes the task after its first one is lost reads it and does not
+// run it. The worker cannot write it (nor forge or remove it): only the
+// runners may write to the bucket.
+func (t *remote) recordGated(g gateAnswer, tool string) error {
+	data, err := sealGatedRecord(t.key, messages.WorkGated{TaskID: t.id, Attempt: g.attempt, Worker: g.worker,
+		Tool: tool, At: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	ctx, done := context.WithTimeout(context.Background(), 10*time.Second)
+	defer done()
+	if _, err := t.d.kv.Put(ctx, workstore.GatedKey(t.id), data); err != nil {
+		return fmt.Errorf("record gated action: %w", err)
+	}
+	return nil
+}
+
 func (t *remote) sendDecision(worker string, wd messages.WorkDecision) {
-	_ = t.d.o.Conn.Publish(messages.WorkDecisionSubject(t.d.o.Pool, worker, t.id), wd, wd.Decision.Trace)
+	_ = t.d.o.Conn.PublishSealed(messages.WorkDecisionSubject(t.d.o.Pool, worker, t.id), wd, wd.Decision.Trace, t.seal)
 }

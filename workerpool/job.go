@@ -21,9 +21,13 @@ import (
 
 // job is one attempt of one task on this worker.
 type job struct {
-	w       *Worker
-	msg     *bus.Delivery
+	w *Worker
+	// msg is the delivery the job answers for; a redelivery to this
+	// worker while the job runs replaces it (after a reconnect the
+	// server lets a worker answer only what it delivered since).
+	msg     atomic.Pointer[bus.Delivery]
 	task    messages.WorkTask
+	seal    bus.Seal
 	attempt int
 	token   string
 	gate    *actor.PID
@@ -52,20 +56,26 @@ var errCancelled = errors.New("cancelled by its runner")
 func (w *Worker) runJob(msg *bus.Delivery) {
 	task, err := messages.Decode[messages.WorkTask](msg.Data())
 	attempt, merr := msg.Attempt()
-	if err != nil || merr != nil || task.TaskID == "" || task.Pool != w.o.Pool {
-		w.logf("dropped a task that does not decode: %v", errors.Join(err, merr))
+	if err != nil || merr != nil || task.TaskID == "" || task.Key == "" || task.Pool != w.o.Pool {
+		w.logf("dropped a task that does not decode, has no key or is not this pool's: %v", errors.Join(err, merr))
 		_ = msg.Term("malformed task")
 		return
 	}
 	stamp(task.TaskID, "delivered")
-	j := &job{w: w, msg: msg, task: task, attempt: attempt, token: messages.SubjectToken(task.TaskID)}
+	j := &job{w: w, task: task, attempt: attempt, token: messages.SubjectToken(task.TaskID), seal: sealer(task.Key)}
+	j.msg.Store(msg)
 	j.ctx, j.cancel = context.WithCancelCause(context.Background())
 	defer j.cancel(nil)
 	w.mu.Lock()
-	if w.jobs[j.token] != nil {
+	if held := w.jobs[j.token]; held != nil {
 		// The same task delivered twice at once: the earlier attempt is
-		// still here and holds it.
+		// still here and holds it, now through this delivery (its lease
+		// lapsed, as after a reconnect, when the server no longer lets
+		// this worker answer the first one).
 		w.mu.Unlock()
+		if held.task.Key == task.Key {
+			held.msg.Store(msg)
+		}
 		_ = msg.InProgress()
 		return
 	}
@@ -97,15 +107,15 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 		// the runner, who has stopped answering.
 		go func() {
 			defer done()
-			if c, ok := readCancel(rctx, w.h.Bucket, task.TaskID); ok && j.cancelIf(c) {
+			if c, ok := w.readCancel(rctx, task); ok && j.cancelIf(c) {
 				w.logf("task %s (%s) was cancelled before it started: %s", task.TaskID, task.Place.AgentName, c.Reason)
 			}
 		}()
 	} else {
 		// A redelivery reads first: it may not run at all.
-		c, cancelled := readCancel(rctx, w.h.Bucket, task.TaskID)
+		c, cancelled := w.readCancel(rctx, task)
 		if !cancelled {
-			gated = readGated(rctx, w.h.Bucket, task.TaskID)
+			gated = w.readGated(rctx, task)
 		}
 		done()
 		if cancelled && (c.Below == 0 || j.attempt < c.Below) {
@@ -137,7 +147,7 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 	if errors.Is(context.Cause(j.ctx), ErrStopping) {
 		// Another worker takes it (or refuses it, if a gated action had
 		// started); its runner hears from that one.
-		_ = msg.Nak()
+		_ = j.msg.Load().Nak()
 		return
 	}
 	stamp(task.TaskID, "result")
@@ -145,7 +155,7 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 	stamp(task.TaskID, "stored")
 	w.logf("task %s (%s, attempt %d) %s", task.TaskID, task.Place.AgentName, j.attempt, outcome(res))
 	actx, adone := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = msg.Ack(actx)
+	_ = j.msg.Load().Ack(actx)
 	adone()
 }
 
@@ -185,28 +195,38 @@ func gatedTool(g *messages.WorkGated) string {
 	return g.Tool
 }
 
-func readCancel(ctx context.Context, kv *bus.KV, taskID string) (messages.WorkCancel, bool) {
-	e, err := kv.Get(ctx, workstore.CancelKey(taskID))
+// readCancel reads the task's cancel record; one its runner did not
+// seal stops nothing.
+func (w *Worker) readCancel(ctx context.Context, task messages.WorkTask) (messages.WorkCancel, bool) {
+	e, err := w.h.Bucket.Get(ctx, workstore.CancelKey(task.TaskID))
 	if err != nil {
 		return messages.WorkCancel{}, false
 	}
 	c, err := messages.Decode[messages.WorkCancel](e.Value)
-	return c, err == nil
+	if err != nil || c.TaskID != task.TaskID || !cancelSealed(task.Key, c) {
+		w.logf("task %s: ignored a cancel record its runner did not seal", task.TaskID)
+		return messages.WorkCancel{}, false
+	}
+	return c, true
 }
 
 // readGated fails closed: a record that cannot be read because the
-// bucket is unreachable counts as started.
-func readGated(ctx context.Context, kv *bus.KV, taskID string) *messages.WorkGated {
-	e, err := kv.Get(ctx, workstore.GatedKey(taskID))
-	if errors.Is(err, bus.ErrKeyNotFound) && !errors.Is(err, bus.ErrKeyDeleted) {
+// bucket is unreachable counts as started. A record the task's runner
+// did not seal (anyone may have written it, or deleted the real one)
+// does not count: the runner, which sealed the real one before it
+// approved the action, refuses a retry itself.
+func (w *Worker) readGated(ctx context.Context, task messages.WorkTask) *messages.WorkGated {
+	e, err := w.h.Bucket.Get(ctx, workstore.GatedKey(task.TaskID))
+	if errors.Is(err, bus.ErrKeyNotFound) {
 		return nil
 	}
 	if err != nil {
-		return &messages.WorkGated{TaskID: taskID, Tool: "(unknown: the record could not be read: " + err.Error() + ")"}
+		return &messages.WorkGated{TaskID: task.TaskID, Tool: "(unknown: the record could not be read: " + err.Error() + ")"}
 	}
 	g, err := messages.Decode[messages.WorkGated](e.Value)
-	if err != nil {
-		return &messages.WorkGated{TaskID: taskID, Tool: "(unknown)"}
+	if err != nil || g.TaskID != task.TaskID || !gatedSealed(task.Key, g) {
+		w.logf("task %s: ignored a gated-action record its runner did not seal", task.TaskID)
+		return nil
 	}
 	return &g
 }
@@ -236,8 +256,8 @@ func (j *job) subject(kind string) string {
 // stream (durable) and is not waited for: what follows names the attempt
 // too, and the runner takes the first it hears of.
 func (j *job) claim() {
-	_ = j.w.h.JS.PublishAsync(j.subject(messages.WorkKindClaim), messages.WorkClaimed{TaskID: j.task.TaskID, Worker: j.w.o.Key, Name: j.w.o.Name,
-		Attempt: j.attempt, LeaseMs: j.w.o.Lease.Milliseconds(), Version: j.w.o.Version}, j.task.Trace, fmt.Sprintf("%s.%d.claim", j.task.TaskID, j.attempt))
+	_ = j.w.h.JS.PublishAsyncSealed(j.subject(messages.WorkKindClaim), messages.WorkClaimed{TaskID: j.task.TaskID, Worker: j.w.o.Key, Name: j.w.o.Name,
+		Attempt: j.attempt, LeaseMs: j.w.o.Lease.Milliseconds(), Version: j.w.o.Version}, j.task.Trace, fmt.Sprintf("%s.%d.claim", j.task.TaskID, j.attempt), j.seal)
 }
 
 // heartbeat keeps the lease (InProgress) and tells the runner the job is
@@ -257,10 +277,10 @@ func (j *job) heartbeat() (stop func()) {
 				return
 			case <-t.C:
 			}
-			_ = j.msg.InProgress()
+			_ = j.msg.Load().InProgress()
 			tot := j.ledger.Totals()
-			_ = j.w.o.Conn.Publish(j.subject(messages.WorkKindBeat), messages.WorkBeat{TaskID: j.task.TaskID, Attempt: j.attempt, Usage: tot.Usage,
-				UsageUnknown: !tot.CostKnown}, j.task.Trace)
+			_ = j.w.o.Conn.PublishSealed(j.subject(messages.WorkKindBeat), messages.WorkBeat{TaskID: j.task.TaskID, Attempt: j.attempt, Usage: tot.Usage,
+				UsageUnknown: !tot.CostKnown}, j.task.Trace, j.seal)
 		}
 	}()
 	return func() {
@@ -363,7 +383,7 @@ func (j *job) publishResult(r messages.WorkResult) {
 	ctx, done := context.WithTimeout(context.Background(), 30*time.Second)
 	defer done()
 	for {
-		if err := j.w.h.JS.Publish(ctx, j.subject(messages.WorkKindResult), r, j.task.Trace, id); err == nil {
+		if err := j.w.h.JS.PublishSealed(ctx, j.subject(messages.WorkKindResult), r, j.task.Trace, id, j.seal); err == nil {
 			return
 		} else if ctx.Err() != nil {
 			j.w.logf("task %s: result not delivered: %v", r.TaskID, err)
@@ -392,19 +412,12 @@ func (r relay) Publish(_ string, msg any, trace messages.Trace) error {
 	// the order they happen; the sequence keeps that order countable.
 	seq := int(r.j.events.Add(1))
 	// The trace rides in the headers too, as on every other publish.
-	return r.j.w.o.Conn.Publish(r.j.subject(messages.WorkKindEvent),
-		messages.WorkEvent{TaskID: r.j.task.TaskID, Attempt: r.j.attempt, Event: raw, Trace: trace, Seq: seq}, trace)
+	return r.j.w.o.Conn.PublishSealed(r.j.subject(messages.WorkKindEvent),
+		messages.WorkEvent{TaskID: r.j.task.TaskID, Attempt: r.j.attempt, Event: raw, Trace: trace, Seq: seq}, trace, r.j.seal)
 }
 
 // workDecided brings a runner's decision into the task's gate actor.
 type workDecided struct{ d messages.WorkDecision }
-
-// gatedRecorded: the gated-action record was written (or not) for seq.
-type gatedRecorded struct {
-	seq int
-	d   messages.ApprovalDecided
-	err error
-}
 
 // reask is the gate actor's timer: ask again what is still undecided.
 type reask struct{}
@@ -413,13 +426,11 @@ type pendingCall struct {
 	sender *actor.PID
 	req    messages.ApprovalRequired
 	sent   time.Time
-	// recording: approved, the record is being written.
-	recording bool
 }
 
 // workerGate stands in for the gate in this task's agents: every gated
-// call goes to the runner's root gate, and an approval reaches the call
-// only after the durable "gated action started" record is written.
+// call goes to the runner's root gate, whose sealed decision it hands
+// back.
 type workerGate struct {
 	j       *job
 	seq     int
@@ -439,40 +450,19 @@ func (g *workerGate) Receive(c *actor.Context) {
 		go g.j.ask(wa, true)
 	case workDecided:
 		p, ok := g.pending[m.d.Seq]
-		if !ok || p.recording || m.d.Decision.ToolCallID != p.req.ToolCallID {
+		if !ok || m.d.Decision.ToolCallID != p.req.ToolCallID {
 			return
 		}
+		// An approval comes after the runner has recorded, durably and
+		// sealed, that the task started a gated action: a redelivery of
+		// it never runs.
 		d := m.d.Decision
 		d.Place, d.ToolCallID = p.req.Place, p.req.ToolCallID
-		if !d.Approved {
-			delete(g.pending, m.d.Seq)
-			c.Send(p.sender, d)
-			return
-		}
-		p.recording = true
-		g.pending[m.d.Seq] = p
-		engine, self, seq := c.Engine(), c.PID(), m.d.Seq
-		go func() {
-			err := g.j.recordGated(p.req.ToolName)
-			engine.Send(self, gatedRecorded{seq: seq, d: d, err: err})
-		}()
-	case gatedRecorded:
-		p, ok := g.pending[m.seq]
-		if !ok {
-			return
-		}
-		delete(g.pending, m.seq)
-		d := m.d
-		if m.err != nil {
-			// Without the record a lost worker's task could run again and
-			// repeat this action: it does not run.
-			d.Approved, d.Judgement = false, nil
-			d.Note = "Approved, but the worker could not record that the action started (" + m.err.Error() + "), so it did not run."
-		}
+		delete(g.pending, m.d.Seq)
 		c.Send(p.sender, d)
 	case reask:
 		for seq, p := range g.pending {
-			if !p.recording && time.Since(p.sent) >= reaskEvery {
+			if time.Since(p.sent) >= reaskEvery {
 				go g.j.ask(messages.WorkApproval{TaskID: g.j.task.TaskID, Attempt: g.j.attempt, Seq: seq, Required: p.req}, false)
 			}
 		}
@@ -498,26 +488,10 @@ func (g *workerGate) arm(c *actor.Context) {
 func (j *job) ask(wa messages.WorkApproval, first bool) {
 	trace := wa.Required.Trace
 	if !first {
-		_ = j.w.o.Conn.Publish(j.subject(messages.WorkKindAsk), wa, trace)
+		_ = j.w.o.Conn.PublishSealed(j.subject(messages.WorkKindAsk), wa, trace, j.seal)
 		return
 	}
 	ctx, done := context.WithTimeout(j.ctx, 10*time.Second)
 	defer done()
-	_ = j.w.h.JS.Publish(ctx, j.subject(messages.WorkKindApproval), wa, trace, fmt.Sprintf("%s.%d.approval.%d", wa.TaskID, wa.Attempt, wa.Seq))
-}
-
-// recordGated writes, and waits for the bucket to keep, that this task
-// started a gated action.
-func (j *job) recordGated(tool string) error {
-	data, err := messages.Encode(messages.WorkGated{TaskID: j.task.TaskID, Attempt: j.attempt, Worker: j.w.o.Key,
-		Tool: tool, At: time.Now().UTC()})
-	if err != nil {
-		return err
-	}
-	ctx, done := context.WithTimeout(j.ctx, 10*time.Second)
-	defer done()
-	if _, err := j.w.h.Bucket.Put(ctx, workstore.GatedKey(j.task.TaskID), data); err != nil {
-		return fmt.Errorf("record gated action: %w", err)
-	}
-	return nil
+	_ = j.w.h.JS.PublishSealed(ctx, j.subject(messages.WorkKindApproval), wa, trace, fmt.Sprintf("%s.%d.approval.%d", wa.TaskID, wa.Attempt, wa.Seq), j.seal)
 }

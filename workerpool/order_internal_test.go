@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
@@ -36,7 +37,7 @@ func (h *heardEvents) Publish(_ string, msg any, _ messages.Trace) error {
 func TestResultAheadOfItsEvents(t *testing.T) {
 	place := messages.Place{RunID: "r", AgentID: "a", AgentName: "parent"}
 	heard := &heardEvents{}
-	tk := &remote{d: &Dispatcher{kv: putKV{}}, id: "t1", cfg: actors.Config{Place: place,
+	tk := &remote{d: &Dispatcher{kv: putKV{}}, id: "t1", key: "k1", cfg: actors.Config{Place: place,
 		Ledger: ledger.New(place, nil), Events: events.NewEmitter(heard, "r")},
 		decisions: map[[2]int]messages.WorkDecision{}, asked: map[[2]int]bool{}, atGate: map[[2]int]string{}}
 	enc := func(v any) []byte {
@@ -46,15 +47,22 @@ func TestResultAheadOfItsEvents(t *testing.T) {
 		}
 		return b
 	}
+	// in is a message worker w sealed with the task's key.
+	in := func(kind string, v any) inbound {
+		subject := messages.WorkerSubject("p", "w", "r", "t1", kind)
+		data := enc(v)
+		h, seal := sealer("k1")(subject, data)
+		return inbound{worker: "w", kind: kind, subject: subject, data: data, header: bus.Header{h: {seal}}}
+	}
 	event := func(seq int, typ string) inbound {
 		raw := enc(messages.Event{Type: typ, Place: place})
-		return inbound{worker: "w", kind: messages.WorkKindEvent, data: enc(messages.WorkEvent{TaskID: "t1", Attempt: 1, Event: raw, Seq: seq})}
+		return in(messages.WorkKindEvent, messages.WorkEvent{TaskID: "t1", Attempt: 1, Event: raw, Seq: seq})
 	}
 	steps := []inbound{
-		{worker: "w", kind: messages.WorkKindClaim, data: enc(messages.WorkClaimed{TaskID: "t1", Attempt: 1})},
+		in(messages.WorkKindClaim, messages.WorkClaimed{TaskID: "t1", Attempt: 1}),
 		event(1, messages.EventToolExecutionStart),
-		{worker: "w", kind: messages.WorkKindResult, data: enc(messages.WorkResult{TaskID: "t1", Attempt: 1, Events: 3,
-			Finished: messages.RunFinished{Place: place, OK: true, Answer: "done"}})},
+		in(messages.WorkKindResult, messages.WorkResult{TaskID: "t1", Attempt: 1, Events: 3,
+			Finished: messages.RunFinished{Place: place, OK: true, Answer: "done"}}),
 		event(2, messages.EventToolExecutionComplete),
 	}
 	for i, m := range steps {
@@ -77,11 +85,11 @@ func TestResultAheadOfItsEvents(t *testing.T) {
 	}
 
 	// A result whose events all came first ends the task at once.
-	tk2 := &remote{d: tk.d, id: "t1", cfg: tk.cfg, decisions: tk.decisions, asked: tk.asked, atGate: tk.atGate}
+	tk2 := &remote{d: tk.d, id: "t1", key: "k1", cfg: tk.cfg, decisions: tk.decisions, asked: tk.asked, atGate: tk.atGate}
 	tk2.handle(steps[0])
 	tk2.handle(event(1, messages.EventToolExecutionStart))
-	if _, end := tk2.handle(inbound{worker: "w", kind: messages.WorkKindResult, data: enc(messages.WorkResult{TaskID: "t1", Attempt: 1, Events: 1,
-		Finished: messages.RunFinished{Place: place, OK: true}})}); !end {
+	if _, end := tk2.handle(in(messages.WorkKindResult, messages.WorkResult{TaskID: "t1", Attempt: 1, Events: 1,
+		Finished: messages.RunFinished{Place: place, OK: true}})); !end {
 		t.Fatal("a result with nothing missing did not end the task")
 	}
 }

@@ -59,7 +59,7 @@ type Worker struct {
 	engine *actor.Engine
 	svc    *bus.Service
 	inbox  *bus.Subscription
-	watch  *bus.Watcher
+	watch  *bus.Subscription
 	unhook func()
 
 	ctx    context.Context
@@ -128,14 +128,16 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: subscribe: %w", err)
 	}
-	// Cancel records: watched as they are written, and read again for
-	// every running task after a reconnect (what was written meanwhile).
-	// The watch lives as long as the worker, not as ctx (the start's).
-	w.watch, err = h.Bucket.Watch(wctx, "cancel.*", true)
+	// Cancel records: heard as they are written (a write to the bucket
+	// is a message on its subject), and read again for every running
+	// task after a reconnect (what was written meanwhile). A plain
+	// subscription, not a KV watch: a worker may create no consumer on
+	// the bucket, since a consumer delivers to any subject its creator
+	// names (see seal.go).
+	w.watch, err = bus.SubscribeRaw(ctx, o.Conn, workstore.KeySubject("cancel.*"), w.cancelWritten, bus.Unbounded())
 	if err != nil {
-		return nil, fmt.Errorf("worker: watch cancel records: %w", err)
+		return nil, fmt.Errorf("worker: hear cancel records: %w", err)
 	}
-	go w.watchCancels()
 	w.unhook = o.Conn.OnReconnect(func() { go w.recheck() })
 	w.svc, err = o.Conn.AddService(ctx, bus.ServiceConfig{
 		Name:        workstore.ServiceName,
@@ -215,11 +217,19 @@ func (w *Worker) fromRunner(m bus.Raw) {
 	if len(tok) != 7 || tok[6] != "decision" {
 		return
 	}
+	j := w.job(tok[5])
+	if j == nil {
+		return
+	}
+	if !sealed(j.task.Key, m.Subject, m.Value, m.Header) {
+		w.logf("task %s: ignored a decision its runner did not seal", j.task.TaskID)
+		return
+	}
 	d, err := messages.Decode[messages.WorkDecision](m.Value)
 	if err != nil {
 		return
 	}
-	if j := w.job(tok[5]); j != nil && j.attempt == d.Attempt && d.TaskID == j.task.TaskID {
+	if j.attempt == d.Attempt && d.TaskID == j.task.TaskID {
 		w.engine.Send(j.gate, workDecided{d})
 	}
 }
@@ -230,19 +240,23 @@ func (w *Worker) job(token string) *job {
 	return w.jobs[token]
 }
 
-// watchCancels stops the tasks whose cancel record is written.
-func (w *Worker) watchCancels() {
-	for e := range w.watch.Updates() {
-		if e == nil {
-			continue
-		}
-		c, err := messages.Decode[messages.WorkCancel](e.Value)
-		if err != nil {
-			continue
-		}
-		if j := w.job(messages.SubjectToken(c.TaskID)); j != nil && j.cancelIf(c) {
-			w.logf("task %s (%s) cancelled: %s", c.TaskID, j.task.Place.AgentName, c.Reason)
-		}
+// cancelWritten stops the task whose cancel record was written, when
+// its runner sealed it.
+func (w *Worker) cancelWritten(m bus.Raw) {
+	c, err := messages.Decode[messages.WorkCancel](m.Value)
+	if err != nil || m.Subject != workstore.KeySubject(workstore.CancelKey(c.TaskID)) {
+		return
+	}
+	j := w.job(messages.SubjectToken(c.TaskID))
+	if j == nil {
+		return
+	}
+	if !cancelSealed(j.task.Key, c) {
+		w.logf("task %s: ignored a cancel record its runner did not seal", c.TaskID)
+		return
+	}
+	if j.cancelIf(c) {
+		w.logf("task %s (%s) cancelled: %s", c.TaskID, j.task.Place.AgentName, c.Reason)
 	}
 }
 
@@ -257,7 +271,7 @@ func (w *Worker) recheck() {
 	w.mu.Unlock()
 	for _, j := range jobs {
 		ctx, done := context.WithTimeout(w.ctx, 5*time.Second)
-		if c, ok := readCancel(ctx, w.h.Bucket, j.task.TaskID); ok && j.cancelIf(c) {
+		if c, ok := w.readCancel(ctx, j.task); ok && j.cancelIf(c) {
 			w.logf("task %s (%s) was cancelled while this worker was away: %s", c.TaskID, j.task.Place.AgentName, c.Reason)
 		}
 		done()
@@ -292,9 +306,7 @@ func (w *Worker) close() {
 	if w.svc != nil {
 		_ = w.svc.Stop()
 	}
-	if w.watch != nil {
-		w.watch.Stop()
-	}
+	w.watch.Stop()
 	if w.inbox != nil {
 		w.inbox.Stop()
 	}

@@ -80,7 +80,8 @@ type options struct {
 	historyRuns int
 	quick       bool
 	// base is a second binary measured in the same loop (the one-turn
-	// scenarios only), for a before/after that one load change cannot skew.
+	// and 100-call scenarios), for a before/after that one load change
+	// cannot skew.
 	base string
 }
 
@@ -92,7 +93,7 @@ func run() error {
 	flag.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
 	flag.IntVar(&o.historyRuns, "history-runs", 3, "runs per oversized-history scenario")
 	flag.BoolVar(&o.quick, "quick", false, "only the one-turn scenarios, the POST baseline and the per-call cost")
-	flag.StringVar(&o.base, "base", "", "a binary to compare with: its one-turn runs are interleaved with -bin's")
+	flag.StringVar(&o.base, "base", "", "a binary to compare with: its one-turn and 100-call runs are interleaved with -bin's")
 	flag.Parse()
 	bin, err := filepath.Abs(o.bin)
 	if err != nil {
@@ -141,27 +142,25 @@ func run() error {
 	}
 	agentID := strings.TrimSpace(created.stdout)
 
-	// Interleaved, so a change of the machine's load hits all three alike.
+	// Interleaved, so a change of the machine's load hits all alike; (c)
+	// subtracts the one-turn run from the 100-call run, so those two
+	// especially must be measured side by side.
 	turn, err := j.measureOneTurn(o, srv.URL())
 	if err != nil {
 		return err
 	}
-	one, evAll, base := turn.plain, turn.events, turn.post
+	one, evAll, base, hundred := turn.plain, turn.events, turn.post, turn.hundred
 	ten := stats{}
 	if !o.quick {
 		if ten, err = j.measure(o, promptTen); err != nil {
 			return err
 		}
 	}
-	hundred, err := j.measure(o, promptHundred)
-	if err != nil {
-		return err
-	}
 	handlers, err := handlerCost(o.n, cwd)
 	if err != nil {
 		return err
 	}
-	perCall := (hundred.median - one.median - handlers) / 100
+	perCall := overheadPerCall(hundred.median, one.median, handlers)
 	var mcpRes mcpResults
 	if !o.quick {
 		if mcpRes, err = j.measureMCP(o, home); err != nil {
@@ -228,8 +227,19 @@ func run() error {
 		missed++
 	}
 	fmt.Printf("%-34s %10s %10s %10s   ≤ %s %s\n", "(c) runtime overhead per call", us(perCall), "", "", us(targetPerCall), mark)
+	fmt.Printf("%-34s %10s %10s %10s   (not a target: CPU, which load skews less than wall)\n", "    same from the child's CPU time",
+		us(overheadPerCall(hundred.cpu, one.cpu, handlers)), "", "")
+	if o.base != "" {
+		bh := turn.baseHundred
+		fmt.Printf("%-34s %10s %10s %9.1fM\n", "    -base, 100 read_file calls", ms(bh.median), ms(bh.p90), float64(bh.rss)/(1<<20))
+		fmt.Printf("%-34s %10s %10s %10s   CPU %s; -bin − -base %s (CPU %s)\n", "    -base, (c)", us(overheadPerCall(bh.median, turn.basePlain.median, handlers)), "", "",
+			us(overheadPerCall(bh.cpu, turn.basePlain.cpu, handlers)),
+			signedUs(overheadPerCall(hundred.median, one.median, handlers)-overheadPerCall(bh.median, turn.basePlain.median, handlers)),
+			signedUs(overheadPerCall(hundred.cpu, one.cpu, handlers)-overheadPerCall(bh.cpu, turn.basePlain.cpu, handlers)))
+	}
 	fmt.Println("\n(c) = (median 100-call run − median one-turn run − 100 handler calls in-process) / 100;")
-	fmt.Println("    it includes the second model round trip that carries the 100 results.")
+	fmt.Println("    it includes the second model round trip that carries the 100 results. The two runs")
+	fmt.Println("    alternate in one loop. The CPU line uses the child's user+sys time for both runs.")
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("\nload average while measured (1, 5, 15 min): %s\n", strings.Join(strings.Fields(string(load))[:3], " "))
 	}
@@ -313,7 +323,8 @@ type jazz struct {
 
 type sample struct {
 	wall   time.Duration
-	rss    int64 // bytes
+	cpu    time.Duration // the child's user + system time
+	rss    int64         // bytes
 	stdout string
 }
 
@@ -355,7 +366,7 @@ func (j jazz) run(wrapped bool, args []string) (sample, error) {
 	if err != nil {
 		return sample{}, fmt.Errorf("jazz %s: %w\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
 	}
-	s := sample{wall: wall, stdout: out.String()}
+	s := sample{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), stdout: out.String()}
 	if kib, ok := maxRSSKiB(cmd.ProcessState); ok && !wrapped {
 		s.rss = kib * 1024
 	}
@@ -378,19 +389,20 @@ func (j jazz) run(wrapped bool, args []string) (sample, error) {
 
 type stats struct {
 	median, p90, max time.Duration
+	cpu              time.Duration // median of the child's CPU time, when known
 	rss              int64
 }
 
 // oneTurn is what measureOneTurn measured; the base fields are zero
 // without -base.
 type oneTurn struct {
-	plain, events, post   stats
-	basePlain, baseEvents stats
+	plain, events, post, hundred       stats
+	basePlain, baseEvents, baseHundred stats
 }
 
-// measureOneTurn measures the one-turn run plain, with --events all, and
-// the baseline POST, one of each in turn (and the -base binary's two runs
-// beside them).
+// measureOneTurn measures the one-turn run plain, with --events all, the
+// baseline POST and the 100-call run, one of each in turn (and the -base
+// binary's runs beside them).
 func (j jazz) measureOneTurn(o options, url string) (oneTurn, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -398,10 +410,11 @@ func (j jazz) measureOneTurn(o options, url string) (oneTurn, error) {
 	}
 	plainArgs := []string{"run", "--agent", "bench", "--json", "--no-stream", promptOne}
 	eventArgs := []string{"run", "--agent", "bench", "--json", "--no-stream", "--events", "all", promptOne}
+	hundredArgs := []string{"run", "--agent", "bench", "--json", "--no-stream", promptHundred}
 	bj := j
 	bj.bin = o.base
-	var wp, we, wb, wbp, wbe []time.Duration
-	var rp, re, rbp, rbe int64
+	var sp, se, sh, sbp, sbe, sbh []sample
+	var wb []time.Duration
 	for i := range o.warmup + o.n {
 		p, err := j.exec(plainArgs...)
 		if err != nil {
@@ -411,7 +424,7 @@ func (j jazz) measureOneTurn(o options, url string) (oneTurn, error) {
 		if err != nil {
 			return oneTurn{}, err
 		}
-		var bp, be sample
+		var bp, be, bh sample
 		if o.base != "" {
 			if bp, err = bj.exec(plainArgs...); err != nil {
 				return oneTurn{}, fmt.Errorf("base: %w", err)
@@ -424,19 +437,46 @@ func (j jazz) measureOneTurn(o options, url string) (oneTurn, error) {
 		if err != nil {
 			return oneTurn{}, err
 		}
+		h, err := j.exec(hundredArgs...)
+		if err != nil {
+			return oneTurn{}, err
+		}
+		if o.base != "" {
+			if bh, err = bj.exec(hundredArgs...); err != nil {
+				return oneTurn{}, fmt.Errorf("base: %w", err)
+			}
+		}
 		if i < o.warmup {
 			continue
 		}
-		wp, we, wb = append(wp, p.wall), append(we, e.wall), append(wb, b)
-		wbp, wbe = append(wbp, bp.wall), append(wbe, be.wall)
-		rp, re = max(rp, p.rss), max(re, e.rss)
-		rbp, rbe = max(rbp, bp.rss), max(rbe, be.rss)
+		sp, se, sh, wb = append(sp, p), append(se, e), append(sh, h), append(wb, b)
+		sbp, sbe, sbh = append(sbp, bp), append(sbe, be), append(sbh, bh)
 	}
-	r := oneTurn{plain: summarize(wp, rp), events: summarize(we, re), post: summarize(wb, 0)}
+	r := oneTurn{plain: summarizeRuns(sp), events: summarizeRuns(se), hundred: summarizeRuns(sh), post: summarize(wb, 0)}
 	if o.base != "" {
-		r.basePlain, r.baseEvents = summarize(wbp, rbp), summarize(wbe, rbe)
+		r.basePlain, r.baseEvents, r.baseHundred = summarizeRuns(sbp), summarizeRuns(sbe), summarizeRuns(sbh)
 	}
 	return r, nil
+}
+
+// summarizeRuns is summarize for the binary's runs: wall times, the
+// median CPU time and the peak RSS.
+func summarizeRuns(ss []sample) stats {
+	var walls, cpus []time.Duration
+	var rss int64
+	for _, s := range ss {
+		walls, cpus = append(walls, s.wall), append(cpus, s.cpu)
+		rss = max(rss, s.rss)
+	}
+	st := summarize(walls, rss)
+	st.cpu = summarize(cpus, 0).median
+	return st
+}
+
+// overheadPerCall is (c): what a 100-call run costs beyond a one-turn run
+// and the 100 handler calls themselves, per call.
+func overheadPerCall(hundred, one, handlers time.Duration) time.Duration {
+	return (hundred - one - handlers) / 100
 }
 
 // postEnv switches the harness binary into the baseline: a Go program
@@ -597,6 +637,13 @@ func handlerCost(runs int, cwd string) (time.Duration, error) {
 		walls = append(walls, time.Since(start))
 	}
 	return summarize(walls[3:], 0).median, nil
+}
+
+func signedUs(d time.Duration) string {
+	if d >= 0 {
+		return "+" + us(d)
+	}
+	return us(d)
 }
 
 func signedMs(d time.Duration) string {

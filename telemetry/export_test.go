@@ -435,6 +435,11 @@ func TestBadCollector(t *testing.T) {
 		{"http rejecting", telemetry.ProtocolHTTPProtobuf, otlptest.ModeReject, false},
 		{"http hanging", telemetry.ProtocolHTTPProtobuf, otlptest.ModeHang, false},
 		{"grpc hanging", telemetry.ProtocolGRPC, otlptest.ModeHang, false},
+		{"json down", telemetry.ProtocolHTTPJSON, 0, true},
+		{"json 503", telemetry.ProtocolHTTPJSON, otlptest.ModeUnavailable, false},
+		{"json rejecting", telemetry.ProtocolHTTPJSON, otlptest.ModeReject, false},
+		{"json hanging", telemetry.ProtocolHTTPJSON, otlptest.ModeHang, false},
+		{"grpc rejecting", telemetry.ProtocolGRPC, otlptest.ModeReject, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -435,4 +436,27 @@ func TestGRPCTimeoutHeader(t *testing.T) {
 	if got := grpcTimeout(context.Background()); got != "99999999m" {
 		t.Errorf("no deadline: %q", got)
 	}
+}
+
+// FuzzJSONString: our JSON string writer decodes to what encoding/json's
+// own encoding of the same Go string decodes to, invalid UTF-8 included.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote\" back\\", "\x00\x01\x1f\x7f", "é✓𝄞", "\xff\xfe", "a\xc3", "\u2028\u2029", "</script>&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		w := &jsonw{}
+		w.string(s)
+		var got, want string
+		if err := json.Unmarshal(w.b, &got); err != nil {
+			t.Fatalf("%q encodes to invalid JSON %s: %v", s, w.b, err)
+		}
+		ref, _ := json.Marshal(s)
+		if err := json.Unmarshal(ref, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%q: got %q, want %q", s, got, want)
+		}
+	})
 }

@@ -245,9 +245,13 @@ type remote struct {
 	forged bool
 	// heard counts the current attempt's events; a result that says more
 	// were sent waits in ending until they arrive or settle fires.
-	heard  int
-	ending *messages.WorkResult
-	settle <-chan time.Time
+	heard int
+	// lastSeq is the highest event sequence of the attempt taken: a
+	// sealed event heard again (a replay through the server) is not
+	// emitted or counted twice.
+	lastSeq int
+	ending  *messages.WorkResult
+	settle  <-chan time.Time
 }
 
 // eventSettle bounds the wait for events a result says are on their way:
@@ -425,6 +429,12 @@ func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
 			return o, end
 		}
 		t.lastBeat = time.Now()
+		if e.Seq > 0 {
+			if e.Seq <= t.lastSeq {
+				break
+			}
+			t.lastSeq = e.Seq
+		}
 		t.heard++
 		t.event(e)
 		if t.ending != nil && t.heard >= t.ending.Events {
@@ -500,7 +510,7 @@ func (t *remote) claimed(worker string, attempt int) (actors.ChildOutcome, bool)
 		return t.fail(fmt.Sprintf("its task was delivered %d times; the most is %d", attempt, MaxAttempts)), true
 	}
 	t.worker, t.attempt, t.lastBeat, t.lostAt = worker, attempt, time.Now(), time.Time{}
-	t.heard, t.ending, t.settle = 0, nil, nil
+	t.heard, t.lastSeq, t.ending, t.settle = 0, 0, nil, nil
 	t.beat = messages.WorkBeat{}
 	if !first {
 		// The earlier worker, if it is only cut off, stops when it hears.

@@ -6,8 +6,9 @@
 //
 //   - Approvals: a remote agent's gated calls go to the root run's gate
 //     (and so to its human, bridge or remote approver); a worker never
-//     decides one, and runs a twin only on the gate's approval, after it
-//     has recorded durably that a gated action started.
+//     decides one, and runs a twin only on the gate's approval, which the
+//     runner sends after it has recorded durably that a gated action
+//     started.
 //   - Ceiling: the task carries the agent's tool names and the worker
 //     offers only those of its own tools; the runner checks again what a
 //     remote call asks to be approved for.
@@ -21,8 +22,13 @@
 //     events into its stream, spans under the caller's.
 //
 // The runner believes a report about a task only from the worker that
-// claimed it, which the server's subject permissions make checkable: each
-// worker may publish only under its own key (busserver.WorkerPermissions).
+// claimed it, and only when it is sealed with the task's key, which only
+// the runner and the workers the task was delivered to hold (seal.go):
+// each worker may publish only under its own key
+// (busserver.WorkerPermissions), but the server also delivers stored
+// messages to any subject a consumer or a request names, so the subject
+// alone proves nothing. Workers take the runner's decisions and records
+// on the same terms.
 package workerpool
 
 // mark is a timeline hook: stage names a step of a task's trip (see

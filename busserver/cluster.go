@@ -58,6 +58,9 @@ type Cluster struct {
 
 	stop chan struct{}
 	done chan struct{}
+	// placed is when placeConsumers last moved each consumer; only the
+	// watch goroutine touches it.
+	placed map[string]time.Time
 }
 
 type clusterNode struct {
@@ -132,6 +135,7 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
 		return nil, err
 	}
 	c.stop, c.done = make(chan struct{}), make(chan struct{})
+	c.placed = map[string]time.Time{}
 	go c.watch()
 	ok = true
 	return c, nil
@@ -195,6 +199,7 @@ func (c *Cluster) watch() {
 			if err := c.Reload(); err != nil && c.o.Logf != nil {
 				c.o.Logf("identities not reloaded: %v", err)
 			}
+			c.place()
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/workstore"
 )
 
@@ -84,4 +86,69 @@ func TestReloadMovesNoOptionUnderTheServer(t *testing.T) {
 		}
 	}
 	check("after reloads")
+}
+
+// A worker pool's consumer is led from the task stream leader's node
+// (a follower's copy of a task lags the leader's by a hop): one moved
+// elsewhere is moved back by the cluster's watch, within its period and
+// the consumer's new election.
+func TestPoolConsumerLedFromTaskStreamLeader(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c, err := StartCluster(ctx, ClusterOptions{Home: t.TempDir(), Nodes: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b, err := c.AdminBus(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.CloseNow()
+	js, err := b.JetStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := workstore.ConsumerName("p")
+	if _, err := js.Queue(ctx, workstore.TaskStream, bus.QueueConfig{Durable: name, FilterSubject: messages.WorkTaskSubject("p"),
+		AckWait: 10 * time.Second, MaxDeliver: 2, MaxAckPending: -1, MaxWaiting: 16}); err != nil {
+		t.Fatal(err)
+	}
+	// leaders names the task stream's and the consumer's leader nodes
+	// (-1: none now).
+	leaders := func() (stream, consumer int) {
+		stream, consumer = -1, -1
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, n := range c.nodes {
+			if n.srv.JetStreamIsStreamLeader(server.DEFAULT_GLOBAL_ACCOUNT, workstore.TaskStream) {
+				stream = i
+			}
+			if n.srv.JetStreamIsConsumerLeader(server.DEFAULT_GLOBAL_ACCOUNT, workstore.TaskStream, name) {
+				consumer = i
+			}
+		}
+		return stream, consumer
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	s, l := leaders()
+	for (s < 0 || l < 0) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		s, l = leaders()
+	}
+	if s < 0 || l < 0 {
+		t.Fatalf("no leaders: stream on node %d, consumer on node %d", s, l)
+	}
+	// Led from elsewhere (as an election may leave it): moved back.
+	other := (s + 1) % 3
+	if err := c.stepDown(ctx, c.nodes[other].srv, name); err != nil && l == s {
+		t.Fatal(err)
+	}
+	for time.Now().Before(deadline) {
+		if s, l = leaders(); s >= 0 && s == l {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the consumer is led from node %d, the task stream from node %d", l, s)
 }

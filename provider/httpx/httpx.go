@@ -118,11 +118,15 @@ func New(o Options) *http.Client {
 	l := o.Limits
 	dialer := &net.Dialer{Timeout: l.Connect, KeepAlive: 30 * time.Second}
 	base := &http.Transport{
-		Proxy:                 ProxyFunc(o.Getenv),
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   l.Connect,
-		ForceAttemptHTTP2:     true,
+		Proxy:               ProxyFunc(o.Getenv),
+		DialContext:         dialer.DialContext,
+		TLSHandshakeTimeout: l.Connect,
+		ForceAttemptHTTP2:   true,
+		// Parallel calls mostly go to one host (a worker's tasks, a
+		// run's sub-agents): Go keeps 2 idle per host by default, so
+		// each burst of more dialled, and shook hands, for the rest.
 		MaxIdleConns:          16,
+		MaxIdleConnsPerHost:   16,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}

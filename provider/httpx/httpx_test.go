@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -151,5 +152,66 @@ func TestProxy(t *testing.T) {
 	}
 	if ProxyFunc(nil) != nil || len(ProxyWarnings(env(nil))) != 0 {
 		t.Error("no environment, no proxy")
+	}
+}
+
+// Calls at once to one model API (a worker's tasks, a run's parallel
+// sub-agents) keep their connections for the next ones: Go's default
+// keeps two idle per host, so each burst of four dialled (and, over TLS,
+// shook hands) twice again.
+func TestParallelCallsKeepTheirConnections(t *testing.T) {
+	const n = 4
+	var mu sync.Mutex
+	dialled := 0
+	arrived := make(chan struct{}, n)
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			dialled++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := New(Options{Limits: Limits{Connect: 5 * time.Second, FirstByte: 20 * time.Second, Idle: 20 * time.Second, MaxBytes: 1 << 20}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for burst := 1; burst <= 3; burst++ {
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := get(t, c, ctx, srv.URL); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		// All n in flight at once, so they need n connections.
+		for i := 0; i < n; i++ {
+			select {
+			case <-arrived:
+			case <-ctx.Done():
+				t.Fatal("the calls did not all arrive")
+			}
+		}
+		for i := 0; i < n; i++ {
+			release <- struct{}{}
+		}
+		wg.Wait()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if dialled != n {
+		t.Fatalf("three bursts of %d calls at once dialled %d connections; want %d", n, dialled, n)
 	}
 }

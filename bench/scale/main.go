@@ -110,6 +110,10 @@ func run() error {
 		if err := w.scaleTo(ctx, n); err != nil {
 			return err
 		}
+		// A pool that just formed settles first (the cluster moves its
+		// consumer's leader to the task stream leader's node within its
+		// 1 s watch): what is measured is a pool's steady state.
+		time.Sleep(1500 * time.Millisecond)
 		r, err := w.measure(ctx, "default", o)
 		if err != nil {
 			return fmt.Errorf("%d workers: %w", n, err)
@@ -348,6 +352,10 @@ type row struct {
 	loadP50, loadP99 time.Duration
 	// failed counts runs that did not end well (they are still timed).
 	failed int
+	// cpuDriver and cpuWorkers are the CPU time per child of the light
+	// phase, in this process (runs, cluster, model) and in the worker
+	// processes; negative where /proc cannot say.
+	cpuDriver, cpuWorkers time.Duration
 }
 
 // measure runs the light and the loaded phases with children sent to
@@ -359,6 +367,7 @@ func (w *world) measure(ctx context.Context, pool string, o options) (row, error
 		return r, err
 	}
 	var light []time.Duration
+	driver0, workers0 := w.cpu()
 	for i := 0; i < o.light; i++ {
 		lat, err := w.fanOut(ctx, pool, o.lightK)
 		if err != nil {
@@ -368,6 +377,10 @@ func (w *world) measure(ctx context.Context, pool string, o options) (row, error
 		light = append(light, lat...)
 	}
 	r.lightP50, r.lightP99 = pct(light, 50), pct(light, 99)
+	r.cpuDriver, r.cpuWorkers = -1, -1
+	if driver1, workers1 := w.cpu(); driver0 >= 0 && driver1 >= 0 && workers0 >= 0 && workers1 >= 0 && len(light) > 0 {
+		r.cpuDriver, r.cpuWorkers = (driver1-driver0)/time.Duration(len(light)), (workers1-workers0)/time.Duration(len(light))
+	}
 
 	start := time.Now()
 	var mu sync.Mutex
@@ -456,6 +469,47 @@ func (w *world) fanOut(ctx context.Context, pool string, k int) ([]time.Duration
 	return lat, nil
 }
 
+// cpu is the CPU time used so far by this process and by the worker
+// processes running now (negative: unknown, as off Linux).
+func (w *world) cpu() (driver, workers time.Duration) {
+	driver = procCPU(os.Getpid())
+	for _, p := range w.procs {
+		d := procCPU(p.Process.Pid)
+		if d < 0 || workers < 0 {
+			workers = -1
+			continue
+		}
+		workers += d
+	}
+	return driver, workers
+}
+
+// procCPU reads a process's user and system time from /proc (in clock
+// ticks of 10 ms, the kernel's USER_HZ on every Linux Go runs on).
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return -1
+	}
+	// After the command's ")": state is field 3 of stat(5), utime 14
+	// and stime 15.
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return -1
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(u+st) * 10 * time.Millisecond
+}
+
 func randToken() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -492,8 +546,8 @@ func (r report) markdown() string {
 		"Loaded: %d runs submitted at once, each fanning out %d sub-agents. Light: %d runs one after another, each of %d sub-agents (within one worker's capacity). "+
 		"Latency is a child's as its parent sees it, from subagent_start to subagent_complete (the %s of the model included).\n\n",
 		o.latency, o.capacity, o.runs, o.children, o.light, o.lightK, o.latency)
-	fmt.Fprintf(&b, "| children run | children/s (loaded) | p50 ms (loaded) | p99 ms (loaded) | p50 ms (light) | p99 ms (light) | wall s (loaded) | runs failed |\n")
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| children run | children/s (loaded) | p50 ms (loaded) | p99 ms (loaded) | p50 ms (light) | p99 ms (light) | CPU ms per child (light): driver / workers | wall s (loaded) | runs failed |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var local row
 	for _, x := range r.rows {
 		where := "in the parent's process"
@@ -502,7 +556,11 @@ func (r report) markdown() string {
 		} else {
 			where = fmt.Sprintf("on %d worker process(es)", x.workers)
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %s | %.2f | %d |\n", where, x.perSec, ms(x.loadP50), ms(x.loadP99), ms(x.lightP50), ms(x.lightP99), x.wall.Seconds(), x.failed)
+		cpu := "-"
+		if x.cpuDriver >= 0 && x.cpuWorkers >= 0 {
+			cpu = ms(x.cpuDriver) + " / " + ms(x.cpuWorkers)
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %s | %s | %.2f | %d |\n", where, x.perSec, ms(x.loadP50), ms(x.loadP99), ms(x.lightP50), ms(x.lightP99), cpu, x.wall.Seconds(), x.failed)
 	}
 	b.WriteString("\n")
 	var one row

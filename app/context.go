@@ -150,6 +150,25 @@ func prepareContext(ctx context.Context, o RunOptions, getenv func(string) strin
 	return cs, nil
 }
 
+// catalogRefreshDelay is how long a run lives before it starts fetching a
+// fresher catalog. The fetch (a DNS lookup, a TLS handshake, a document of
+// about a megabyte) cannot finish inside a shorter run, which exits first;
+// started at once, it cost every one-turn run ~2% of its CPU (resolver
+// goroutines, sockets) and bought nothing.
+const catalogRefreshDelay = 500 * time.Millisecond
+
+// refreshLater runs refresh(ctx) once ctx has lived for after, and never if
+// ctx ends first (its timer is then stopped, so a long-lived process keeps
+// nothing of an ended run).
+func refreshLater(ctx context.Context, after time.Duration, refresh func(context.Context)) {
+	t := time.AfterFunc(after, func() {
+		if ctx.Err() == nil {
+			refresh(ctx)
+		}
+	})
+	context.AfterFunc(ctx, func() { t.Stop() })
+}
+
 // contextConfig is the top-level agent's context management, nil when
 // ContextSwitchEnv turns it off. call is the agent's own model call, used
 // for the summarizer unless summarizerModel names another.

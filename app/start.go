@@ -338,7 +338,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	if cs.refresh != nil {
-		go cs.refresh(runCtx)
+		refreshLater(runCtx, catalogRefreshDelay, cs.refresh)
 	}
 	r.catalog = cs.catalog
 	agentCfg := r.agentConfig(prov, eff, emitter, warn, runCtx, convID, getenv)

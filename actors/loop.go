@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -53,11 +54,15 @@ func Pressure(i, max int) string {
 func FormatResult(r messages.ToolResult) string {
 	var s string
 	if r.Success {
-		var str string
-		if json.Unmarshal(r.Result, &str) == nil {
-			s = str
-		} else {
-			s = string(r.Result)
+		s = string(r.Result)
+		// Only a JSON string (or null, which reads as "") is unquoted.
+		// Unmarshal is tried only for those: on an object it scanned the
+		// whole result and built an error, ~4% of a 200-call run's CPU.
+		if t := bytes.TrimLeft(r.Result, " \t\r\n"); len(t) > 0 && (t[0] == '"' || t[0] == 'n') {
+			var str string
+			if json.Unmarshal(r.Result, &str) == nil {
+				s = str
+			}
 		}
 	} else {
 		body := map[string]json.RawMessage{}

@@ -32,9 +32,15 @@ fmt-check:
 #   -vet=all    every check `go vet` runs, done inside go test's own build
 #               graph: it reuses the race-built dependencies and overlaps the
 #               test runs, where a separate `go vet ./...` first was a ~60 s
-#               serial phase compiling the tree once more. go test vets only
-#               packages with tests, so NOTEST_PKGS (listed by go list) are
-#               vetted after, from the cache the run filled.
+#               serial phase compiling the tree once more. Packages without
+#               test files are built and vetted too (a bad Printf in
+#               internal/faults fails the run as "[build failed]").
+#   -trimpath   (in GOFLAGS, so e2e's own `go build` of jazz has it too)
+#               no checkout directory in the build cache's keys: a clean
+#               clone reuses every package another checkout on this machine
+#               (a worktree, the last CI clone) already built from the same
+#               sources, where each new directory compiled the whole tree
+#               again. File names in stacks read github.com/jazz-run/jazz/...
 #   -p 4        a test binary that waits (on processes, servers, timers)
 #               holds one of go test's -p slots as a compile does; with
 #               the default (2 on this machine) the long e2e run alone
@@ -56,11 +62,9 @@ TESTFLAGS ?= -race -count=1 -timeout 15m -p 4 -parallel 4 -vet=all -ldflags=-w
 TESTPKGS  ?= ./e2e/... ./tools/gittools/... ./tools/writetools/... ./shellrun/... \
 	./shellguard/... ./workerpool/... ./...
 TESTJSON  ?= /dev/null
-NOTEST_PKGS = $$($(GO) list -f '{{if not (or .TestGoFiles .XTestGoFiles)}}{{.ImportPath}}{{end}}' ./...)
 test: fmt-check
-	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" \
+	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" GOFLAGS="$${GOFLAGS:+$$GOFLAGS }-trimpath" \
 		$(GO) test $(TESTFLAGS) -json $(TESTPKGS) | tee $(TESTJSON) | $(GO) run ./internal/testprogress
-	$(GO) vet $(NOTEST_PKGS)
 
 # Every platform jazz ships for must build: what needs Unix (process
 # groups, descriptor-relative writes, flock) sits behind build tags with

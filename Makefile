@@ -10,8 +10,16 @@ DEMO_HOME ?= $(CURDIR)/.demo-home
 
 all: build
 
+# CGO_ENABLED=0 links a static binary: no dynamic loader, no glibc
+# start-up (its CPUID probing traps to the hypervisor in a VM), no
+# pthreads. That was ~8% of a one-turn run's CPU (perf, interleaved) and
+# 50-100 page faults. jazz's only cgo users are net's and os/user's
+# optional libc paths; the pure Go resolver and user lookup read
+# /etc/resolv.conf, /etc/hosts and /etc/passwd instead. `make test` keeps
+# cgo: -race needs it. CGO_ENABLED=1 make build gives the libc build.
+CGO_ENABLED ?= 0
 build:
-	$(GO) build -o $(BIN) ./cmd/jazz
+	CGO_ENABLED=$(CGO_ENABLED) $(GO) build -o $(BIN) ./cmd/jazz
 
 # A replayed model lists and reads files and answers, no key needed; the
 # JSON envelope is printed on stdout.

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,7 +146,7 @@ func run() error {
 	// Interleaved, so a change of the machine's load hits all alike; (c)
 	// subtracts the one-turn run from the 100-call run, so those two
 	// especially must be measured side by side.
-	turn, err := j.measureOneTurn(o, srv.URL())
+	turn, err := j.measureOneTurn(o, srv)
 	if err != nil {
 		return err
 	}
@@ -403,7 +404,8 @@ type oneTurn struct {
 // measureOneTurn measures the one-turn run plain, with --events all, the
 // baseline POST and the 100-call run, one of each in turn (and the -base
 // binary's runs beside them).
-func (j jazz) measureOneTurn(o options, url string) (oneTurn, error) {
+func (j jazz) measureOneTurn(o options, srv *chatserver.Server) (oneTurn, error) {
+	url := srv.URL()
 	self, err := os.Executable()
 	if err != nil {
 		return oneTurn{}, err
@@ -416,6 +418,11 @@ func (j jazz) measureOneTurn(o options, url string) (oneTurn, error) {
 	var sp, se, sh, sbp, sbe, sbh []sample
 	var wb []time.Duration
 	for i := range o.warmup + o.n {
+		// A child's peak RSS counts the harness's own memory at the fork
+		// (see spawnEnv): the 100-call runs' requests, kept by the server,
+		// would grow it run by run, so they are dropped and freed first.
+		srv.Forget()
+		debug.FreeOSMemory()
 		p, err := j.exec(plainArgs...)
 		if err != nil {
 			return oneTurn{}, err

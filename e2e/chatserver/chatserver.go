@@ -145,6 +145,14 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.reqs...)
 }
 
+// Forget drops the requests received so far (a long benchmark need not
+// hold them all); n, the count passed to the Responder, starts again at 0.
+func (s *Server) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = nil
+}
+
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, "not found", http.StatusNotFound)

@@ -116,6 +116,26 @@ func (j *JetStream) Queue(ctx context.Context, stream string, cfg QueueConfig) (
 	return &Queue{c: c}, nil
 }
 
+// BindQueue binds the durable queue consumer on stream that someone
+// else created (a bus server): it asks only for its settings, and creates
+// or changes nothing. A consumer that does not exist is ErrQueueNotFound.
+func (j *JetStream) BindQueue(ctx context.Context, stream, durable string) (*Queue, error) {
+	c, err := j.js.Consumer(ctx, stream, durable)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("consumer %s on %s: %w", durable, stream, ErrQueueNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s on %s: %w", durable, stream, noJetStream(err))
+	}
+	return &Queue{c: c}, nil
+}
+
+// ErrQueueNotFound is a queue consumer that does not exist.
+var ErrQueueNotFound = errors.New("no such consumer")
+
+// AckWait is the queue's lease, as the server said when it was bound.
+func (q *Queue) AckWait() time.Duration { return q.c.CachedInfo().Config.AckWait }
+
 // Next waits for one message until ctx ends; a wait that ran out with
 // nothing to deliver matches context.DeadlineExceeded.
 func (q *Queue) Next(ctx context.Context) (*Delivery, error) {

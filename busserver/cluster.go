@@ -220,6 +220,20 @@ func (c *Cluster) Reload() error {
 	if reflect.DeepEqual(ids, c.ids) {
 		return nil
 	}
+	// The pools' consumers first, through any running node: a worker let
+	// in finds its pool.
+	var perr error
+	for _, n := range c.nodes {
+		if n.srv == nil {
+			continue
+		}
+		if perr = ensurePools(context.Background(), n.srv, c.adminPub, c.admin, PoolLeases(ids.workers)); perr == nil {
+			break
+		}
+	}
+	if perr != nil {
+		return fmt.Errorf("the workers' pools: %w", perr)
+	}
 	var errs []error
 	for _, n := range c.nodes {
 		n.opts.Nkeys = users(c.roles, ids.approvers, ids.workers, c.adminPub)
@@ -368,7 +382,10 @@ func (c *Cluster) tryAssets(ctx context.Context, replicas int) error {
 	}
 	actx, done := context.WithTimeout(ctx, 10*time.Second)
 	defer done()
-	return ensureAssets(actx, srv, c.adminPub, c.admin, replicas)
+	c.mu.Lock()
+	pools := PoolLeases(c.ids.workers)
+	c.mu.Unlock()
+	return ensureAssets(actx, srv, c.adminPub, c.admin, replicas, pools)
 }
 
 func (c *Cluster) node(i int) (*server.Server, error) {

@@ -136,7 +136,7 @@ func users(roles map[string]string, approvers []approvals.Approver, workers []Wo
 	for _, role := range roleSeeds {
 		p := Permissions(role)
 		if role == RoleWorker {
-			p = WorkerPermissions(roles[role])
+			p = WorkerPermissions(roles[role], nil)
 		}
 		out = append(out, &server.NkeyUser{Nkey: roles[role], Permissions: p})
 	}
@@ -144,7 +144,7 @@ func users(roles map[string]string, approvers []approvals.Approver, workers []Wo
 		out = append(out, &server.NkeyUser{Nkey: a.PublicKey, Permissions: Permissions(RoleApprover)})
 	}
 	for _, w := range workers {
-		out = append(out, &server.NkeyUser{Nkey: w.PublicKey, Permissions: WorkerPermissions(w.PublicKey)})
+		out = append(out, &server.NkeyUser{Nkey: w.PublicKey, Permissions: WorkerPermissions(w.PublicKey, w.PoolNames())})
 	}
 	out = append(out, &server.NkeyUser{Nkey: adminPub})
 	// In the order nats-server's reload sorts a running server's users

@@ -160,7 +160,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	info.URL = scheme + "://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
 	s := &Server{srv: srv, opts: sopts, info: info, roles: roles, adminPub: adminPub, admin: admin, done: make(chan struct{})}
-	if err := s.ensureAssets(ctx); err != nil {
+	if err := s.ensureAssets(ctx, PoolLeases(workers)); err != nil {
 		s.shutdown()
 		return nil, err
 	}
@@ -176,12 +176,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 }
 
 // ensureAssets creates the approvals bucket, the audit stream and the
-// worker pools' streams and bucket through an in-process admin
-// connection.
-func (s *Server) ensureAssets(ctx context.Context) error {
+// worker pools' streams, bucket and consumers (pools) through an
+// in-process admin connection.
+func (s *Server) ensureAssets(ctx context.Context, pools map[string]time.Duration) error {
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	return ensureAssets(cctx, s.srv, s.adminPub, s.admin, 1)
+	return ensureAssets(cctx, s.srv, s.adminPub, s.admin, 1, pools)
 }
 
 // serverKeys are the keys a bus server starts with: the role keys under
@@ -216,8 +216,9 @@ func serverOptions(name, host string, port int, store string, quiet bool, nkeys 
 }
 
 // ensureAssets creates every bucket and stream jazz needs (replicas
-// copies each) through an admin connection to srv.
-func ensureAssets(ctx context.Context, srv *server.Server, adminPub string, admin nkeys.KeyPair, replicas int) error {
+// copies each), and the consumers of pools, through an admin connection
+// to srv.
+func ensureAssets(ctx context.Context, srv *server.Server, adminPub string, admin nkeys.KeyPair, replicas int, pools map[string]time.Duration) error {
 	b, err := adminBus(ctx, srv, adminPub, admin)
 	if err != nil {
 		return err
@@ -226,7 +227,23 @@ func ensureAssets(ctx context.Context, srv *server.Server, adminPub string, admi
 	if _, err := approvals.OpenStore(ctx, b, true); err != nil {
 		return err
 	}
-	return workstore.Ensure(ctx, b, replicas)
+	if err := workstore.Ensure(ctx, b, replicas); err != nil {
+		return err
+	}
+	return workstore.EnsurePools(ctx, b, pools)
+}
+
+// ensurePools creates or updates the consumers of pools through an
+// admin connection to srv.
+func ensurePools(ctx context.Context, srv *server.Server, adminPub string, admin nkeys.KeyPair, pools map[string]time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	b, err := adminBus(ctx, srv, adminPub, admin)
+	if err != nil {
+		return err
+	}
+	defer b.CloseNow()
+	return workstore.EnsurePools(ctx, b, pools)
 }
 
 // adminBus is an in-process connection to srv as the admin key, which
@@ -284,6 +301,13 @@ func (s *Server) watchApprovers(ctx context.Context, home string, last identitie
 			continue
 		}
 		if reflect.DeepEqual(list, last) {
+			continue
+		}
+		// The pools' consumers first: a worker let in finds its pool.
+		if err := ensurePools(ctx, s.srv, s.adminPub, s.admin, PoolLeases(list.workers)); err != nil {
+			if logf != nil {
+				logf("workers not reloaded: their pools: %v", err)
+			}
 			continue
 		}
 		next := s.opts

@@ -17,6 +17,8 @@ import (
 	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/workstore"
 )
 
 func serve(t *testing.T, home string, o busserver.Options) *busserver.Server {
@@ -311,5 +313,85 @@ func TestRemovedApproverIsDisconnected(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if nc.IsConnected() {
 		t.Fatal("bob got back in after his removal")
+	}
+}
+
+// The bus server, not a worker, makes the pools' consumers: the default
+// pool's at start, an added worker's pools (with the longest lease any of
+// their workers lists) before the worker is let in, and a worker may take
+// from its own pools' consumers only.
+func TestServerMakesTheWorkersPools(t *testing.T) {
+	home := t.TempDir()
+	if _, err := busserver.AddWorker(home, "w0", busserver.Pool{Name: "gpu", LeaseMs: 700}); err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, home, busserver.Options{})
+	admin, err := s.AdminBus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.CloseNow()
+	ajs, err := admin.JetStream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := func(pool string) (time.Duration, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		q, err := ajs.BindQueue(ctx, workstore.TaskStream, workstore.ConsumerName(pool))
+		if err != nil {
+			return 0, err
+		}
+		return q.AckWait(), nil
+	}
+	for pool, want := range map[string]time.Duration{"default": workstore.DefaultLease, "gpu": 700 * time.Millisecond} {
+		if got, err := lease(pool); err != nil || got != want {
+			t.Fatalf("pool %s at start: lease %s, %v; want %s", pool, got, err, want)
+		}
+	}
+	_, err = busserver.AddWorker(home, "w1", busserver.Pool{Name: "gpu", LeaseMs: 3000}, busserver.Pool{Name: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := busserver.WorkerSeedPath(home, "w1")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		nc, err := busclient.Connect(context.Background(), busclient.Options{URL: s.ClientURL(), Nkey: seed, ReconnectFor: time.Second})
+		if err == nil {
+			nc.CloseNow()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("w1 never got in: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Let in means its pools exist already.
+	for pool, want := range map[string]time.Duration{"gpu": 3 * time.Second, "cpu": workstore.DefaultLease} {
+		if got, err := lease(pool); err != nil || got != want {
+			t.Fatalf("pool %s once w1 was let in: lease %s, %v; want %s", pool, got, err, want)
+		}
+	}
+	v := &violations{}
+	nc := connectAs(t, s.ClientURL(), seed, v)
+	for _, subject := range []string{
+		"$JS.API.CONSUMER.MSG.NEXT." + workstore.TaskStream + ".pool_default",
+		"$JS.API.CONSUMER.CREATE." + workstore.TaskStream + ".pool_gpu." + messages.WorkTaskSubject("gpu"),
+		"$JS.API.CONSUMER.DELETE." + workstore.TaskStream + ".pool_gpu",
+	} {
+		if err := nc.Publish(subject, []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+		v.wait(t, subject)
+	}
+}
+
+func TestWorkersFileRefusesBadPools(t *testing.T) {
+	for _, pools := range [][]busserver.Pool{
+		{{Name: "a.b"}}, {{Name: ""}}, {{Name: "x"}, {Name: "x"}}, {{Name: "x", LeaseMs: 100}}, {{Name: "x", LeaseMs: 700_000}},
+	} {
+		if _, err := busserver.AddWorker(t.TempDir(), "w", pools...); err == nil {
+			t.Errorf("pools %+v were accepted", pools)
+		}
 	}
 }

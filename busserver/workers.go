@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
@@ -26,6 +27,53 @@ const (
 type Worker struct {
 	Name      string `json:"name"`
 	PublicKey string `json:"publicKey"`
+	// Pools are the pools it may join, with their settings; none is the
+	// default pool alone.
+	Pools []Pool `json:"pools,omitempty"`
+}
+
+// Pool is one pool a worker may join. The bus server creates each pool's
+// consumer with these settings (workers only take from it): a pool's
+// lease is the longest any of its workers lists.
+type Pool struct {
+	Name string `json:"name"`
+	// LeaseMs is how long a task stays with a worker that stopped
+	// heartbeating before another may take it; 0 is 10 s.
+	LeaseMs int64 `json:"leaseMs,omitempty"`
+}
+
+// PoolNames are the pools w may join.
+func (w Worker) PoolNames() []string {
+	if len(w.Pools) == 0 {
+		return []string{workstore.DefaultPool}
+	}
+	out := make([]string, 0, len(w.Pools))
+	for _, p := range w.Pools {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// PoolLeases are the pools the bus server keeps a consumer for, with
+// their leases: the default pool (any local worker may join it) and every
+// pool a worker lists, with the longest lease listed for it.
+func PoolLeases(workers []Worker) map[string]time.Duration {
+	out := map[string]time.Duration{workstore.DefaultPool: 0}
+	for _, w := range workers {
+		pools := w.Pools
+		if len(pools) == 0 {
+			pools = []Pool{{Name: workstore.DefaultPool}}
+		}
+		for _, p := range pools {
+			out[p.Name] = max(out[p.Name], time.Duration(p.LeaseMs)*time.Millisecond)
+		}
+	}
+	for name, lease := range out {
+		if lease == 0 {
+			out[name] = workstore.DefaultLease
+		}
+	}
+	return out
 }
 
 // WorkersPath is JAZZ_HOME/bus/workers.json.
@@ -64,13 +112,29 @@ func (w Worker) validate() error {
 	if !nkeys.IsValidPublicUserKey(w.PublicKey) {
 		return fmt.Errorf("worker %s: %q is not an nkey user public key", w.Name, w.PublicKey)
 	}
+	seen := map[string]bool{}
+	for _, p := range w.Pools {
+		if p.Name == "" || messages.SubjectToken(p.Name) != p.Name {
+			return fmt.Errorf("worker %s: pool name %q: use letters, digits, '-' or '_'", w.Name, p.Name)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("worker %s: pool %s is listed twice", w.Name, p.Name)
+		}
+		seen[p.Name] = true
+		lease := time.Duration(p.LeaseMs) * time.Millisecond
+		if p.LeaseMs != 0 && (lease < workstore.MinLease || lease > workstore.MaxLease) {
+			return fmt.Errorf("worker %s: pool %s: leaseMs must be between %d and %d, got %d", w.Name, p.Name,
+				workstore.MinLease.Milliseconds(), workstore.MaxLease.Milliseconds(), p.LeaseMs)
+		}
+	}
 	return nil
 }
 
-// AddWorker creates an identity for a worker called name, writes its
-// seed to WorkerSeedPath (0600) and records it in workers.json; a running
-// `jazz bus serve` lets it in within a second.
-func AddWorker(home, name string) (Worker, error) {
+// AddWorker creates an identity for a worker called name that may join
+// pools (none: the default pool), writes its seed to WorkerSeedPath
+// (0600) and records it in workers.json; a running `jazz bus serve` lets
+// it in, and creates its pools' consumers, within a second.
+func AddWorker(home, name string, pools ...Pool) (Worker, error) {
 	list, err := ReadWorkersFile(home)
 	if err != nil {
 		return Worker{}, err
@@ -86,7 +150,7 @@ func AddWorker(home, name string) (Worker, error) {
 	}
 	pub, _ := kp.PublicKey()
 	seed, _ := kp.Seed()
-	w := Worker{Name: name, PublicKey: pub}
+	w := Worker{Name: name, PublicKey: pub, Pools: pools}
 	if err := w.validate(); err != nil {
 		return Worker{}, err
 	}
@@ -113,7 +177,12 @@ func WorkerInboxPrefix(publicKey string) string {
 //   - publish only in its own namespace, jazz.work.*.w.<key>.> (claims,
 //     heartbeats, events, approval requests, results), and speak for no
 //     run (jazz.run.> is closed to it);
-//   - take tasks from the pools' shared durable consumers, and answer
+//   - take tasks from the shared durable consumers of the pools it may
+//     join (pools; nil is every pool the server made a consumer for),
+//     which the bus server creates: it may create, change or delete no
+//     consumer on the task stream (a consumer's settings are its whole
+//     pool's, and a consumer delivers to any subject its creator
+//     names); and answer
 //     (acknowledge, hand back, extend) only the deliveries the server
 //     made to this connection: no $JS.ACK subject is open to it, only
 //     the reply subjects of what it received (Response), so it cannot
@@ -130,21 +199,30 @@ func WorkerInboxPrefix(publicKey string) string {
 // workers also seal what they say about a task with the task's key
 // (workerpool/seal.go): a worker the task was not delivered to cannot
 // speak for it, whatever it publishes.
-func WorkerPermissions(publicKey string) *server.Permissions {
+func WorkerPermissions(publicKey string, pools []string) *server.Permissions {
 	key := messages.SubjectToken(publicKey)
 	kvStream := "KV_" + workstore.Bucket
+	pub := []string{
+		"jazz.work.*.w." + key + ".>",
+		"$JS.API.INFO",
+		"$JS.API.STREAM.INFO." + workstore.TaskStream,
+		"$JS.API.STREAM.INFO." + kvStream,
+		"$JS.API.DIRECT.GET." + kvStream + ".>",
+		"$JS.API.STREAM.MSG.GET." + kvStream,
+	}
+	consumers := []string{"*"}
+	if pools != nil {
+		consumers = consumers[:0]
+		for _, p := range pools {
+			consumers = append(consumers, workstore.ConsumerName(p))
+		}
+	}
+	for _, c := range consumers {
+		pub = append(pub, "$JS.API.CONSUMER.INFO."+workstore.TaskStream+"."+c,
+			"$JS.API.CONSUMER.MSG.NEXT."+workstore.TaskStream+"."+c)
+	}
 	return &server.Permissions{
-		Publish: &server.SubjectPermission{Allow: []string{
-			"jazz.work.*.w." + key + ".>",
-			"$JS.API.INFO",
-			"$JS.API.STREAM.INFO." + workstore.TaskStream,
-			"$JS.API.STREAM.INFO." + kvStream,
-			"$JS.API.CONSUMER.CREATE." + workstore.TaskStream + ".*.jazz.work.*.task",
-			"$JS.API.CONSUMER.INFO." + workstore.TaskStream + ".*",
-			"$JS.API.CONSUMER.MSG.NEXT." + workstore.TaskStream + ".*",
-			"$JS.API.DIRECT.GET." + kvStream + ".>",
-			"$JS.API.STREAM.MSG.GET." + kvStream,
-		}},
+		Publish: &server.SubjectPermission{Allow: pub},
 		Subscribe: &server.SubjectPermission{Allow: []string{
 			WorkerInboxPrefix(publicKey) + ".>",
 			"jazz.work.*.to." + key + ".>",

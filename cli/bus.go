@@ -63,8 +63,20 @@ func newBusInitCmd(d Deps) *cobra.Command {
 			if err := workstore.Ensure(ctx, nc, replicas); err != nil {
 				return err
 			}
+			// Workers only bind their pool's consumer: it is made here,
+			// for the pools JAZZ_HOME's workers.json lists (and default).
+			var workers []busserver.Worker
+			if home, herr := checkedHome(d); herr == nil {
+				if workers, err = busserver.ReadWorkersFile(home); err != nil {
+					return err
+				}
+			}
+			pools := busserver.PoolLeases(workers)
+			if err := workstore.EnsurePools(ctx, nc, pools); err != nil {
+				return err
+			}
 			fmt.Fprintf(d.IO.ErrOut, "bucket %s and stream %s are ready on %s\n", approvals.Bucket, approvals.AuditStream, busclient.Redact(o.URL))
-			fmt.Fprintf(d.IO.ErrOut, "worker pools: streams %s, %s and bucket %s (%d replicas)\n", workstore.TaskStream, workstore.OutStream, workstore.Bucket, replicas)
+			fmt.Fprintf(d.IO.ErrOut, "worker pools: streams %s, %s and bucket %s (%d replicas), consumers of %d pools\n", workstore.TaskStream, workstore.OutStream, workstore.Bucket, replicas, len(pools))
 			return nil
 		},
 	}
@@ -224,20 +236,32 @@ picks the new approver up within a second.`,
 
 func newBusAddWorkerCmd(d Deps) *cobra.Command {
 	var asJSON bool
+	var pools []string
+	var leaseMs int64
 	cmd := &cobra.Command{
 		Use:   "add-worker NAME",
 		Short: "Give a worker its own identity: it may take pool tasks and speak only for its own",
 		Long: `Create an nkey identity for a worker and let it into the bus: its seed is written to
 JAZZ_HOME/bus/workers/NAME.nk (mode 0600), for 'jazz worker --nkey'. The server lets
 each worker publish only under its own key, so a runner believes a report about a task
-only from the worker that took it. A running 'jazz bus serve' lets it in within a second.`,
+only from the worker that took it. It may join the pools named by --pool (default: the
+default pool), and only them. The bus server, not the worker, creates each pool's
+consumer, with the pool's lease (--lease, "leaseMs" in workers.json; the longest any of
+the pool's workers lists). A running 'jazz bus serve' lets it in within a second.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			home, err := checkedHome(d)
 			if err != nil {
 				return err
 			}
-			w, err := busserver.AddWorker(home, args[0])
+			if leaseMs != 0 && len(pools) == 0 {
+				pools = []string{workstore.DefaultPool}
+			}
+			var grants []busserver.Pool
+			for _, p := range pools {
+				grants = append(grants, busserver.Pool{Name: p, LeaseMs: leaseMs})
+			}
+			w, err := busserver.AddWorker(home, args[0], grants...)
 			if err != nil {
 				return err
 			}
@@ -253,6 +277,8 @@ only from the worker that took it. A running 'jazz bus serve' lets it in within 
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the identity as JSON")
+	cmd.Flags().StringSliceVar(&pools, "pool", nil, "a pool the worker may join (repeat, or comma list; default: the default pool)")
+	cmd.Flags().Int64Var(&leaseMs, "lease", 0, "milliseconds a task of these pools stays with a worker that stopped heartbeating (500 to 600000; default 10000)")
 	return cmd
 }
 

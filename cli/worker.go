@@ -57,7 +57,7 @@ speak only for its own tasks. SIGINT/SIGTERM hands running tasks back to the poo
 	})
 	f.StringVar(&o.Pool, "pool", workerpool.DefaultPool, "the pool to join")
 	f.IntVar(&o.Capacity, "capacity", 4, "tasks run at once")
-	f.IntVar(&o.LeaseMs, "lease", int(workerpool.DefaultLease.Milliseconds()), "milliseconds a task stays with a worker that stopped heartbeating")
+	f.IntVar(&o.LeaseMs, "lease", 0, "milliseconds the pool's lease must be (it is the bus's: \"leaseMs\" of the pool in JAZZ_HOME/bus/workers.json, 'jazz bus add-worker --lease'); the worker does not join a pool whose lease differs")
 	f.StringVar(&o.Name, "name", "", "a name for `jazz workers` (default: the identity's file name)")
 	f.StringVar(&o.Dir, "dir", "", "working directory of the tasks' agents (default: the current one)")
 	f.StringVar(&o.Tools, "tools", "", "comma list capping the tools any task may use here (default: every built-in tool)")
@@ -77,7 +77,7 @@ func runWorker(ctx context.Context, d Deps, o WorkerOptions) error {
 	if o.Capacity < 1 || o.Capacity > 1024 {
 		return fmt.Errorf("--capacity must be between 1 and 1024, got %d", o.Capacity)
 	}
-	if o.LeaseMs < 500 || o.LeaseMs > 600_000 {
+	if o.LeaseMs != 0 && (o.LeaseMs < 500 || o.LeaseMs > 600_000) {
 		return fmt.Errorf("--lease must be between 500 and 600000 milliseconds, got %d", o.LeaseMs)
 	}
 	home, err := config.Home(d.Getenv, d.Cwd)

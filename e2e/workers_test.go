@@ -100,9 +100,20 @@ func (w *poolWorld) worker(t *testing.T, name string, capacity int, extra ...str
 	return w.workerEnv(t, name, capacity, nil, extra...)
 }
 
+// workerLeaseMs is the lease the world's workers are added with (the
+// pool's lease is the longest its workers list).
+const workerLeaseMs = 1500
+
 func (w *poolWorld) workerEnv(t *testing.T, name string, capacity int, environ []string, extra ...string) *poolWorker {
 	t.Helper()
-	id, err := busserver.AddWorker(w.parent.home, name)
+	return w.workerLease(t, name, capacity, workerLeaseMs, environ, extra...)
+}
+
+// workerLease adds a worker whose pool lease is leaseMs (the bus server
+// sets it on the pool's consumer) and starts it expecting that lease.
+func (w *poolWorld) workerLease(t *testing.T, name string, capacity int, leaseMs int64, environ []string, extra ...string) *poolWorker {
+	t.Helper()
+	id, err := busserver.AddWorker(w.parent.home, name, busserver.Pool{Name: "default", LeaseMs: leaseMs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +126,7 @@ func (w *poolWorld) workerEnv(t *testing.T, name string, capacity int, environ [
 		"maxRetries": 0,
 	})
 	args := append([]string{"worker", "--nats-url", w.cluster.URL(), "--nkey", busserver.WorkerSeedPath(w.parent.home, name),
-		"--name", name, "--capacity", fmt.Sprint(capacity), "--lease", "1500", "--json"}, extra...)
+		"--name", name, "--capacity", fmt.Sprint(capacity), "--lease", fmt.Sprint(leaseMs), "--json"}, extra...)
 	joined := make(chan struct{})
 	var once sync.Once
 	pw := &poolWorker{name: name, key: id.PublicKey, env: env}
@@ -652,7 +663,7 @@ func TestWorkerPoolsAcrossProcesses(t *testing.T) {
 			}
 			return chatserver.Turn{Text: parentAnswer(req)}
 		})
-		a := w.worker(t, "failover-a", 2, "--lease", "4000")
+		a := w.workerLease(t, "failover-a", 2, 4000, nil)
 		p := w.start(t, "--approval-policy", "low-risk", "survive")
 		waitFor(t, 20*time.Second, func() bool {
 			mu.Lock()

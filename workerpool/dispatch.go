@@ -24,11 +24,12 @@ import (
 // Defaults shared by runners and workers.
 const (
 	// DefaultLease is how long a task stays with a worker that stopped
-	// heartbeating before JetStream hands it to another (AckWait).
-	DefaultLease = 10 * time.Second
+	// heartbeating before JetStream hands it to another (AckWait), in a
+	// pool whose lease is not configured (the bus server sets it).
+	DefaultLease = workstore.DefaultLease
 	// MaxAttempts is how many workers may take a task (MaxDeliver): the
 	// first, and one retry when it was lost before any gated action.
-	MaxAttempts = 2
+	MaxAttempts = workstore.MaxAttempts
 	// stopGrace is how long a stopped remote agent may take to send what
 	// it has (its partial texts and spend).
 	stopGrace = time.Second

@@ -12,7 +12,9 @@
 //   - Ceiling: the task carries the agent's tool names and the worker
 //     offers only those of its own tools; the runner checks again what a
 //     remote call asks to be approved for.
-//   - Liveness: the worker heartbeats its lease (JetStream InProgress); a
+//   - Liveness: the worker heartbeats its lease (JetStream InProgress; the
+//     pool's lease is its consumer's AckWait, which the bus server sets:
+//     workers only bind the consumer, see busserver.PoolLeases); a
 //     worker lost mid-task is noticed within the lease, and its task runs
 //     once more elsewhere only if no gated action had started; a gated
 //     action never runs twice.

@@ -117,7 +117,7 @@ func TestForeignWorkerCannotTouchAnotherWorkersTask(t *testing.T) {
 		return chatserver.Turn{Text: "done by A " + childTask(r)}
 	}))
 	a := f.worker("worker-a", 1, 2*time.Second)
-	bw, err := busserver.AddWorker(f.home, "worker-b")
+	bw, err := busserver.AddWorker(f.home, "worker-b", busserver.Pool{Name: workstore.DefaultPool, LeaseMs: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +265,34 @@ func TestForeignWorkerCannotTouchAnotherWorkersTask(t *testing.T) {
 	b.refused("reading a queued task", "$JS.API.STREAM.MSG.GET."+workstore.TaskStream, b.pub("$JS.API.STREAM.MSG.GET."+workstore.TaskStream, []byte(`{"seq":1}`)))
 	kvCons := "$JS.API.CONSUMER.CREATE.KV_" + workstore.Bucket + ".x"
 	b.refused("a consumer on the work bucket (it delivers anywhere)", kvCons, b.pub(kvCons, []byte("{}")))
+
+	// 4b. The pool's consumer: its settings are the whole pool's (a
+	// longer lease or a pending limit of one stalls every worker), and a
+	// consumer delivers to any subject its creator names. Only the bus
+	// server creates, changes or deletes one; a worker takes from its own
+	// pools' only.
+	poolCons := workstore.ConsumerName(pool)
+	for _, c := range []struct{ what, subject, body string }{
+		{"changing the pool's consumer", "$JS.API.CONSUMER.CREATE." + workstore.TaskStream + "." + poolCons + "." + messages.WorkTaskSubject(pool),
+			fmt.Sprintf(`{"stream_name":%q,"action":"update","config":{"durable_name":%q,"filter_subject":%q,"ack_policy":"explicit","ack_wait":600000000000,"max_deliver":2,"max_ack_pending":1,"max_waiting":4096}}`,
+				workstore.TaskStream, poolCons, messages.WorkTaskSubject(pool))},
+		{"changing the pool's consumer (durable API)", "$JS.API.CONSUMER.DURABLE.CREATE." + workstore.TaskStream + "." + poolCons,
+			fmt.Sprintf(`{"stream_name":%q,"config":{"durable_name":%q,"ack_policy":"explicit","ack_wait":600000000000}}`, workstore.TaskStream, poolCons)},
+		{"a consumer for a pool nobody joined", "$JS.API.CONSUMER.CREATE." + workstore.TaskStream + ".pool_fresh." + messages.WorkTaskSubject("fresh"),
+			fmt.Sprintf(`{"stream_name":%q,"action":"create","config":{"durable_name":"pool_fresh","filter_subject":%q,"ack_policy":"explicit","deliver_subject":%q}}`,
+				workstore.TaskStream, messages.WorkTaskSubject("fresh"), messages.WorkerInbox(pool, aKey))},
+		{"deleting the pool's consumer", "$JS.API.CONSUMER.DELETE." + workstore.TaskStream + "." + poolCons, ""},
+		{"taking from a pool it may not join", "$JS.API.CONSUMER.MSG.NEXT." + workstore.TaskStream + ".pool_gpu", `{"batch":1}`},
+	} {
+		b.refused(c.what, c.subject, b.pub(c.subject, []byte(c.body)))
+	}
+	ci, err = cons.Info(ictx)
+	if err != nil {
+		t.Fatalf("the pool's consumer after B: %v", err)
+	}
+	if ci.Config.AckWait != 2*time.Second || ci.Config.MaxAckPending != -1 {
+		t.Errorf("B changed the pool's consumer: ack wait %s, max ack pending %d", ci.Config.AckWait, ci.Config.MaxAckPending)
+	}
 
 	// 5. Another run's subjects.
 	b.refused("hearing the run", messages.RunSubject(runID)+".>", b.sub(messages.RunSubject(runID)+".>"))

@@ -72,7 +72,7 @@ func (f *fixture) getenv(k string) string {
 // worker starts an in-process worker with an identity of its own.
 func (f *fixture) worker(name string, capacity int, lease time.Duration) *workerpool.Worker {
 	f.t.Helper()
-	w, err := busserver.AddWorker(f.home, name)
+	w, err := busserver.AddWorker(f.home, name, busserver.Pool{Name: workerpool.DefaultPool, LeaseMs: lease.Milliseconds()})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -39,8 +39,9 @@ type WorkerOptions struct {
 	// Pool defaults to "default"; Capacity (tasks at once) to 4.
 	Pool     string
 	Capacity int
-	// Lease is how long a task stays with this worker without a
-	// heartbeat (the pool consumer's AckWait); 0 means DefaultLease.
+	// Lease, when set, is the lease this worker expects: it does not
+	// join a pool whose lease (its consumer's AckWait, which the bus
+	// server sets) differs. 0 takes the pool's.
 	Lease   time.Duration
 	Version string
 	Runtime Runtime
@@ -49,7 +50,7 @@ type WorkerOptions struct {
 }
 
 // DefaultPool is the pool a worker joins and a run names by default.
-const DefaultPool = "default"
+const DefaultPool = workstore.DefaultPool
 
 // Worker takes a pool's tasks and runs them.
 type Worker struct {
@@ -76,7 +77,7 @@ type Worker struct {
 // tasks go back to the pool.
 var ErrStopping = errors.New("the worker is stopping")
 
-// StartWorker joins the pool: it binds (or creates) the pool's consumer,
+// StartWorker joins the pool: it binds the pool's consumer,
 // registers the micro service, and starts taking tasks.
 func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 	if o.Conn == nil || o.Key == "" || o.Runtime == nil {
@@ -91,25 +92,24 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 	if o.Capacity <= 0 {
 		o.Capacity = 4
 	}
-	if o.Lease <= 0 {
-		o.Lease = DefaultLease
-	}
 	h, err := workstore.Open(ctx, o.Conn)
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	cons, err := h.JS.Queue(ctx, workstore.TaskStream, bus.QueueConfig{
-		Durable:       workstore.ConsumerName(o.Pool),
-		Description:   "jazz worker pool " + o.Pool,
-		FilterSubject: messages.WorkTaskSubject(o.Pool),
-		AckWait:       o.Lease,
-		MaxDeliver:    MaxAttempts,
-		MaxAckPending: -1,
-		MaxWaiting:    4096,
-	})
+	// The bus server made the pool's consumer, with the pool's lease, for
+	// the workers listed in its workers.json; a worker only binds it (it
+	// may not create or change one: its settings are the whole pool's).
+	bctx, bdone := context.WithTimeout(ctx, bindBound)
+	cons, err := h.JS.BindQueue(bctx, workstore.TaskStream, workstore.ConsumerName(o.Pool))
+	bdone()
 	if err != nil {
-		return nil, fmt.Errorf("worker: join pool %s: %w", o.Pool, err)
+		return nil, fmt.Errorf("worker: join pool %s: %w; the bus server creates a pool's consumer for the workers that list it under \"pools\" in JAZZ_HOME/bus/workers.json (jazz bus add-worker NAME --pool %s), and lets only them take its tasks", o.Pool, err, o.Pool)
 	}
+	lease := cons.AckWait()
+	if o.Lease > 0 && o.Lease != lease {
+		return nil, fmt.Errorf("worker: pool %s has a lease of %s, not %s: a pool's lease is the bus's (\"leaseMs\" of the pool in JAZZ_HOME/bus/workers.json, jazz bus add-worker --lease), the same for all its workers", o.Pool, lease, o.Lease)
+	}
+	o.Lease = lease
 	engine, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		return nil, fmt.Errorf("worker: start actor engine: %w", err)
@@ -159,6 +159,10 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 	w.logf("joined pool %s as %s (capacity %d, lease %s)", o.Pool, o.Key, o.Capacity, o.Lease)
 	return w, nil
 }
+
+// bindBound bounds binding the pool's consumer: a worker the server does
+// not let ask is not answered at all.
+const bindBound = 10 * time.Second
 
 var semverPattern = regexp.MustCompile(`^v?(\d+\.\d+\.\d+)`)
 

@@ -8,6 +8,7 @@ package workstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jazz-run/jazz/bus"
@@ -125,4 +126,52 @@ func Open(ctx context.Context, b *bus.Bus) (Handles, error) {
 		return Handles{}, err
 	}
 	return Handles{JS: js, Bucket: kv}, nil
+}
+
+// Pool consumer settings. The bus server creates every pool's consumer
+// (EnsurePools), never a worker: a consumer's settings are the whole
+// pool's (a worker that could change its lease or pending limit could
+// stall every other worker's tasks), and a consumer delivers to any
+// subject its creator names.
+const (
+	// DefaultLease is how long a task stays with a worker that stopped
+	// heartbeating before JetStream hands it to another (AckWait).
+	DefaultLease = 10 * time.Second
+	// MinLease and MaxLease bound a pool's configured lease.
+	MinLease = 500 * time.Millisecond
+	MaxLease = 10 * time.Minute
+	// MaxAttempts is how many workers may take a task (MaxDeliver): the
+	// first, and one retry when it was lost before any gated action.
+	MaxAttempts = 2
+	// DefaultPool is the pool a worker joins and a run names by default.
+	DefaultPool = "default"
+)
+
+// PoolQueue is the durable consumer of pool, with lease as its AckWait.
+func PoolQueue(pool string, lease time.Duration) bus.QueueConfig {
+	return bus.QueueConfig{
+		Durable:       ConsumerName(pool),
+		Description:   "jazz worker pool " + pool,
+		FilterSubject: messages.WorkTaskSubject(pool),
+		AckWait:       lease,
+		MaxDeliver:    MaxAttempts,
+		MaxAckPending: -1,
+		MaxWaiting:    4096,
+	}
+}
+
+// EnsurePools creates (or updates) the consumer of every pool in leases
+// (pool name -> lease). It needs an identity allowed to manage
+// consumers: the bus server's own, or `jazz bus init`'s.
+func EnsurePools(ctx context.Context, b *bus.Bus, leases map[string]time.Duration) error {
+	js, err := b.JetStream(ctx)
+	if err != nil {
+		return err
+	}
+	for pool, lease := range leases {
+		if _, err := js.Queue(ctx, TaskStream, PoolQueue(pool, lease)); err != nil {
+			return fmt.Errorf("pool %s: %w", pool, err)
+		}
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package workerpool_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,27 +15,10 @@ import (
 	"github.com/jazz-run/jazz/app"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/e2e/chatserver"
+	"github.com/jazz-run/jazz/internal/testutil/syncbuf"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/workstore"
 )
-
-// lockedBuffer is a run's diagnostics, written and read by two goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // rawConn is a plain NATS connection as one identity, with the server's
 // permission violations collected.
@@ -144,7 +126,7 @@ func TestForeignWorkerCannotTouchAnotherWorkersTask(t *testing.T) {
 	}
 	_ = spy.nc.Flush()
 
-	diag := &lockedBuffer{}
+	diag := &syncbuf.Buffer{}
 	opts := f.runOptions("fan out", "spawn_subagent")
 	opts.Stderr = diag
 	type result struct {

@@ -1,0 +1,128 @@
+package telemetry
+
+import (
+	"bytes"
+	"os"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+)
+
+// goldenSpans is diffSpans plus a span whose strings are not UTF-8, which
+// otel's exporters cannot send and so the differential test cannot hold.
+func goldenSpans(t *testing.T) []sdktrace.ReadOnlySpan {
+	t.Helper()
+	bad := tracetest.SpanStub{
+		Name: "bad \xff\xfe name",
+		SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
+			TraceID: trace.TraceID{0xaa, 1}, SpanID: trace.SpanID{0xbb, 2}, TraceFlags: trace.FlagsSampled,
+		}),
+		StartTime:            time.Unix(1, 5),
+		EndTime:              time.Unix(2, 0),
+		Attributes:           []attribute.KeyValue{attribute.String("k\xff", "a\xc3"), attribute.StringSlice("l", []string{"\xe2\x82", "ok"})},
+		Status:               sdktrace.Status{Code: otelcodes.Error, Description: "\xffx"},
+		Events:               []sdktrace.Event{{Name: "ev\xc0", Time: time.Unix(1, 6)}},
+		InstrumentationScope: instrumentation.Scope{Name: "s\xff", Version: "v\xfe"},
+	}
+	return append(diffSpans(t), bad.Snapshot())
+}
+
+// goldenMetrics is diffMetrics plus a scope whose names are not UTF-8.
+func goldenMetrics() *metricdata.ResourceMetrics {
+	rm := diffMetrics()
+	rm.ScopeMetrics = append(rm.ScopeMetrics, metricdata.ScopeMetrics{
+		Scope: instrumentation.Scope{Name: "bad\xff"},
+		Metrics: []metricdata.Metrics{{
+			Name: "m\xfe", Description: "d\xc3", Unit: "u\xff",
+			Data: metricdata.Gauge[int64]{DataPoints: []metricdata.DataPoint[int64]{{
+				Attributes: attribute.NewSet(attribute.String("a", "\xff")), Time: time.Unix(3, 0), Value: 1,
+			}}},
+		}},
+	})
+	return rm
+}
+
+// The files under testdata were written by the exporters of 01975cd, which
+// built the otlp message packages' structs and marshalled them with
+// protobuf. The JSON bodies must stay byte for byte what they were; the
+// protobuf bodies must decode to the same messages.
+
+func TestJSONBodiesAsBefore(t *testing.T) {
+	rm, err := metricsToPB(goldenMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		file string
+		got  []byte
+	}{
+		{"testdata/traces.json", jsonTraces(spansToPB(goldenSpans(t)))},
+		{"testdata/metrics.json", jsonMetrics(rm)},
+	} {
+		want, err := os.ReadFile(tt.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(tt.got, want) {
+			i := 0
+			for i < len(want) && i < len(tt.got) && want[i] == tt.got[i] {
+				i++
+			}
+			t.Errorf("%s: body differs at byte %d:\nwant …%s\ngot  …%s", tt.file, i, around(want, i), around(tt.got, i))
+		}
+	}
+}
+
+func TestProtobufBodiesAsBefore(t *testing.T) {
+	traces, err := encodeRequest(spansToPB(goldenSpans(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := metricsToPB(goldenMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := encodeRequest([]*metricpb.ResourceMetrics{rm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		file      string
+		got       []byte
+		want, our proto.Message
+	}{
+		{"testdata/traces.pb", traces, &coltracepb.ExportTraceServiceRequest{}, &coltracepb.ExportTraceServiceRequest{}},
+		{"testdata/metrics.pb", metrics, &colmetricpb.ExportMetricsServiceRequest{}, &colmetricpb.ExportMetricsServiceRequest{}},
+	} {
+		b, err := os.ReadFile(tt.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := proto.Unmarshal(b, tt.want); err != nil {
+			t.Fatalf("%s: %v", tt.file, err)
+		}
+		// Unmarshal checks that every string is UTF-8.
+		if err := proto.Unmarshal(tt.got, tt.our); err != nil {
+			t.Fatalf("decode our body for %s: %v", tt.file, err)
+		}
+		if !proto.Equal(tt.want, tt.our) {
+			t.Errorf("%s: %s", tt.file, firstDifference(prototext.Format(tt.want), prototext.Format(tt.our)))
+		}
+	}
+}
+
+func around(b []byte, i int) string {
+	return string(b[max(0, i-60):min(len(b), i+60)])
+}

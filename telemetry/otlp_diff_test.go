@@ -23,8 +23,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
@@ -428,18 +429,22 @@ func countSpans(rss []*tracepb.ResourceSpans) int {
 }
 
 // TestJSONMatchesProtobuf decodes our OTLP/JSON the way a collector does
-// and compares it with the messages it was written from, for every field
-// the transform fills; protojson decoding with unknown fields discarded
-// would silently drop a misspelled member, and the comparison catches it.
+// and compares it with our protobuf for the same data, decoded by the
+// message packages; protojson decoding with unknown fields discarded would
+// silently drop a misspelled member, and the comparison catches it.
 func TestJSONMatchesProtobuf(t *testing.T) {
-	rss := spansToPB(diffSpans(t))
+	rss := spansToOTLP(goldenSpans(t))
 	got, err := otlptest.DecodeJSONTraces(jsonTraces(rss))
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareMessages(t, rss, got.ResourceSpans)
+	var want coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(protoTraces(rss), &want); err != nil {
+		t.Fatal(err)
+	}
+	compareMessages(t, want.ResourceSpans, got.ResourceSpans)
 
-	rm, err := metricsToPB(diffMetrics())
+	rm, err := metricsToOTLP(goldenMetrics())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +452,11 @@ func TestJSONMatchesProtobuf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareMessages(t, []*metricpb.ResourceMetrics{rm}, gotm.ResourceMetrics)
+	var wantm colmetricpb.ExportMetricsServiceRequest
+	if err := proto.Unmarshal(protoMetrics(rm), &wantm); err != nil {
+		t.Fatal(err)
+	}
+	compareMessages(t, wantm.ResourceMetrics, gotm.ResourceMetrics)
 }
 
 func diffCtx(t *testing.T) context.Context {

@@ -9,16 +9,17 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 )
 
 // errShutdown answers an export after Shutdown; the SDK does not make one.
 var errShutdown = errors.New("the exporter is shut down")
 
 // otlpSpanExporter is the SDK's span exporter for the three OTLP protocols
-// (http/protobuf, http/json, grpc), written against the message packages
-// and net/http instead of otel's exporters, whose gRPC dependency alone
-// cost every jazz process about a millisecond of package initialization.
+// (http/protobuf, http/json, grpc), written with protowire and net/http
+// instead of otel's exporters, whose gRPC dependency alone cost every jazz
+// process about a millisecond of package initialization, and without the
+// generated OTLP message packages, whose descriptors every process
+// registered at start-up.
 type otlpSpanExporter struct {
 	c    *otlpClient
 	json bool
@@ -41,7 +42,7 @@ func (e *otlpSpanExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	if e.down.Load() {
 		return errShutdown
 	}
-	rss := spansToPB(spans)
+	rss := spansToOTLP(spans)
 	if len(rss) == 0 {
 		return nil
 	}
@@ -49,10 +50,7 @@ func (e *otlpSpanExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	if e.json {
 		body = jsonTraces(rss)
 	} else {
-		var err error
-		if body, err = encodeRequest(rss); err != nil {
-			return err
-		}
+		body = protoTraces(rss)
 	}
 	p, err := e.c.send(ctx, body)
 	if err != nil {
@@ -104,15 +102,12 @@ func (e *otlpMetricExporter) Export(ctx context.Context, rm *metricdata.Resource
 	if rm == nil {
 		return nil
 	}
-	pb, convErr := metricsToPB(rm)
+	m, convErr := metricsToOTLP(rm)
 	var body []byte
 	if e.json {
-		body = jsonMetrics(pb)
+		body = jsonMetrics(m)
 	} else {
-		var err error
-		if body, err = encodeRequest([]*metricpb.ResourceMetrics{pb}); err != nil {
-			return errors.Join(convErr, err)
-		}
+		body = protoMetrics(m)
 	}
 	p, err := e.c.send(ctx, body)
 	if err != nil {

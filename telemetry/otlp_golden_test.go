@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,12 +11,12 @@ import (
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 )
@@ -60,7 +61,7 @@ func goldenMetrics() *metricdata.ResourceMetrics {
 // protobuf bodies must decode to the same messages.
 
 func TestJSONBodiesAsBefore(t *testing.T) {
-	rm, err := metricsToPB(goldenMetrics())
+	rm, err := metricsToOTLP(goldenMetrics())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestJSONBodiesAsBefore(t *testing.T) {
 		file string
 		got  []byte
 	}{
-		{"testdata/traces.json", jsonTraces(spansToPB(goldenSpans(t)))},
+		{"testdata/traces.json", jsonTraces(spansToOTLP(goldenSpans(t)))},
 		{"testdata/metrics.json", jsonMetrics(rm)},
 	} {
 		want, err := os.ReadFile(tt.file)
@@ -86,18 +87,12 @@ func TestJSONBodiesAsBefore(t *testing.T) {
 }
 
 func TestProtobufBodiesAsBefore(t *testing.T) {
-	traces, err := encodeRequest(spansToPB(goldenSpans(t)))
+	traces := protoTraces(spansToOTLP(goldenSpans(t)))
+	rm, err := metricsToOTLP(goldenMetrics())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rm, err := metricsToPB(goldenMetrics())
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, err := encodeRequest([]*metricpb.ResourceMetrics{rm})
-	if err != nil {
-		t.Fatal(err)
-	}
+	metrics := protoMetrics(rm)
 	for _, tt := range []struct {
 		file      string
 		got       []byte
@@ -125,4 +120,32 @@ func TestProtobufBodiesAsBefore(t *testing.T) {
 
 func around(b []byte, i int) string {
 	return string(b[max(0, i-60):min(len(b), i+60)])
+}
+
+// TestProtobufLongLengths covers the lengths that take two and three bytes,
+// for which the encoder moves a message's body after writing it.
+func TestProtobufLongLengths(t *testing.T) {
+	for _, n := range []int{127, 128, 16383, 16384, 70000} {
+		long := strings.Repeat("x", n)
+		stub := tracetest.SpanStub{
+			Name:        long,
+			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}}),
+			Attributes:  []attribute.KeyValue{attribute.String("k", long), attribute.Int("after", 7)},
+			Resource:    resource.NewSchemaless(attribute.String("r", long)),
+		}
+		var req coltracepb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(protoTraces(spansToOTLP([]sdktrace.ReadOnlySpan{stub.Snapshot()})), &req); err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		rs := req.GetResourceSpans()
+		if len(rs) != 1 || len(rs[0].GetScopeSpans()) != 1 || len(rs[0].ScopeSpans[0].GetSpans()) != 1 {
+			t.Fatalf("%d bytes: decoded %v", n, prototext.Format(&req))
+		}
+		s := rs[0].ScopeSpans[0].Spans[0]
+		attrs := s.GetAttributes()
+		if s.GetName() != long || len(attrs) != 2 || attrs[0].GetValue().GetStringValue() != long || attrs[1].GetValue().GetIntValue() != 7 ||
+			rs[0].GetResource().GetAttributes()[0].GetValue().GetStringValue() != long {
+			t.Errorf("%d bytes: the span did not come back whole (name %d bytes, %d attributes)", n, len(s.GetName()), len(attrs))
+		}
+	}
 }

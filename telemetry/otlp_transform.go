@@ -7,11 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
-	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
@@ -21,21 +16,133 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// The SDK's spans and metrics become OTLP messages here. The messages come
-// from the proto/otlp message packages, which need protobuf but not gRPC;
-// the collector packages that wrap them in a request also hold the gRPC
-// service stubs, so the request wrapper is written by hand (otlp_encode.go).
+// The SDK's spans and metrics become OTLP messages here, as plain structs
+// that otlp_encode.go writes as protobuf (protowire) or OTLP/JSON. The
+// generated message packages of go.opentelemetry.io/proto/otlp are not
+// used: their package initialization registers file descriptors in every
+// jazz process, telemetry on or off. Each struct holds what the transform
+// fills of its OTLP message; the names follow the .proto fields.
 
-// spansToPB groups spans by resource, then by instrumentation scope, in the
-// order they first appear, so one batch always encodes the same way.
-func spansToPB(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
+type otlpResourceSpans struct {
+	resource   *otlpResource // nil: nothing is known about the source
+	scopeSpans []*otlpScopeSpans
+	schemaURL  string
+}
+
+type otlpResource struct {
+	attributes []otlpKeyValue
+}
+
+type otlpScope struct {
+	name, version string
+	attributes    []otlpKeyValue
+}
+
+type otlpScopeSpans struct {
+	scope     *otlpScope // nil: the zero scope
+	spans     []otlpSpan
+	schemaURL string
+}
+
+type otlpSpan struct {
+	traceID       trace.TraceID
+	spanID        trace.SpanID
+	traceState    string
+	parentSpanID  []byte // nil for a root span
+	flags         uint32
+	name          string
+	kind          int32 // Span.SpanKind
+	start, end    uint64
+	attributes    []otlpKeyValue
+	droppedAttrs  uint32
+	events        []otlpEvent
+	droppedEvents uint32
+	links         []otlpLink
+	droppedLinks  uint32
+	status        otlpStatus // always sent, even when unset
+}
+
+type otlpEvent struct {
+	time         uint64
+	name         string
+	attributes   []otlpKeyValue
+	droppedAttrs uint32
+}
+
+type otlpLink struct {
+	traceID      trace.TraceID
+	spanID       trace.SpanID
+	traceState   string
+	attributes   []otlpKeyValue
+	droppedAttrs uint32
+	flags        uint32
+}
+
+type otlpStatus struct {
+	message string
+	code    int32 // Status.StatusCode
+}
+
+type otlpKeyValue struct {
+	key   string
+	value otlpValue
+}
+
+// valueKind says which member of AnyValue's oneof is set.
+type valueKind uint8
+
+const (
+	valueNone valueKind = iota // an AnyValue with no value
+	valueString
+	valueBool
+	valueInt
+	valueDouble
+	valueBytes
+	valueArray
+	valueKvlist
+)
+
+// otlpValue is an AnyValue; kind says which of the other fields it holds.
+type otlpValue struct {
+	kind  valueKind
+	str   string
+	bytes []byte
+	num   int64 // an int, or a bool as 0 or 1
+	dbl   float64
+	array []otlpValue
+	kvs   []otlpKeyValue
+}
+
+// The OTLP enum and flag values the transform writes.
+const (
+	spanKindUnspecified = 0
+	spanKindInternal    = 1
+	spanKindServer      = 2
+	spanKindClient      = 3
+	spanKindProducer    = 4
+	spanKindConsumer    = 5
+
+	statusUnset = 0
+	statusOK    = 1
+	statusError = 2
+
+	flagHasIsRemote = 0x100 // SpanFlags.SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK
+	flagIsRemote    = 0x200 // SpanFlags.SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
+
+	temporalityDelta      = 1
+	temporalityCumulative = 2
+)
+
+// spansToOTLP groups spans by resource, then by instrumentation scope, in
+// the order they first appear, so one batch always encodes the same way.
+func spansToOTLP(spans []sdktrace.ReadOnlySpan) []*otlpResourceSpans {
 	type scopeKey struct {
 		res   attribute.Distinct
 		scope instrumentation.Scope
 	}
-	var out []*tracepb.ResourceSpans
-	byRes := make(map[attribute.Distinct]*tracepb.ResourceSpans)
-	byScope := make(map[scopeKey]*tracepb.ScopeSpans)
+	var out []*otlpResourceSpans
+	byRes := make(map[attribute.Distinct]*otlpResourceSpans)
+	byScope := make(map[scopeKey]*otlpScopeSpans)
 	for _, s := range spans {
 		if s == nil {
 			continue
@@ -44,7 +151,7 @@ func spansToPB(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 		rk := res.Equivalent()
 		rs := byRes[rk]
 		if rs == nil {
-			rs = &tracepb.ResourceSpans{Resource: resourcePB(res), SchemaUrl: res.SchemaURL()}
+			rs = &otlpResourceSpans{resource: resourceOTLP(res), schemaURL: res.SchemaURL()}
 			byRes[rk] = rs
 			out = append(out, rs)
 		}
@@ -52,111 +159,120 @@ func spansToPB(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 		sk := scopeKey{rk, sc}
 		ss := byScope[sk]
 		if ss == nil {
-			ss = &tracepb.ScopeSpans{Scope: scopePB(sc), SchemaUrl: sc.SchemaURL}
+			ss = &otlpScopeSpans{scope: scopeOTLP(sc), schemaURL: sc.SchemaURL}
 			byScope[sk] = ss
-			rs.ScopeSpans = append(rs.ScopeSpans, ss)
+			rs.scopeSpans = append(rs.scopeSpans, ss)
 		}
-		ss.Spans = append(ss.Spans, spanPB(s))
+		ss.spans = append(ss.spans, spanOTLP(s))
 	}
 	return out
 }
 
-// resourcePB is nil for a nil resource: nothing is known about the source.
-func resourcePB(r *resource.Resource) *resourcepb.Resource {
+// resourceOTLP is nil for a nil resource: nothing is known about the source.
+func resourceOTLP(r *resource.Resource) *otlpResource {
 	if r == nil {
 		return nil
 	}
-	return &resourcepb.Resource{Attributes: iterPB(r.Iter())}
+	return &otlpResource{attributes: iterOTLP(r.Iter())}
 }
 
-// scopePB is nil for the zero scope, which names no instrumentation.
-func scopePB(s instrumentation.Scope) *commonpb.InstrumentationScope {
+// scopeOTLP is nil for the zero scope, which names no instrumentation.
+func scopeOTLP(s instrumentation.Scope) *otlpScope {
 	if s == (instrumentation.Scope{}) {
 		return nil
 	}
-	return &commonpb.InstrumentationScope{Name: validUTF8(s.Name), Version: validUTF8(s.Version), Attributes: iterPB(s.Attributes.Iter())}
+	sc := scopeOf(s)
+	return &sc
 }
 
-func spanPB(s sdktrace.ReadOnlySpan) *tracepb.Span {
+func scopeOf(s instrumentation.Scope) otlpScope {
+	return otlpScope{name: validUTF8(s.Name), version: validUTF8(s.Version), attributes: iterOTLP(s.Attributes.Iter())}
+}
+
+func spanOTLP(s sdktrace.ReadOnlySpan) otlpSpan {
 	sc := s.SpanContext()
-	tid, sid := sc.TraceID(), sc.SpanID()
 	st := s.Status()
-	out := &tracepb.Span{
-		TraceId:                tid[:],
-		SpanId:                 sid[:],
-		TraceState:             sc.TraceState().String(),
-		Name:                   validUTF8(s.Name()),
-		Kind:                   kindPB(s.SpanKind()),
-		StartTimeUnixNano:      unixNano(s.StartTime()),
-		EndTimeUnixNano:        unixNano(s.EndTime()),
-		Attributes:             attrsPB(s.Attributes()),
-		DroppedAttributesCount: count32(s.DroppedAttributes()),
-		DroppedEventsCount:     count32(s.DroppedEvents()),
-		DroppedLinksCount:      count32(s.DroppedLinks()),
-		Status:                 &tracepb.Status{Code: statusPB(st.Code), Message: validUTF8(st.Description)},
+	out := otlpSpan{
+		traceID:       sc.TraceID(),
+		spanID:        sc.SpanID(),
+		traceState:    sc.TraceState().String(),
+		name:          validUTF8(s.Name()),
+		kind:          kindOTLP(s.SpanKind()),
+		start:         unixNano(s.StartTime()),
+		end:           unixNano(s.EndTime()),
+		attributes:    attrsOTLP(s.Attributes()),
+		droppedAttrs:  count32(s.DroppedAttributes()),
+		droppedEvents: count32(s.DroppedEvents()),
+		droppedLinks:  count32(s.DroppedLinks()),
+		status:        otlpStatus{code: statusOTLP(st.Code), message: validUTF8(st.Description)},
 	}
 	parent := s.Parent()
 	if psid := parent.SpanID(); psid.IsValid() {
-		out.ParentSpanId = psid[:]
+		out.parentSpanID = psid[:]
 	}
-	out.Flags = flagsPB(sc.TraceFlags(), parent.IsRemote())
-	for _, e := range s.Events() {
-		out.Events = append(out.Events, &tracepb.Span_Event{
-			Name:                   validUTF8(e.Name),
-			TimeUnixNano:           unixNano(e.Time),
-			Attributes:             attrsPB(e.Attributes),
-			DroppedAttributesCount: count32(e.DroppedAttributeCount),
-		})
+	out.flags = flagsOTLP(sc.TraceFlags(), parent.IsRemote())
+	if evs := s.Events(); len(evs) > 0 {
+		out.events = make([]otlpEvent, len(evs))
+		for i, e := range evs {
+			out.events[i] = otlpEvent{
+				name:         validUTF8(e.Name),
+				time:         unixNano(e.Time),
+				attributes:   attrsOTLP(e.Attributes),
+				droppedAttrs: count32(e.DroppedAttributeCount),
+			}
+		}
 	}
-	for _, l := range s.Links() {
-		ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-		out.Links = append(out.Links, &tracepb.Span_Link{
-			TraceId:                ltid[:],
-			SpanId:                 lsid[:],
-			TraceState:             l.SpanContext.TraceState().String(),
-			Attributes:             attrsPB(l.Attributes),
-			DroppedAttributesCount: count32(l.DroppedAttributeCount),
-			Flags:                  flagsPB(l.SpanContext.TraceFlags(), l.SpanContext.IsRemote()),
-		})
+	if links := s.Links(); len(links) > 0 {
+		out.links = make([]otlpLink, len(links))
+		for i, l := range links {
+			out.links[i] = otlpLink{
+				traceID:      l.SpanContext.TraceID(),
+				spanID:       l.SpanContext.SpanID(),
+				traceState:   l.SpanContext.TraceState().String(),
+				attributes:   attrsOTLP(l.Attributes),
+				droppedAttrs: count32(l.DroppedAttributeCount),
+				flags:        flagsOTLP(l.SpanContext.TraceFlags(), l.SpanContext.IsRemote()),
+			}
+		}
 	}
 	return out
 }
 
-// flagsPB puts the W3C trace flags in the low byte and always says whether
-// the parent (or linked span) is remote, which receivers cannot tell from
-// an unset bit otherwise.
-func flagsPB(tf trace.TraceFlags, remote bool) uint32 {
-	f := uint32(tf) | uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK)
+// flagsOTLP puts the W3C trace flags in the low byte and always says
+// whether the parent (or linked span) is remote, which receivers cannot
+// tell from an unset bit otherwise.
+func flagsOTLP(tf trace.TraceFlags, remote bool) uint32 {
+	f := uint32(tf) | flagHasIsRemote
 	if remote {
-		f |= uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK)
+		f |= flagIsRemote
 	}
 	return f
 }
 
-func kindPB(k trace.SpanKind) tracepb.Span_SpanKind {
+func kindOTLP(k trace.SpanKind) int32 {
 	switch k {
 	case trace.SpanKindInternal:
-		return tracepb.Span_SPAN_KIND_INTERNAL
+		return spanKindInternal
 	case trace.SpanKindServer:
-		return tracepb.Span_SPAN_KIND_SERVER
+		return spanKindServer
 	case trace.SpanKindClient:
-		return tracepb.Span_SPAN_KIND_CLIENT
+		return spanKindClient
 	case trace.SpanKindProducer:
-		return tracepb.Span_SPAN_KIND_PRODUCER
+		return spanKindProducer
 	case trace.SpanKindConsumer:
-		return tracepb.Span_SPAN_KIND_CONSUMER
+		return spanKindConsumer
 	}
-	return tracepb.Span_SPAN_KIND_UNSPECIFIED
+	return spanKindUnspecified
 }
 
-func statusPB(c otelcodes.Code) tracepb.Status_StatusCode {
+func statusOTLP(c otelcodes.Code) int32 {
 	switch c {
 	case otelcodes.Ok:
-		return tracepb.Status_STATUS_CODE_OK
+		return statusOK
 	case otelcodes.Error:
-		return tracepb.Status_STATUS_CODE_ERROR
+		return statusError
 	}
-	return tracepb.Status_STATUS_CODE_UNSET
+	return statusUnset
 }
 
 // unixNano clamps times before 1970 (the zero time.Time among them) to 0:
@@ -187,106 +303,199 @@ func count32(n int) uint32 {
 	return uint32(n)
 }
 
-func attrsPB(kvs []attribute.KeyValue) []*commonpb.KeyValue {
+func attrsOTLP(kvs []attribute.KeyValue) []otlpKeyValue {
 	if len(kvs) == 0 {
 		return nil
 	}
-	out := make([]*commonpb.KeyValue, len(kvs))
+	out := make([]otlpKeyValue, len(kvs))
 	for i, kv := range kvs {
-		out[i] = &commonpb.KeyValue{Key: validUTF8(string(kv.Key)), Value: valuePB(kv.Value)}
+		out[i] = otlpKeyValue{key: validUTF8(string(kv.Key)), value: valueOTLP(kv.Value)}
 	}
 	return out
 }
 
-func iterPB(it attribute.Iterator) []*commonpb.KeyValue {
+func iterOTLP(it attribute.Iterator) []otlpKeyValue {
 	if it.Len() == 0 {
 		return nil
 	}
-	out := make([]*commonpb.KeyValue, 0, it.Len())
+	out := make([]otlpKeyValue, 0, it.Len())
 	for it.Next() {
 		kv := it.Attribute()
-		out = append(out, &commonpb.KeyValue{Key: validUTF8(string(kv.Key)), Value: valuePB(kv.Value)})
+		out = append(out, otlpKeyValue{key: validUTF8(string(kv.Key)), value: valueOTLP(kv.Value)})
 	}
 	return out
 }
 
-// valuePB maps every attribute type; an empty value is an AnyValue with no
-// value set, and a type this code does not know is sent as the string
+// valueOTLP maps every attribute type; an empty value is an AnyValue with
+// no value set, and a type this code does not know is sent as the string
 // "INVALID" so that the key still shows up.
-func valuePB(v attribute.Value) *commonpb.AnyValue {
-	av := &commonpb.AnyValue{}
+func valueOTLP(v attribute.Value) otlpValue {
 	switch v.Type() {
 	case attribute.EMPTY:
+		return otlpValue{}
 	case attribute.BOOL:
-		av.Value = &commonpb.AnyValue_BoolValue{BoolValue: v.AsBool()}
+		return boolValue(v.AsBool())
 	case attribute.INT64:
-		av.Value = &commonpb.AnyValue_IntValue{IntValue: v.AsInt64()}
+		return otlpValue{kind: valueInt, num: v.AsInt64()}
 	case attribute.FLOAT64:
-		av.Value = &commonpb.AnyValue_DoubleValue{DoubleValue: v.AsFloat64()}
+		return otlpValue{kind: valueDouble, dbl: v.AsFloat64()}
 	case attribute.STRING:
-		av.Value = &commonpb.AnyValue_StringValue{StringValue: validUTF8(v.AsString())}
+		return otlpValue{kind: valueString, str: validUTF8(v.AsString())}
 	case attribute.BYTESLICE:
-		av.Value = &commonpb.AnyValue_BytesValue{BytesValue: v.AsByteSlice()}
+		return otlpValue{kind: valueBytes, bytes: v.AsByteSlice()}
 	case attribute.BOOLSLICE:
-		av.Value = arrayPB(v.AsBoolSlice(), func(b bool) *commonpb.AnyValue {
-			return &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: b}}
-		})
+		return arrayOTLP(v.AsBoolSlice(), boolValue)
 	case attribute.INT64SLICE:
-		av.Value = arrayPB(v.AsInt64Slice(), func(n int64) *commonpb.AnyValue {
-			return &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: n}}
-		})
+		return arrayOTLP(v.AsInt64Slice(), func(n int64) otlpValue { return otlpValue{kind: valueInt, num: n} })
 	case attribute.FLOAT64SLICE:
-		av.Value = arrayPB(v.AsFloat64Slice(), func(f float64) *commonpb.AnyValue {
-			return &commonpb.AnyValue{Value: &commonpb.AnyValue_DoubleValue{DoubleValue: f}}
-		})
+		return arrayOTLP(v.AsFloat64Slice(), func(f float64) otlpValue { return otlpValue{kind: valueDouble, dbl: f} })
 	case attribute.STRINGSLICE:
-		av.Value = arrayPB(v.AsStringSlice(), func(s string) *commonpb.AnyValue {
-			return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: validUTF8(s)}}
-		})
+		return arrayOTLP(v.AsStringSlice(), func(s string) otlpValue { return otlpValue{kind: valueString, str: validUTF8(s)} })
 	case attribute.SLICE:
-		av.Value = arrayPB(v.AsSlice(), valuePB)
+		return arrayOTLP(v.AsSlice(), valueOTLP)
 	case attribute.MAP:
-		av.Value = &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: attrsPB(v.AsMap())}}
-	default:
-		av.Value = &commonpb.AnyValue_StringValue{StringValue: "INVALID"}
+		return otlpValue{kind: valueKvlist, kvs: attrsOTLP(v.AsMap())}
 	}
-	return av
+	return otlpValue{kind: valueString, str: "INVALID"}
 }
 
-func arrayPB[T any](vals []T, one func(T) *commonpb.AnyValue) *commonpb.AnyValue_ArrayValue {
-	out := make([]*commonpb.AnyValue, len(vals))
+func boolValue(b bool) otlpValue {
+	v := otlpValue{kind: valueBool}
+	if b {
+		v.num = 1
+	}
+	return v
+}
+
+func arrayOTLP[T any](vals []T, one func(T) otlpValue) otlpValue {
+	out := make([]otlpValue, len(vals))
 	for i, v := range vals {
 		out[i] = one(v)
 	}
-	return &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: out}}
+	return otlpValue{kind: valueArray, array: out}
 }
 
-// metricsToPB converts one collection. A metric of an aggregation or
+type otlpResourceMetrics struct {
+	resource     otlpResource
+	scopeMetrics []otlpScopeMetrics
+	schemaURL    string
+}
+
+type otlpScopeMetrics struct {
+	scope     otlpScope
+	metrics   []otlpMetric
+	schemaURL string
+}
+
+// metricKind says which member of Metric's data oneof is set.
+type metricKind uint8
+
+const (
+	metricGauge metricKind = iota + 1
+	metricSum
+	metricHistogram
+	metricExpHistogram
+	metricSummary
+)
+
+// otlpMetric is a Metric; kind says which of the point lists it holds.
+type otlpMetric struct {
+	name, description, unit string
+	kind                    metricKind
+	temporality             int32 // sums and histograms
+	monotonic               bool  // sums
+	numbers                 []otlpNumberPoint
+	histogram               []otlpHistogramPoint
+	expHistogram            []otlpExpHistogramPoint
+	summary                 []otlpSummaryPoint
+}
+
+type otlpNumberPoint struct {
+	attributes  []otlpKeyValue
+	start, time uint64
+	isInt       bool // which of asInt and asDouble is set
+	asInt       int64
+	asDouble    float64
+	exemplars   []otlpExemplar
+}
+
+type otlpExemplar struct {
+	filteredAttributes []otlpKeyValue
+	time               uint64
+	isInt              bool
+	asInt              int64
+	asDouble           float64
+	spanID, traceID    []byte
+}
+
+// optDouble is an optional double: set says whether it is sent at all.
+type optDouble struct {
+	v   float64
+	set bool
+}
+
+type otlpHistogramPoint struct {
+	attributes     []otlpKeyValue
+	start, time    uint64
+	count          uint64
+	sum            float64 // always sent
+	bucketCounts   []uint64
+	explicitBounds []float64
+	exemplars      []otlpExemplar
+	min, max       optDouble
+}
+
+type otlpExpHistogramPoint struct {
+	attributes         []otlpKeyValue
+	start, time        uint64
+	count              uint64
+	sum                float64 // always sent
+	scale              int32
+	zeroCount          uint64
+	positive, negative otlpBuckets // always sent
+	exemplars          []otlpExemplar
+	min, max           optDouble
+	zeroThreshold      float64
+}
+
+type otlpBuckets struct {
+	offset int32
+	counts []uint64
+}
+
+type otlpSummaryPoint struct {
+	attributes  []otlpKeyValue
+	start, time uint64
+	count       uint64
+	sum         float64
+	quantiles   []otlpQuantile
+}
+
+type otlpQuantile struct {
+	quantile, value float64
+}
+
+// metricsToOTLP converts one collection. A metric of an aggregation or
 // temporality this code does not know is left out and named in the error;
 // the rest is still returned for export.
-func metricsToPB(rm *metricdata.ResourceMetrics) (*metricpb.ResourceMetrics, error) {
-	out := &metricpb.ResourceMetrics{
-		Resource:  &resourcepb.Resource{Attributes: iterPB(rm.Resource.Iter())},
-		SchemaUrl: rm.Resource.SchemaURL(),
+func metricsToOTLP(rm *metricdata.ResourceMetrics) (*otlpResourceMetrics, error) {
+	out := &otlpResourceMetrics{
+		resource:     otlpResource{attributes: iterOTLP(rm.Resource.Iter())},
+		schemaURL:    rm.Resource.SchemaURL(),
+		scopeMetrics: make([]otlpScopeMetrics, 0, len(rm.ScopeMetrics)),
 	}
 	var skipped []string
 	for _, sm := range rm.ScopeMetrics {
-		spb := &metricpb.ScopeMetrics{
-			Scope: &commonpb.InstrumentationScope{
-				Name: validUTF8(sm.Scope.Name), Version: validUTF8(sm.Scope.Version), Attributes: iterPB(sm.Scope.Attributes.Iter()),
-			},
-			SchemaUrl: sm.Scope.SchemaURL,
-			Metrics:   make([]*metricpb.Metric, 0, len(sm.Metrics)),
-		}
+		so := otlpScopeMetrics{scope: scopeOf(sm.Scope), schemaURL: sm.Scope.SchemaURL, metrics: make([]otlpMetric, 0, len(sm.Metrics))}
 		for _, m := range sm.Metrics {
-			mpb, err := metricPB(m)
+			mo, err := metricOTLP(m)
 			if err != nil {
 				skipped = append(skipped, fmt.Sprintf("%s (%v)", m.Name, err))
 				continue
 			}
-			spb.Metrics = append(spb.Metrics, mpb)
+			so.metrics = append(so.metrics, mo)
 		}
-		out.ScopeMetrics = append(out.ScopeMetrics, spb)
+		out.scopeMetrics = append(out.scopeMetrics, so)
 	}
 	if len(skipped) > 0 {
 		return out, fmt.Errorf("metrics left out: %v", skipped)
@@ -294,176 +503,175 @@ func metricsToPB(rm *metricdata.ResourceMetrics) (*metricpb.ResourceMetrics, err
 	return out, nil
 }
 
-func metricPB(m metricdata.Metrics) (*metricpb.Metric, error) {
-	out := &metricpb.Metric{Name: validUTF8(m.Name), Description: validUTF8(m.Description), Unit: validUTF8(m.Unit)}
+func metricOTLP(m metricdata.Metrics) (otlpMetric, error) {
+	out := otlpMetric{name: validUTF8(m.Name), description: validUTF8(m.Description), unit: validUTF8(m.Unit)}
 	var err error
 	switch d := m.Data.(type) {
 	case metricdata.Gauge[int64]:
-		out.Data = &metricpb.Metric_Gauge{Gauge: &metricpb.Gauge{DataPoints: numberPointsPB(d.DataPoints)}}
+		out.kind, out.numbers = metricGauge, numberPointsOTLP(d.DataPoints)
 	case metricdata.Gauge[float64]:
-		out.Data = &metricpb.Metric_Gauge{Gauge: &metricpb.Gauge{DataPoints: numberPointsPB(d.DataPoints)}}
+		out.kind, out.numbers = metricGauge, numberPointsOTLP(d.DataPoints)
 	case metricdata.Sum[int64]:
-		out.Data, err = sumPB(d)
+		err = sumOTLP(&out, d)
 	case metricdata.Sum[float64]:
-		out.Data, err = sumPB(d)
+		err = sumOTLP(&out, d)
 	case metricdata.Histogram[int64]:
-		out.Data, err = histogramPB(d)
+		err = histogramOTLP(&out, d)
 	case metricdata.Histogram[float64]:
-		out.Data, err = histogramPB(d)
+		err = histogramOTLP(&out, d)
 	case metricdata.ExponentialHistogram[int64]:
-		out.Data, err = expHistogramPB(d)
+		err = expHistogramOTLP(&out, d)
 	case metricdata.ExponentialHistogram[float64]:
-		out.Data, err = expHistogramPB(d)
+		err = expHistogramOTLP(&out, d)
 	case metricdata.Summary:
-		out.Data = summaryPB(d)
+		summaryOTLP(&out, d)
 	default:
-		return nil, fmt.Errorf("unknown aggregation %T", m.Data)
+		return otlpMetric{}, fmt.Errorf("unknown aggregation %T", m.Data)
 	}
 	if err != nil {
-		return nil, err
+		return otlpMetric{}, err
 	}
 	return out, nil
 }
 
-func temporalityPB(t metricdata.Temporality) (metricpb.AggregationTemporality, error) {
+func temporalityOTLP(t metricdata.Temporality) (int32, error) {
 	switch t {
 	case metricdata.CumulativeTemporality:
-		return metricpb.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE, nil
+		return temporalityCumulative, nil
 	case metricdata.DeltaTemporality:
-		return metricpb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA, nil
+		return temporalityDelta, nil
 	}
 	return 0, fmt.Errorf("unknown temporality %v", t)
 }
 
-func sumPB[N int64 | float64](s metricdata.Sum[N]) (*metricpb.Metric_Sum, error) {
-	t, err := temporalityPB(s.Temporality)
+func sumOTLP[N int64 | float64](out *otlpMetric, s metricdata.Sum[N]) error {
+	t, err := temporalityOTLP(s.Temporality)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &metricpb.Metric_Sum{Sum: &metricpb.Sum{
-		AggregationTemporality: t, IsMonotonic: s.IsMonotonic, DataPoints: numberPointsPB(s.DataPoints),
-	}}, nil
+	out.kind, out.temporality, out.monotonic, out.numbers = metricSum, t, s.IsMonotonic, numberPointsOTLP(s.DataPoints)
+	return nil
 }
 
-func numberPointsPB[N int64 | float64](pts []metricdata.DataPoint[N]) []*metricpb.NumberDataPoint {
-	out := make([]*metricpb.NumberDataPoint, len(pts))
+func numberPointsOTLP[N int64 | float64](pts []metricdata.DataPoint[N]) []otlpNumberPoint {
+	out := make([]otlpNumberPoint, len(pts))
 	for i, p := range pts {
-		np := &metricpb.NumberDataPoint{
-			Attributes:        iterPB(p.Attributes.Iter()),
-			StartTimeUnixNano: unixNano(p.StartTime),
-			TimeUnixNano:      unixNano(p.Time),
-			Exemplars:         exemplarsPB(p.Exemplars),
+		np := otlpNumberPoint{
+			attributes: iterOTLP(p.Attributes.Iter()),
+			start:      unixNano(p.StartTime),
+			time:       unixNano(p.Time),
+			exemplars:  exemplarsOTLP(p.Exemplars),
 		}
-		switch v := any(p.Value).(type) {
-		case int64:
-			np.Value = &metricpb.NumberDataPoint_AsInt{AsInt: v}
-		case float64:
-			np.Value = &metricpb.NumberDataPoint_AsDouble{AsDouble: v}
-		}
+		np.isInt, np.asInt, np.asDouble = number(p.Value)
 		out[i] = np
 	}
 	return out
 }
 
-func histogramPB[N int64 | float64](h metricdata.Histogram[N]) (*metricpb.Metric_Histogram, error) {
-	t, err := temporalityPB(h.Temporality)
-	if err != nil {
-		return nil, err
+// number says whether v is an int64 and gives it in the field that holds it.
+func number[N int64 | float64](v N) (isInt bool, i int64, f float64) {
+	switch x := any(v).(type) {
+	case int64:
+		return true, x, 0
+	case float64:
+		return false, 0, x
 	}
-	pts := make([]*metricpb.HistogramDataPoint, len(h.DataPoints))
-	for i, p := range h.DataPoints {
-		sum := float64(p.Sum)
-		pts[i] = &metricpb.HistogramDataPoint{
-			Attributes:        iterPB(p.Attributes.Iter()),
-			StartTimeUnixNano: unixNano(p.StartTime),
-			TimeUnixNano:      unixNano(p.Time),
-			Count:             p.Count,
-			Sum:               &sum,
-			BucketCounts:      p.BucketCounts,
-			ExplicitBounds:    p.Bounds,
-			Exemplars:         exemplarsPB(p.Exemplars),
-			Min:               extremaPB(p.Min),
-			Max:               extremaPB(p.Max),
-		}
-	}
-	return &metricpb.Metric_Histogram{Histogram: &metricpb.Histogram{AggregationTemporality: t, DataPoints: pts}}, nil
+	return false, 0, 0
 }
 
-func expHistogramPB[N int64 | float64](h metricdata.ExponentialHistogram[N]) (*metricpb.Metric_ExponentialHistogram, error) {
-	t, err := temporalityPB(h.Temporality)
+func histogramOTLP[N int64 | float64](out *otlpMetric, h metricdata.Histogram[N]) error {
+	t, err := temporalityOTLP(h.Temporality)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	pts := make([]*metricpb.ExponentialHistogramDataPoint, len(h.DataPoints))
+	pts := make([]otlpHistogramPoint, len(h.DataPoints))
 	for i, p := range h.DataPoints {
-		sum := float64(p.Sum)
-		pts[i] = &metricpb.ExponentialHistogramDataPoint{
-			Attributes:        iterPB(p.Attributes.Iter()),
-			StartTimeUnixNano: unixNano(p.StartTime),
-			TimeUnixNano:      unixNano(p.Time),
-			Count:             p.Count,
-			Sum:               &sum,
-			Scale:             p.Scale,
-			ZeroCount:         p.ZeroCount,
-			ZeroThreshold:     p.ZeroThreshold,
-			Positive:          &metricpb.ExponentialHistogramDataPoint_Buckets{Offset: p.PositiveBucket.Offset, BucketCounts: p.PositiveBucket.Counts},
-			Negative:          &metricpb.ExponentialHistogramDataPoint_Buckets{Offset: p.NegativeBucket.Offset, BucketCounts: p.NegativeBucket.Counts},
-			Exemplars:         exemplarsPB(p.Exemplars),
-			Min:               extremaPB(p.Min),
-			Max:               extremaPB(p.Max),
+		pts[i] = otlpHistogramPoint{
+			attributes:     iterOTLP(p.Attributes.Iter()),
+			start:          unixNano(p.StartTime),
+			time:           unixNano(p.Time),
+			count:          p.Count,
+			sum:            float64(p.Sum),
+			bucketCounts:   p.BucketCounts,
+			explicitBounds: p.Bounds,
+			exemplars:      exemplarsOTLP(p.Exemplars),
+			min:            extremaOTLP(p.Min),
+			max:            extremaOTLP(p.Max),
 		}
 	}
-	return &metricpb.Metric_ExponentialHistogram{ExponentialHistogram: &metricpb.ExponentialHistogram{AggregationTemporality: t, DataPoints: pts}}, nil
+	out.kind, out.temporality, out.histogram = metricHistogram, t, pts
+	return nil
 }
 
-// extremaPB is nil when the SDK recorded no minimum or maximum.
-func extremaPB[N int64 | float64](e metricdata.Extrema[N]) *float64 {
+func expHistogramOTLP[N int64 | float64](out *otlpMetric, h metricdata.ExponentialHistogram[N]) error {
+	t, err := temporalityOTLP(h.Temporality)
+	if err != nil {
+		return err
+	}
+	pts := make([]otlpExpHistogramPoint, len(h.DataPoints))
+	for i, p := range h.DataPoints {
+		pts[i] = otlpExpHistogramPoint{
+			attributes:    iterOTLP(p.Attributes.Iter()),
+			start:         unixNano(p.StartTime),
+			time:          unixNano(p.Time),
+			count:         p.Count,
+			sum:           float64(p.Sum),
+			scale:         p.Scale,
+			zeroCount:     p.ZeroCount,
+			zeroThreshold: p.ZeroThreshold,
+			positive:      otlpBuckets{offset: p.PositiveBucket.Offset, counts: p.PositiveBucket.Counts},
+			negative:      otlpBuckets{offset: p.NegativeBucket.Offset, counts: p.NegativeBucket.Counts},
+			exemplars:     exemplarsOTLP(p.Exemplars),
+			min:           extremaOTLP(p.Min),
+			max:           extremaOTLP(p.Max),
+		}
+	}
+	out.kind, out.temporality, out.expHistogram = metricExpHistogram, t, pts
+	return nil
+}
+
+// extremaOTLP is unset when the SDK recorded no minimum or maximum.
+func extremaOTLP[N int64 | float64](e metricdata.Extrema[N]) optDouble {
 	v, ok := e.Value()
 	if !ok {
-		return nil
+		return optDouble{}
 	}
-	f := float64(v)
-	return &f
+	return optDouble{v: float64(v), set: true}
 }
 
-func summaryPB(s metricdata.Summary) *metricpb.Metric_Summary {
-	pts := make([]*metricpb.SummaryDataPoint, len(s.DataPoints))
+func summaryOTLP(out *otlpMetric, s metricdata.Summary) {
+	pts := make([]otlpSummaryPoint, len(s.DataPoints))
 	for i, p := range s.DataPoints {
-		q := make([]*metricpb.SummaryDataPoint_ValueAtQuantile, len(p.QuantileValues))
+		q := make([]otlpQuantile, len(p.QuantileValues))
 		for j, v := range p.QuantileValues {
-			q[j] = &metricpb.SummaryDataPoint_ValueAtQuantile{Quantile: v.Quantile, Value: v.Value}
+			q[j] = otlpQuantile{quantile: v.Quantile, value: v.Value}
 		}
-		pts[i] = &metricpb.SummaryDataPoint{
-			Attributes:        iterPB(p.Attributes.Iter()),
-			StartTimeUnixNano: unixNano(p.StartTime),
-			TimeUnixNano:      unixNano(p.Time),
-			Count:             p.Count,
-			Sum:               p.Sum,
-			QuantileValues:    q,
+		pts[i] = otlpSummaryPoint{
+			attributes: iterOTLP(p.Attributes.Iter()),
+			start:      unixNano(p.StartTime),
+			time:       unixNano(p.Time),
+			count:      p.Count,
+			sum:        p.Sum,
+			quantiles:  q,
 		}
 	}
-	return &metricpb.Metric_Summary{Summary: &metricpb.Summary{DataPoints: pts}}
+	out.kind, out.summary = metricSummary, pts
 }
 
-func exemplarsPB[N int64 | float64](ex []metricdata.Exemplar[N]) []*metricpb.Exemplar {
+func exemplarsOTLP[N int64 | float64](ex []metricdata.Exemplar[N]) []otlpExemplar {
 	if len(ex) == 0 {
 		return nil
 	}
-	out := make([]*metricpb.Exemplar, len(ex))
+	out := make([]otlpExemplar, len(ex))
 	for i, e := range ex {
-		epb := &metricpb.Exemplar{
-			FilteredAttributes: attrsPB(e.FilteredAttributes),
-			TimeUnixNano:       unixNano(e.Time),
-			SpanId:             e.SpanID,
-			TraceId:            e.TraceID,
+		eo := otlpExemplar{
+			filteredAttributes: attrsOTLP(e.FilteredAttributes),
+			time:               unixNano(e.Time),
+			spanID:             e.SpanID,
+			traceID:            e.TraceID,
 		}
-		switch v := any(e.Value).(type) {
-		case int64:
-			epb.Value = &metricpb.Exemplar_AsInt{AsInt: v}
-		case float64:
-			epb.Value = &metricpb.Exemplar_AsDouble{AsDouble: v}
-		}
-		out[i] = epb
+		eo.isInt, eo.asInt, eo.asDouble = number(e.Value)
+		out[i] = eo
 	}
 	return out
 }

@@ -7,7 +7,8 @@
 // an oversized conversation history (peak RSS, bytes sent to the model).
 // The one-turn run is also measured with --events all (median and max:
 // the event stream must never stall the exit) and both are given as
-// ratios to a Go program that makes the same single loopback POST.
+// ratios to a Go program that makes the same single loopback POST
+// (bench/harness/postbase, built by the harness).
 //
 //	go run ./bench/harness -bin bin/jazz
 package main
@@ -84,6 +85,8 @@ type options struct {
 	// and 100-call scenarios), for a before/after that one load change
 	// cannot skew.
 	base string
+	// postbase is the built bench/harness/postbase program.
+	postbase string
 }
 
 func run() error {
@@ -114,6 +117,18 @@ func run() error {
 
 	srv := chatserver.NewFunc(respond)
 	defer srv.Close()
+
+	scratch, err := os.MkdirTemp("", "jazz-bench-postbase-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	o.postbase = filepath.Join(scratch, "postbase")
+	build := exec.Command("go", "build", "-o", o.postbase, "github.com/jazz-run/jazz/bench/harness/postbase")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build the baseline program (run the harness from the jazz checkout): %w\n%s", err, out)
+	}
 
 	home, err := os.MkdirTemp("", "jazz-bench-home-")
 	if err != nil {
@@ -150,7 +165,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	one, evAll, base, hundred := turn.plain, turn.events, turn.post, turn.hundred
+	one, evAll, base, hundred := turn.plain, turn.events, turn.minimal, turn.hundred
 	ten := stats{}
 	if !o.quick {
 		if ten, err = j.measure(o, promptTen); err != nil {
@@ -194,7 +209,8 @@ func run() error {
 	}
 	row("(a) one-turn answer", one, "≤ 30 ms median, ≤ 30 MB RSS", one.median <= targetOneTurn && one.rss <= targetOneTurnRSS)
 	row("    same, --events all", evAll, fmt.Sprintf("≤ +%s median", targetEventsAdd), evAll.median-one.median <= targetEventsAdd)
-	row("    Go program, one loopback POST", base, "(baseline)", true)
+	row("    Go program, one loopback POST", base, "(baseline: bench/harness/postbase)", true)
+	row("    same POST from the harness binary", turn.post, "(the baseline of reports before 2026-12-02)", true)
 	fmt.Printf("%-34s %10s %10s %10s   max %s plain, %s --events all (%d runs)\n", "", "", "", "", ms(one.max), ms(evAll.max), o.n)
 	fmt.Printf("%-34s %10s %10s %10s   p50 difference; max difference %s\n", "    --events all − plain", signedMs(evAll.median-one.median), "", "", signedMs(evAll.max-one.max))
 	ratio := func(s stats) float64 { return float64(s.median) / float64(base.median) }
@@ -207,7 +223,8 @@ func run() error {
 			mark = "MISSED"
 			missed++
 		}
-		fmt.Printf("%-34s %9.2fx %10s %10s   ≤ %.1fx %s\n", r.name, ratio(r.s), "", "", targetRatio, mark)
+		fmt.Printf("%-34s %9.2fx %10s %10s   ≤ %.1fx %s (to the harness binary's POST: %.2fx)\n", r.name, ratio(r.s), "", "", targetRatio, mark,
+			float64(r.s.median)/float64(turn.post.median))
 	}
 	if o.base != "" {
 		fmt.Printf("%-34s %10s %10s %9.1fM   max %s, ratio %.2fx\n", "    -base, one-turn", ms(turn.basePlain.median), ms(turn.basePlain.p90),
@@ -397,7 +414,11 @@ type stats struct {
 // oneTurn is what measureOneTurn measured; the base fields are zero
 // without -base.
 type oneTurn struct {
-	plain, events, post, hundred       stats
+	plain, events, post, hundred stats
+	// minimal is bench/harness/postbase: the same POST from a program
+	// that links net/http and nothing else; post is the harness binary
+	// itself making it, the yardstick of earlier reports.
+	minimal                            stats
 	basePlain, baseEvents, baseHundred stats
 }
 
@@ -416,7 +437,7 @@ func (j jazz) measureOneTurn(o options, srv *chatserver.Server) (oneTurn, error)
 	bj := j
 	bj.bin = o.base
 	var sp, se, sh, sbp, sbe, sbh []sample
-	var wb []time.Duration
+	var wb, wm []time.Duration
 	for i := range o.warmup + o.n {
 		// A child's peak RSS counts the harness's own memory at the fork
 		// (see spawnEnv): the 100-call runs' requests, kept by the server,
@@ -444,6 +465,10 @@ func (j jazz) measureOneTurn(o options, srv *chatserver.Server) (oneTurn, error)
 		if err != nil {
 			return oneTurn{}, err
 		}
+		m, err := timeCmd(o.postbase, append(slices.Clone(j.env), postEnv+"="+url))
+		if err != nil {
+			return oneTurn{}, err
+		}
 		h, err := j.exec(hundredArgs...)
 		if err != nil {
 			return oneTurn{}, err
@@ -457,9 +482,10 @@ func (j jazz) measureOneTurn(o options, srv *chatserver.Server) (oneTurn, error)
 			continue
 		}
 		sp, se, sh, wb = append(sp, p), append(se, e), append(sh, h), append(wb, b)
+		wm = append(wm, m)
 		sbp, sbe, sbh = append(sbp, bp), append(sbe, be), append(sbh, bh)
 	}
-	r := oneTurn{plain: summarizeRuns(sp), events: summarizeRuns(se), hundred: summarizeRuns(sh), post: summarize(wb, 0)}
+	r := oneTurn{plain: summarizeRuns(sp), events: summarizeRuns(se), hundred: summarizeRuns(sh), post: summarize(wb, 0), minimal: summarize(wm, 0)}
 	if o.base != "" {
 		r.basePlain, r.baseEvents, r.baseHundred = summarizeRuns(sbp), summarizeRuns(sbe), summarizeRuns(sbh)
 	}

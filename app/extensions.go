@@ -172,7 +172,10 @@ func customTools(o RunOptions, builtins *tools.Registry, iso *isolate.Isolator) 
 	}
 	exposed := 0
 	for _, d := range decls {
-		if _, clash := builtins.Lookup(d.Name); clash {
+		// builtins may hold only the groups the agent lists (see
+		// agentBuiltins); a name is taken whether or not its group was
+		// built.
+		if _, clash := builtins.Lookup(d.Name); clash || isBuiltin(d.Name) {
 			return nil, fmt.Errorf("custom tool %q has the name of a built-in tool; rename it: %w", d.Name, config.ErrInvalid)
 		}
 		if listed[d.Name] {

@@ -230,7 +230,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	parent := runParent(o.Traceparent, getenv, func(msg string) { warn("", msg) })
 
 	r.dl = deadline.New(o.Timeout)
-	reg, err := BuiltinRegistry(o)
+	reg, err := agentBuiltins(o, o.Agent.Config.Tools)
 	if err != nil {
 		return err
 	}

@@ -21,20 +21,120 @@ import (
 // BuiltinRegistry is every built-in tool; an agent gets the subset it
 // lists (plus the hidden twins of its pairs).
 func BuiltinRegistry(o RunOptions) (*tools.Registry, error) {
-	var all []tools.Tool
-	all = append(all, readtools.Tools()...)
-	all = append(all, writetools.Tools()...)
-	all = append(all, shelltool.Tools(shelltool.Options{})...)
-	all = append(all, gittools.Tools(gittools.Options{})...)
-	all = append(all, sessiontools.Tools()...)
+	return builtins(o, func(int) bool { return true })
+}
+
+// The built-in tools come in groups, one per package, numbered in
+// registration order. A run builds only the groups that define a name
+// its agent lists: building every tool's description and schema, and
+// copying them from registry to registry, was a tenth of what a
+// one-turn run allocated.
+const (
+	groupRead = iota
+	groupWrite
+	groupShell
+	groupGit
+	groupSession
+	groupWeb
+	builtinGroups // how many there are
+)
+
+// groupNames is every name a group defines, hidden twins included,
+// separated by spaces; TestBuiltinGroups keeps it equal to what
+// buildGroup returns.
+func groupNames(g int) string {
+	switch g {
+	case groupRead:
+		return "pwd cd read_file head tail stat ls find glob grep"
+	case groupWrite:
+		return "write_file execute_write_file edit_file execute_edit_file mkdir execute_mkdir rm execute_rm mv execute_mv cp execute_cp"
+	case groupShell:
+		return "execute_command execute_execute_command"
+	case groupGit:
+		return "git_status git_log git_diff git_branch git_blame git_reflog git_tag_list git_add execute_git_add " +
+			"git_commit execute_git_commit git_push execute_git_push git_pull execute_git_pull git_checkout execute_git_checkout " +
+			"git_merge execute_git_merge git_rm execute_git_rm git_tag execute_git_tag"
+	case groupSession:
+		return "manage_todos list_todos context_info get_time summarize_context update_task_state update_work_state"
+	case groupWeb:
+		return "web_fetch http_request"
+	}
+	return ""
+}
+
+// buildGroup builds group g's tools.
+func buildGroup(g int, web webtools.Options) []tools.Tool {
+	switch g {
+	case groupRead:
+		return readtools.Tools()
+	case groupWrite:
+		return writetools.Tools()
+	case groupShell:
+		return shelltool.Tools(shelltool.Options{})
+	case groupGit:
+		return gittools.Tools(gittools.Options{})
+	case groupSession:
+		return sessiontools.Tools()
+	case groupWeb:
+		return webtools.Tools(web)
+	}
+	return nil
+}
+
+// defines says whether group g defines name.
+func defines(g int, name string) bool {
+	for rest := groupNames(g); rest != ""; {
+		var n string
+		n, rest, _ = strings.Cut(rest, " ")
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// isBuiltin says whether jazz defines a built-in tool (or hidden twin)
+// of that name, without building any.
+func isBuiltin(name string) bool {
+	for g := range builtinGroups {
+		if defines(g, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// agentBuiltins is the groups of BuiltinRegistry that define a name of
+// listed: every name listed that BuiltinRegistry has, this has, with the
+// same tool, and the names keep their order.
+func agentBuiltins(o RunOptions, listed []string) (*tools.Registry, error) {
+	return builtins(o, func(g int) bool {
+		for _, n := range listed {
+			if defines(g, strings.TrimSpace(n)) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// builtins builds the groups want takes, in registration order.
+func builtins(o RunOptions, want func(group int) bool) (*tools.Registry, error) {
 	// JAZZ_NET_ALLOW: ranges the user lets the web tools reach despite
 	// the address rules; neither the model nor a project config sets it.
+	// A bad value fails every run, with web tools or not.
 	getenv := getenvOf(o)
 	allow, err := webtools.ParseAllow(getenv("JAZZ_NET_ALLOW"))
 	if err != nil {
 		return nil, err
 	}
-	all = append(all, webtools.Tools(webtools.Options{Allow: allow, Getenv: getenv})...)
+	web := webtools.Options{Allow: allow, Getenv: getenv}
+	var all []tools.Tool
+	for g := range builtinGroups {
+		if want(g) {
+			all = append(all, buildGroup(g, web)...)
+		}
+	}
 	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		return nil, fmt.Errorf("build tool registry: %w", err)

@@ -87,9 +87,9 @@ func (r *Run) Receive(c *actor.Context) {
 		// tombstone, see supervisor.Recover), so the root's own stop is
 		// the only one that stops them, and it waits for both.
 		r.gate = c.SpawnChild(r.cfg.Gate, "gate", actor.WithID("gate"),
-			actor.WithMiddleware(supervisor.Recover(r.cfg.Place, nil)))
+			actor.WithMiddleware(supervisor.Recover(r.cfg.Place, nil)), actor.WithInboxSize(childInbox))
 		r.agent = c.SpawnChild(r.cfg.Agent(r.gate, c.PID()), "agent", actor.WithID("top"),
-			actor.WithMiddleware(supervisor.Recover(r.cfg.Place, nil)))
+			actor.WithMiddleware(supervisor.Recover(r.cfg.Place, nil)), actor.WithInboxSize(childInbox))
 		c.Send(r.agent, r.cfg.Request)
 	case messages.RunFinished:
 		if r.done || !is(c.Sender(), r.agent) {

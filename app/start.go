@@ -404,8 +404,11 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 		default:
 		}
 	}
+	// hollywood's default inbox is 1024 slots (24 KB) made up front; the
+	// root sees a handful of messages, and an inbox grows when it must
+	// (it never drops or blocks a message).
 	r.root = engine.Spawn(actors.NewRun(rootCfg), "run", actor.WithID(runID),
-		actor.WithMiddleware(supervisor.Recover(place, report)))
+		actor.WithMiddleware(supervisor.Recover(place, report)), actor.WithInboxSize(16))
 	root.Store(r.root)
 	return nil
 }

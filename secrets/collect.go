@@ -179,7 +179,11 @@ func FromJSON(raw []byte) []string {
 // agents/*.json, credential and seed files, whatever is added later),
 // skipping the conversation and event stores. Every file is opened with
 // safefile, so a FIFO or device planted there is never read.
-func FromHome(ctx context.Context, home string) []string {
+func FromHome(ctx context.Context, home string) []string { return fromHome(ctx, home, nil) }
+
+// fromHome is FromHome; with seen, it also keeps what each file read
+// gave, by path, so that Collect reads no file twice.
+func fromHome(ctx context.Context, home string, seen map[string][]string) []string {
 	if home == "" {
 		return nil
 	}
@@ -208,7 +212,11 @@ func FromHome(ctx context.Context, home string) []string {
 				}
 				files++
 				total += len(b)
-				out = append(out, FromJSON(b)...)
+				found := FromJSON(b)
+				if seen != nil {
+					seen[p] = found
+				}
+				out = append(out, found...)
 			}
 		}
 	}

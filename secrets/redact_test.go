@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -215,5 +216,73 @@ func TestSecretsOfAnyShapeAreCollected(t *testing.T) {
 	}
 	if got := secrets.FromJSON([]byte(`{"apiKeyEnv":"OPENAI_API_KEY","token_env":"GITHUB_TOKEN"}`)); len(got) != 0 {
 		t.Errorf("FromJSON took variable names under keys that name variables: %q", got)
+	}
+}
+
+// TestCollectIsEveryPartOnItsOwn: Collect reads a config file in
+// JAZZ_HOME once for both of its roles (a file of the home, a config file
+// read) and walks its documents instead of marshalling them; what it
+// knows is still exactly each source collected on its own, the way
+// Collect first did it.
+func TestCollectIsEveryPartOnItsOwn(t *testing.T) {
+	home := t.TempDir()
+	elsewhere := t.TempDir()
+	global := filepath.Join(home, "config.json")
+	project := filepath.Join(elsewhere, "config.json")
+	plain := filepath.Join(elsewhere, "plain.json")
+	keyFile := filepath.Join(elsewhere, "nkey")
+	write(t, global, `{"llm":{"openai":{"api_key":"sk-global0123456789abcdef"}},"note":"ghp_abcdefghijklmnopqrstuvwxyz0123456789"}`)
+	write(t, filepath.Join(home, "agents", "a.json"), `{"id":"a","config":{"llmApiKeys":{"x":"agent-file-key-0123"}}}`)
+	write(t, project, `{"web_search":{"apiKey":"project-search-key-0123"}}`)
+	write(t, plain, `{"maxIterations":5}`)
+	write(t, keyFile, "SUACSSL3UAHUDXKFSNVUZRF5UHPMWZ6BFDTJ7M6USDXIEDNPPQYYYCU3VY\n")
+	doc := map[string]any{"llm": map[string]any{"anthropic": map[string]string{"api_key": "doc-key-0123456789"}}, "Files": []string{global}}
+	src := secrets.Sources{
+		Environ:   []string{"OPENAI_API_KEY=sk-env0123456789abcdef", "PATH=/usr/bin"},
+		Home:      home,
+		Files:     []string{global, project, plain, filepath.Join(elsewhere, "missing.json")},
+		KeyFiles:  []string{keyFile, ""},
+		Documents: []any{doc, struct{ Token string }{"struct-token-0123456"}},
+		Headers:   map[string]string{"authorization": "Bearer hdr0123456789"},
+		Values:    []string{"known-value-0123456"},
+	}
+	got := secrets.Collect(context.Background(), src)
+
+	// Each source on its own.
+	vals := append([]string{}, src.Values...)
+	vals = append(vals, secrets.FromEnviron(src.Environ)...)
+	vals = append(vals, secrets.FromHome(context.Background(), home)...)
+	vals = append(vals, secrets.FromHeaders(src.Headers)...)
+	var guarded []string
+	for _, f := range src.Files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if found := secrets.FromJSON(b); secrets.NewRedactor(found...).Len() > 0 {
+			vals = append(vals, found...)
+			guarded = append(guarded, f)
+		}
+	}
+	b, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals = append(vals, secrets.FromJSON(b)...)
+	guarded = append(guarded, keyFile)
+	for _, d := range src.Documents {
+		vals = append(vals, secrets.RoundTrip(d)...)
+	}
+	want := secrets.NewSet(vals, guarded...)
+
+	if !slices.Equal(got.Files(), want.Files()) || !slices.Equal(got.Files(), []string{global, project, keyFile}) {
+		t.Errorf("guarded %q, want %q", got.Files(), want.Files())
+	}
+	probe := strings.Join(vals, " | ")
+	if g, w := got.Redact(probe), want.Redact(probe); g != w || got.Redactor().Len() != want.Redactor().Len() {
+		t.Errorf("Collect redacts\n %q\nthe parts redact\n %q", g, w)
+	}
+	if got.Redact(probe) == probe {
+		t.Error("nothing was redacted: the test compares nothing")
 	}
 }

@@ -44,11 +44,18 @@ type Sources struct {
 func Collect(ctx context.Context, src Sources) *Set {
 	vals := slices.Clone(src.Values)
 	vals = append(vals, FromEnviron(src.Environ)...)
-	vals = append(vals, FromHome(ctx, src.Home)...)
+	// The config file in JAZZ_HOME is one of src.Files too: it is read
+	// once.
+	inHome := map[string][]string{}
+	vals = append(vals, fromHome(ctx, src.Home, inHome)...)
 	vals = append(vals, FromHeaders(src.Headers)...)
 	var guarded []string
 	for _, f := range src.Files {
-		if found := fromFile(ctx, f); NewRedactor(found...).Len() > 0 {
+		found, read := inHome[f]
+		if !read {
+			found = fromFile(ctx, f)
+		}
+		if NewRedactor(found...).Len() > 0 {
 			vals = append(vals, found...)
 			guarded = append(guarded, f)
 		}
@@ -60,9 +67,7 @@ func Collect(ctx context.Context, src Sources) *Set {
 		}
 	}
 	for _, d := range src.Documents {
-		if b, err := json.Marshal(d); err == nil {
-			vals = append(vals, FromJSON(b)...)
-		}
+		vals = append(vals, fromDocument(d)...)
 	}
 	return &Set{redactor: NewRedactor(vals...), files: guarded}
 }

@@ -1,0 +1,22 @@
+package secrets
+
+import "encoding/json"
+
+// FromDocument is fromDocument, for the external tests.
+func FromDocument(d any) []string { return fromDocument(d) }
+
+// Walks says whether fromDocument takes d without the round trip.
+func Walks(d any) bool {
+	w := docWalker{}
+	return w.walkValue(d)
+}
+
+// RoundTrip is what Collect did with a document before fromDocument:
+// marshal it, and FromJSON what came out.
+func RoundTrip(d any) []string {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil
+	}
+	return FromJSON(b)
+}

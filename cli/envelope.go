@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"io"
 	"strings"
 
@@ -85,8 +84,8 @@ func successOf(f messages.RunFinished, cost float64) successEnvelope {
 // writeRunFailure prints a failed run's envelope: msg, and what the run
 // (if it started) spent and did; f is zero for a run that never started.
 func writeRunFailure(w io.Writer, msg string, f messages.RunFinished, cost float64) {
-	b, _ := json.Marshal(runFailureEnvelope{OK: false, Error: msg, StopReason: stopReasonOr(f.StopReason, messages.StopError), Answer: f.Answer,
-		CostUSD: cost, TokenUsage: usageOf(f.Usage), ToolCalls: callViews(f.ToolCalls), Declined: callViews(f.Declined)})
+	b, _ := runFailureEnvelope{OK: false, Error: msg, StopReason: stopReasonOr(f.StopReason, messages.StopError), Answer: f.Answer,
+		CostUSD: cost, TokenUsage: usageOf(f.Usage), ToolCalls: callViews(f.ToolCalls), Declined: callViews(f.Declined)}.appendJSON(nil)
 	_, _ = w.Write(append(b, '\n'))
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -397,7 +396,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		if o.Ephemeral {
 			env.Messages = transcriptOf(out.RunFinished, prompt)
 		}
-		b, err := json.Marshal(env)
+		b, err := env.appendJSON(make([]byte, 0, 256))
 		if err != nil {
 			return failRun("encode result: "+err.Error(), out.RunFinished, cost)
 		}

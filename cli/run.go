@@ -278,7 +278,15 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if err != nil {
 		return fail(err.Error(), 0)
 	}
-	if err := config.CheckHome(home); err != nil {
+	// A run writes to JAZZ_HOME only when it saves a conversation, and
+	// that save comes after the model's answer: then a probe file checks
+	// now that it will go through (a full disk too), so nothing is paid
+	// for and lost. Any other run only needs home to accept writes.
+	checkHome := config.CheckHomeAccess
+	if strings.TrimSpace(o.Conversation) != "" {
+		checkHome = config.CheckHome
+	}
+	if err := checkHome(home); err != nil {
 		return fail(err.Error(), 0)
 	}
 	cfg, warnings, err := config.Load(loadCtx, config.LoadOptions{Home: home, ConfigFlag: o.ConfigPath, Getenv: getenv, Cwd: d.Cwd, Debug: o.Debug})

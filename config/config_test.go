@@ -79,6 +79,45 @@ func TestCheckWritable(t *testing.T) {
 	})
 }
 
+func TestCheckHomeAccess(t *testing.T) {
+	t.Run("creates a missing home and writes nothing", func(t *testing.T) {
+		home := filepath.Join(t.TempDir(), "a", "b")
+		if err := CheckHomeAccess(home); err != nil {
+			t.Fatal(err)
+		}
+		if entries, err := os.ReadDir(home); err != nil || len(entries) != 0 {
+			t.Fatalf("home %v, entries %v", err, entries)
+		}
+	})
+	t.Run("parent is a file", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), "file")
+		os.WriteFile(f, nil, 0o600)
+		home := filepath.Join(f, "home")
+		wantNotWritable(t, CheckHomeAccess(home), home)
+	})
+	t.Run("read-only directory", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			// root ignores mode bits: e2e's TestHeadlessReadOnlyHome
+			// mounts a read-only home instead.
+			t.Skip("root may write any directory")
+		}
+		home := t.TempDir()
+		os.Chmod(home, 0o500)
+		t.Cleanup(func() { os.Chmod(home, 0o700) })
+		wantNotWritable(t, CheckHomeAccess(home), home)
+	})
+	t.Run("a home others may write is refused", func(t *testing.T) {
+		home := t.TempDir()
+		os.Chmod(home, 0o777)
+		if err := CheckHomeAccess(home); err == nil || errors.Is(err, ErrNotWritable) {
+			t.Fatalf("err = %v, want the ownership refusal", err)
+		}
+		if a, b := CheckHomeAccess(home), CheckHome(home); a == nil || b == nil || a.Error() != b.Error() {
+			t.Errorf("CheckHomeAccess says %v, CheckHome %v", a, b)
+		}
+	})
+}
+
 func wantNotWritable(t *testing.T, err error, home string) {
 	t.Helper()
 	if err == nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -438,4 +439,85 @@ func TestHeadlessReadOnlyHome(t *testing.T) {
 			t.Errorf("error = %q, want the path and the reason", env.Error)
 		}
 	})
+	// A run without a conversation checks home without a probe file
+	// (config.CheckHomeAccess): a read-only mount still fails it at the
+	// start, with the same message.
+	t.Run("read-only mount, no conversation", func(t *testing.T) {
+		inNamespace(t)
+		script := `mount --bind "$JAZZ_HOME" "$JAZZ_HOME" && mount -o remount,bind,ro "$JAZZ_HOME" && exec "$0" "$@"`
+		r := hlShell(t, e, script, "run", "--json", "--agent", "r", "hi")
+		env := r.failure(t)
+		if !strings.Contains(env.Error, e.home) || !strings.Contains(env.Error, "not writable") || !strings.Contains(env.Error, "read-only file system") {
+			t.Errorf("error = %q, want the path and the reason", env.Error)
+		}
+	})
+	// What the probe file protects: a conversation is saved after the
+	// model answered, so a home that cannot take the save (here a full
+	// tmpfs) fails the run before it starts; a run that writes nothing
+	// there goes through.
+	t.Run("full home", func(t *testing.T) {
+		inNamespace(t)
+		full := filepath.Join(t.TempDir(), "full-home")
+		if err := os.Mkdir(full, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		script := `mount -t tmpfs -o size=256k,mode=0700 tmpfs "$FULL" && cp -r "$JAZZ_HOME"/. "$FULL" && ` +
+			`{ dd if=/dev/zero of="$FULL/.fill" bs=4096 2>/dev/null; true; } && JAZZ_HOME="$FULL" exec "$0" "$@"`
+		e := *e
+		e.extra = append(append([]string{}, e.extra...), "FULL="+full)
+		r := hlShell(t, &e, script, "run", "--json", "--agent", "r", "--conversation", "c1", "hi")
+		env := r.failure(t)
+		if !strings.Contains(env.Error, full) || !strings.Contains(env.Error, "not writable") || !strings.Contains(env.Error, "no space left on device") {
+			t.Errorf("error = %q, want the path and the reason", env.Error)
+		}
+		r = hlShell(t, &e, script, "run", "--json", "--agent", "r", "hi")
+		if r.code != 0 || r.envelope(t).Answer != "fine" {
+			t.Errorf("a run that saves nothing, on a full home: exit %d: %s %s", r.code, r.stdout, r.stderr)
+		}
+	})
+}
+
+// inNamespace skips a test that needs a private mount namespace where
+// there is none.
+func inNamespace(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare not available")
+	}
+	if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
+		t.Skipf("no mount namespaces here: %v", err)
+	}
+}
+
+// hlShell runs script in a private mount namespace (its mounts die with
+// it); the script ends by exec'ing jazz with args.
+func hlShell(t *testing.T, e *hlEnv, script string, args ...string) hlResult {
+	t.Helper()
+	cmd := exec.Command("unshare", append([]string{"-m", "sh", "-c", script, e.bin}, args...)...)
+	cmd.Env = e.environ()
+	cmd.Dir = e.cwd
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if strings.Contains(stderr.String(), "mount:") {
+		t.Skipf("cannot mount here: %s", stderr.String())
+	}
+	r := hlResult{stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// failure is the failure envelope of a run that must have failed.
+func (r hlResult) failure(t *testing.T) hlEnvelope {
+	t.Helper()
+	var env hlEnvelope
+	if r.code == 0 || json.Unmarshal([]byte(r.stdout), &env) != nil || env.OK == nil || *env.OK {
+		t.Fatalf("exit %d, stdout = %q, stderr = %q", r.code, r.stdout, r.stderr)
+	}
+	return env
 }

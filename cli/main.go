@@ -54,7 +54,7 @@ func Main() int {
 	d := Deps{IO: iostreams.System(), Getenv: os.Getenv, Cwd: cwd}
 	// One command tree for both the look at the command's name and the
 	// run: building it costs every process a few hundred microseconds.
-	root := NewRootCmd(d)
+	root := mainRoot(d, os.Args[1:])
 	name := selected(root, os.Args[1:]).Name()
 	if name == "run" || name == "worker" {
 		// jazz run is plain by contract, and so is any jazz a tool starts
@@ -154,7 +154,20 @@ func jsonStderr(args []string) bool {
 }
 
 // NewRootCmd builds the command tree.
-func NewRootCmd(d Deps) *cobra.Command {
+func NewRootCmd(d Deps) *cobra.Command { return newRoot(d, false) }
+
+// mainRoot is the tree Main runs args on. `jazz run` is what scripts and
+// bridges start over and over, and its tree holds only itself: the other
+// commands' flags and completions were ~90 KB of every run's start. A
+// run's flags, help, errors and envelope are those of the whole tree
+// (TestRunOnlyTreeIsTheWholeTree); everything else, completion
+// (`jazz __complete run …`) included, gets the whole tree.
+func mainRoot(d Deps, args []string) *cobra.Command {
+	return newRoot(d, len(args) > 0 && args[0] == "run")
+}
+
+// newRoot builds the command tree, or with runOnly the root and `run`.
+func newRoot(d Deps, runOnly bool) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "jazz",
 		Short:         "jazz runs LLM agents whose every mutation passes an approval gate",
@@ -168,6 +181,14 @@ func NewRootCmd(d Deps) *cobra.Command {
 	root.PersistentFlags().BoolP("verbose", "v", false, "info-level log on stderr (jazz's and the actor engine's)")
 	root.PersistentFlags().Bool("no-tui", false, "plain output; sets JAZZ_NO_TUI=1 for what jazz starts (jazz run always does)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err: err, cmd: cmd.CommandPath()} })
+	if runOnly {
+		// The completion command and the value completions serve only
+		// `jazz completion` and `jazz __complete`, which are not `jazz run`.
+		root.CompletionOptions.DisableDefaultCmd = true
+		root.AddCommand(NewRunCmd(d, nil))
+		describeCommands(root)
+		return root
+	}
 	root.AddCommand(NewRunCmd(d, nil), NewAgentCmd(d), NewTrustCmd(d), NewUntrustCmd(d), NewBusCmd(d), NewApprovalsCmd(d), NewMCPCmd(d), NewVersionCmd(d),
 		NewWorkerCmd(d), NewWorkersCmd(d), NewToolsCmd(d), NewConversationCmd(d))
 	registerCompletions(root, d)

@@ -65,7 +65,7 @@ func (w *docWalker) walk(v reflect.Value, secret bool, key string, depth int) bo
 	case reflect.TypeFor[json.Number]():
 		return false // a string written as a number
 	}
-	if marshals(t) || t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && marshals(reflect.PointerTo(t)) {
+	if mayMarshal(t) {
 		return false
 	}
 	switch v.Kind() {
@@ -153,6 +153,20 @@ func (w *docWalker) fields(v reflect.Value, secret bool, depth int) bool {
 		}
 	}
 	return true
+}
+
+// mayMarshal says whether t, or a pointer to it, writes itself
+// (encoding/json calls the method). Predeclared and unnamed types other
+// than pointers and structs have no methods: they are not asked, as
+// reflect.PointerTo would make a new type for each of them.
+func mayMarshal(t reflect.Type) bool {
+	switch k := t.Kind(); {
+	case k == reflect.Pointer || k == reflect.Interface:
+		return marshals(t)
+	case t.PkgPath() == "" && k != reflect.Struct:
+		return false
+	}
+	return marshals(t) || marshals(reflect.PointerTo(t))
 }
 
 // marshals says whether t writes itself (encoding/json calls the method).

@@ -130,6 +130,17 @@ func (s selfWriting) MarshalJSON() ([]byte, error) {
 
 type ptrWriting struct{ Secret string }
 
+// ownList is a named slice that writes itself.
+type ownList []string
+
+func (ownList) MarshalJSON() ([]byte, error) { return []byte(`{"token":"own-list-token-value"}`), nil }
+
+// ptrMap writes itself through a pointer, which encoding/json takes when
+// the map is addressable (a slice element).
+type ptrMap map[string]string
+
+func (*ptrMap) MarshalJSON() ([]byte, error) { return []byte(`{"token":"ptr-map-token-value"}`), nil }
+
 func (s *ptrWriting) MarshalJSON() ([]byte, error) {
 	return []byte(`{"password":"ptr-written-secret"}`), nil
 }
@@ -227,6 +238,9 @@ func TestFromDocumentFallsBack(t *testing.T) {
 		map[string]selfWriting{"a": {Secret: "self-written-secret"}},
 		map[string]*ptrWriting{"a": {Secret: "x"}},
 		[]ptrWriting{{Secret: "y"}},
+		map[string]ownList{"apiKey": {"listed-secret-value"}},
+		[]ptrMap{{"apiKey": "map-secret-value"}},
+		map[string]ptrMap{"apiKey": {"apiKey": "map-secret-value"}},
 		withEmbedded{Embedded: Embedded{Password: "embedded-password"}, Password: "outer-password"},
 		withShadowed{Embedded: Embedded{Password: "shadowed-password"}, Password: "outer-password"},
 		tagSkip{A: sec, P: "skip-neighbour-secret"},

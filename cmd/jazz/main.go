@@ -12,8 +12,9 @@ import (
 func main() {
 	// Only the real process: cli.Main's in-process callers (tests) keep
 	// their own GC settings and heap.
-	firstgc.Defer(os.Getenv)
-	// After Defer: its ballast counts toward the raised first GC goal.
-	hugeheap.Extend()
+	if firstgc.Defer(os.Getenv) {
+		// Only after a raised first goal: the ballast counts toward it.
+		hugeheap.Advise(os.Getenv)
+	}
 	os.Exit(cli.Main())
 }

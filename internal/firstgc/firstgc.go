@@ -27,15 +27,17 @@ const Percent = 400
 type marker struct{ _ *byte }
 
 // Defer raises the GC percentage to Percent until the first collection
-// ends, then puts back the one in force before. A GOGC in the
-// environment is the user's choice and is left alone (GOMEMLIMIT is never
-// touched: a memory limit still triggers collections as it would).
-func Defer(getenv func(string) string) {
+// ends, then puts back the one in force before, and reports whether it
+// did. A GOGC in the environment is the user's choice and is left alone
+// (GOMEMLIMIT is never touched: a memory limit still triggers collections
+// as it would).
+func Defer(getenv func(string) string) bool {
 	if getenv("GOGC") != "" {
-		return
+		return false
 	}
 	prev := debug.SetGCPercent(Percent)
 	// The cleanup runs once the first cycle has found m unreachable,
 	// which is as soon as Defer returns.
 	runtime.AddCleanup(new(marker), func(p int) { debug.SetGCPercent(p) }, prev)
+	return true
 }

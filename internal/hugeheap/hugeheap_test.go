@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"unsafe"
 )
 
 // vma is one mapping of /proc/self/smaps.
@@ -94,72 +96,45 @@ func needTHP(t *testing.T) {
 	if err != nil {
 		t.Skipf("this kernel has no transparent huge pages: %v", err)
 	}
-	if advised.errno != 0 {
-		t.Fatalf("madvise failed with errno %d on a kernel with THP (%s)", advised.errno, bytes.TrimSpace(b))
+	if bytes.Contains(b, []byte("[never]")) {
+		t.Skip("transparent huge pages are off on this system")
 	}
 }
 
-// The heap chunk package inits allocate in is advised, and the front was
-// moved out of the huge page the runtime had started in small pages.
-func TestInitAdvisesTheChunkInitsAllocateIn(t *testing.T) {
+// After Advise, fresh allocations land in the newly advised chunk, so the
+// run's own allocations are in memory the kernel may back with huge pages.
+func TestAdviseMovesAllocationIntoAFreshAdvisedChunk(t *testing.T) {
 	if !inChild(t) {
 		return
 	}
 	needTHP(t)
-	if advised.initChunk == 0 {
-		t.Fatal("init advised nothing")
+	a := Advise(func(string) string { return "" })
+	if a.Chunk == 0 {
+		t.Fatalf("Advise advised nothing: %s", a.Skipped)
 	}
-	if !advisedHuge(mappingOf(t, advised.initFront)) {
-		t.Fatalf("the mapping at the front init left (%#x) is not advised: %+v", advised.initFront, mappingOf(t, advised.initFront))
-	}
-	if advised.initFront&(hugeBytes-1) != 0 && advised.initFront&(hugeBytes-1) != probeBytes {
-		t.Fatalf("front %#x is neither on a huge page boundary nor %d bytes past one", advised.initFront, probeBytes)
-	}
-}
-
-// After Extend, a fresh allocation lands in the newly advised chunk, so
-// the run's own allocations are in memory the kernel may back with huge
-// pages; a second call changes nothing.
-func TestExtendMovesAllocationIntoAFreshAdvisedChunk(t *testing.T) {
-	if !inChild(t) {
-		return
-	}
-	needTHP(t)
-	Extend()
-	chunk := advised.extendChunk
-	if chunk == 0 {
-		t.Fatalf("Extend advised nothing (errno %d)", advised.errno)
-	}
-	if chunk == advised.initChunk {
-		t.Fatalf("Extend advised the chunk init had (%#x)", chunk)
+	if a.Chunk&(chunkBytes-1) != 0 || a.Front < a.Chunk || a.Front >= a.Chunk+chunkBytes {
+		t.Fatalf("chunk %#x or front %#x is off", a.Chunk, a.Front)
 	}
 	fresh := alloc(probeBytes)
 	at := addrOf(fresh)
-	if at < chunk || at >= chunk+chunkBytes {
-		t.Fatalf("a fresh %d-byte allocation is at %#x, outside the advised chunk %#x-%#x", probeBytes, at, chunk, chunk+chunkBytes)
+	if at < a.Chunk || at >= a.Chunk+chunkBytes {
+		t.Fatalf("a fresh %d-byte allocation is at %#x, outside the advised chunk %#x-%#x", probeBytes, at, a.Chunk, a.Chunk+chunkBytes)
 	}
-	m := mappingOf(t, at)
-	if !advisedHuge(m) {
+	if m := mappingOf(t, at); !advisedHuge(m) {
 		t.Fatalf("the mapping of a fresh allocation is not advised: %+v", m)
 	}
-	// Touch it: where the kernel has a huge page to give, the mapping now
-	// holds one. Not asserted: availability is the kernel's.
-	for i := range fresh {
-		fresh[i] = 1
-	}
-	t.Logf("advised chunk %#x; AnonHugePages of its mapping after a touch: %s", chunk, mappingOf(t, at).anonHuge)
 	// Small objects come from spans the runtime takes from the lowest free
 	// pages; nearly all of them must be in advised memory too (a few may
 	// fill holes below the front).
 	var small [][]byte
-	for range 512 {
+	for range 256 {
 		small = append(small, alloc(4096))
 	}
 	maps, in := mappings(t), 0
 	for _, b := range small {
-		a := addrOf(b)
+		p := addrOf(b)
 		for _, m := range maps {
-			if m.start <= a && a < m.end && advisedHuge(m) {
+			if m.start <= p && p < m.end && advisedHuge(m) {
 				in++
 				break
 			}
@@ -168,21 +143,37 @@ func TestExtendMovesAllocationIntoAFreshAdvisedChunk(t *testing.T) {
 	if in < len(small)*9/10 {
 		t.Fatalf("only %d of %d fresh 4 KB objects are in advised memory", in, len(small))
 	}
-	Extend()
-	if advised.extendChunk != chunk {
-		t.Fatalf("a second Extend moved the advised chunk to %#x", advised.extendChunk)
+	// Touch one: where the kernel has a huge page to give, the mapping now
+	// holds one. Not asserted: availability is the kernel's.
+	for i := range fresh {
+		fresh[i] = 1
+	}
+	t.Logf("advised chunk %#x; AnonHugePages of its mapping after a touch: %s", a.Chunk, mappingOf(t, at).anonHuge)
+}
+
+// The opt-outs: Go's own switch against huge pages, and a memory limit
+// (the ballast would count toward it).
+func TestAdviseHonoursOptOuts(t *testing.T) {
+	for _, env := range []map[string]string{
+		{"GODEBUG": "disablethp=1"},
+		{"GODEBUG": "gctrace=0,disablethp=1"},
+		{"GOMEMLIMIT": "100MiB"},
+	} {
+		a := Advise(func(k string) string { return env[k] })
+		if a.Chunk != 0 || a.Skipped == "" {
+			t.Errorf("with %v Advise advised %#x (skipped %q)", env, a.Chunk, a.Skipped)
+		}
+	}
+	if disabledByGODEBUG("disablethp=1,disablethp=0") || !disabledByGODEBUG("x=1, disablethp=1") {
+		t.Error("disablethp: the last setting must win")
 	}
 }
 
-// The package's init must run before every other package that allocates,
-// which the toolchain guarantees only to a package that imports nothing
-// (inits go in import-path order among packages whose imports are done).
-func TestImportsNothing(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, ".").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	if got := strings.TrimSpace(string(out)); got != "unsafe" {
-		t.Fatalf("hugeheap imports %q; it must import only unsafe so that its init runs first", got)
+// madvise reports the kernel's errors: an unaligned address is EINVAL.
+func TestMadviseReportsErrors(t *testing.T) {
+	if e := madvise(uintptr(unsafe.Pointer(&probe))+1, 4096, madvHugepage); e != syscall.EINVAL {
+		t.Fatalf("madvise of an unaligned address returned %v, want EINVAL", e)
 	}
 }
+
+var probe [8192]byte

@@ -2,13 +2,16 @@
 
 package hugeheap
 
+import "syscall"
+
 const (
 	supported    = true
-	madvHugepage = 14 // MADV_HUGEPAGE
+	madvHugepage = syscall.MADV_HUGEPAGE
 )
 
-// madvise is the raw system call, in assembly so that this package needs
-// no import (see the package comment). It returns the errno, or 0.
-//
-//go:noescape
-func madvise(addr, n uintptr, advice int) int
+// madvise is the system call on an address range; syscall.Madvise takes
+// a slice, which would need a pointer made from a uintptr.
+func madvise(addr, n uintptr, advice int) syscall.Errno {
+	_, _, e := syscall.Syscall(syscall.SYS_MADVISE, addr, n, uintptr(advice))
+	return e
+}

@@ -2,9 +2,11 @@
 
 package hugeheap
 
+import "syscall"
+
 const (
 	supported    = false
 	madvHugepage = 0
 )
 
-func madvise(addr, n uintptr, advice int) int { return 0 }
+func madvise(addr, n uintptr, advice int) syscall.Errno { return 0 }

@@ -54,6 +54,7 @@ var ErrMissingKey = errors.New("missing API key")
 
 // vendor is one OpenAI-compatible endpoint.
 type vendor struct {
+	name    string
 	baseURL string
 	keyEnv  string
 	// urlEnv overrides baseURL when the config has none.
@@ -64,31 +65,35 @@ type vendor struct {
 	reasoning func(effort string) map[string]any
 }
 
-// vendors lists the providers Open knows. Built per call: no package state.
-func vendors() map[string]vendor {
-	return map[string]vendor{
-		"openai":     {baseURL: "https://api.openai.com/v1", keyEnv: "OPENAI_API_KEY", urlEnv: "OPENAI_BASE_URL"},
-		"openrouter": {baseURL: "https://openrouter.ai/api/v1", keyEnv: "OPENROUTER_API_KEY", reasoning: openRouterReasoning},
-		"anthropic":  {baseURL: anthropic.DefaultBaseURL, keyEnv: "ANTHROPIC_API_KEY", urlEnv: "ANTHROPIC_BASE_URL"},
-		"gemini":     {baseURL: "https://generativelanguage.googleapis.com/v1beta/openai", keyEnv: "GOOGLE_GENERATIVE_AI_API_KEY", reasoning: noneToDisable},
-		"xai":        {baseURL: "https://api.x.ai/v1", keyEnv: "XAI_API_KEY"},
-		"ai_gateway": {baseURL: "https://ai-gateway.vercel.sh/v1", keyEnv: "AI_GATEWAY_API_KEY"},
-		"alibaba":    {baseURL: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", keyEnv: "ALIBABA_API_KEY"},
-		"cerebras":   {baseURL: "https://api.cerebras.ai/v1", keyEnv: "CEREBRAS_API_KEY"},
-		"deepseek":   {baseURL: "https://api.deepseek.com/v1", keyEnv: "DEEPSEEK_API_KEY"},
-		"fireworks":  {baseURL: "https://api.fireworks.ai/inference/v1", keyEnv: "FIREWORKS_API_KEY"},
-		"groq":       {baseURL: "https://api.groq.com/openai/v1", keyEnv: "GROQ_API_KEY"},
-		"minimax":    {baseURL: "https://api.minimax.io/v1", keyEnv: "MINIMAX_API_KEY"},
-		"mistral":    {baseURL: "https://api.mistral.ai/v1", keyEnv: "MISTRAL_API_KEY"},
-		"moonshotai": {baseURL: "https://api.moonshot.ai/v1", keyEnv: "MOONSHOT_API_KEY"},
-		"togetherai": {baseURL: "https://api.together.xyz/v1", keyEnv: "TOGETHER_AI_API_KEY"},
-		"zhipuai":    {baseURL: "https://open.bigmodel.cn/api/paas/v4", keyEnv: "ZHIPU_API_KEY"},
-		"ollama": {
+// vendorCount is how many providers vendorTable lists.
+const vendorCount = 18
+
+// vendorTable lists the providers Open knows, by value: no package state,
+// and no map built at every look-up (a run looks a few up).
+func vendorTable() [vendorCount]vendor {
+	return [...]vendor{
+		{name: "openai", baseURL: "https://api.openai.com/v1", keyEnv: "OPENAI_API_KEY", urlEnv: "OPENAI_BASE_URL"},
+		{name: "openrouter", baseURL: "https://openrouter.ai/api/v1", keyEnv: "OPENROUTER_API_KEY", reasoning: openRouterReasoning},
+		{name: "anthropic", baseURL: anthropic.DefaultBaseURL, keyEnv: "ANTHROPIC_API_KEY", urlEnv: "ANTHROPIC_BASE_URL"},
+		{name: "gemini", baseURL: "https://generativelanguage.googleapis.com/v1beta/openai", keyEnv: "GOOGLE_GENERATIVE_AI_API_KEY", reasoning: noneToDisable},
+		{name: "xai", baseURL: "https://api.x.ai/v1", keyEnv: "XAI_API_KEY"},
+		{name: "ai_gateway", baseURL: "https://ai-gateway.vercel.sh/v1", keyEnv: "AI_GATEWAY_API_KEY"},
+		{name: "alibaba", baseURL: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", keyEnv: "ALIBABA_API_KEY"},
+		{name: "cerebras", baseURL: "https://api.cerebras.ai/v1", keyEnv: "CEREBRAS_API_KEY"},
+		{name: "deepseek", baseURL: "https://api.deepseek.com/v1", keyEnv: "DEEPSEEK_API_KEY"},
+		{name: "fireworks", baseURL: "https://api.fireworks.ai/inference/v1", keyEnv: "FIREWORKS_API_KEY"},
+		{name: "groq", baseURL: "https://api.groq.com/openai/v1", keyEnv: "GROQ_API_KEY"},
+		{name: "minimax", baseURL: "https://api.minimax.io/v1", keyEnv: "MINIMAX_API_KEY"},
+		{name: "mistral", baseURL: "https://api.mistral.ai/v1", keyEnv: "MISTRAL_API_KEY"},
+		{name: "moonshotai", baseURL: "https://api.moonshot.ai/v1", keyEnv: "MOONSHOT_API_KEY"},
+		{name: "togetherai", baseURL: "https://api.together.xyz/v1", keyEnv: "TOGETHER_AI_API_KEY"},
+		{name: "zhipuai", baseURL: "https://open.bigmodel.cn/api/paas/v4", keyEnv: "ZHIPU_API_KEY"},
+		{name: "ollama",
 			baseURL: "http://localhost:11434/api", urlEnv: "OLLAMA_BASE_URL", local: true,
 			hint:      "Is Ollama running? Start it with `ollama serve` (and `ollama pull <model>` if the model is missing).",
 			reasoning: noneToDisable,
 		},
-		"llamacpp": {
+		{name: "llamacpp",
 			baseURL: "http://localhost:8080/v1", keyEnv: "LLAMACPP_API_KEY", urlEnv: "LLAMACPP_BASE_URL", local: true,
 			hint:      "Is the llama.cpp server running? Start it with `llama-server -m <model.gguf> --jinja` (tools need --jinja).",
 			reasoning: llamacppReasoning,
@@ -99,8 +104,8 @@ func vendors() map[string]vendor {
 // Names lists the providers Open accepts, sorted.
 func Names() []string {
 	var out []string
-	for n := range vendors() {
-		out = append(out, n)
+	for _, v := range vendorTable() {
+		out = append(out, v.name)
 	}
 	out = append(out, "replay")
 	sort.Strings(out)
@@ -108,7 +113,21 @@ func Names() []string {
 }
 
 // KeyEnv is the env var holding name's API key, "" when it has none.
-func KeyEnv(name string) string { return vendors()[name].keyEnv }
+func KeyEnv(name string) string {
+	v, _ := lookupVendor(name)
+	return v.keyEnv
+}
+
+// lookupVendor finds name in vendorTable.
+func lookupVendor(name string) (vendor, bool) {
+	t := vendorTable()
+	for i := range t {
+		if t[i].name == name {
+			return t[i], true
+		}
+	}
+	return vendor{}, false
+}
 
 // Open builds the provider for name (as split by provider.ParseModelID)
 // and model. It checks settings but does not contact the server; ctx
@@ -125,7 +144,7 @@ func Open(ctx context.Context, name, model string, s Settings) (provider.Provide
 		}
 		return replay.Load(ctx, path)
 	}
-	v, ok := vendors()[name]
+	v, ok := lookupVendor(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown provider %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
@@ -178,7 +197,7 @@ func Open(ctx context.Context, name, model string, s Settings) (provider.Provide
 // `llm.<p>.base_url`, else the provider's env var, else its default ("" for
 // an unknown provider). Ollama's is in OLLAMA_BASE_URL's form (…/api).
 func BaseURL(name string, s Settings) string {
-	v, ok := vendors()[name]
+	v, ok := lookupVendor(name)
 	if !ok {
 		return ""
 	}
@@ -204,7 +223,10 @@ func baseURL(name string, v vendor, s Settings, getenv func(string) string) (bas
 }
 
 // Local says whether name is a local model server (ollama, llamacpp).
-func Local(name string) bool { return vendors()[name].local }
+func Local(name string) bool {
+	v, _ := lookupVendor(name)
+	return v.local
+}
 
 // OllamaOpenAIBase derives Ollama's OpenAI-compatible root from its
 // OLLAMA_BASE_URL form (`http://host:11434/api`, `/api` optional):

@@ -27,11 +27,19 @@ type Redactor struct {
 // NewRedactor builds a Redactor for values. Each is searched for as given
 // and as it appears JSON-escaped and percent-encoded; empty, short and
 // whitespace-only values are ignored.
-func NewRedactor(values ...string) *Redactor {
+func NewRedactor(values ...string) *Redactor { return newRedactor(MinSecretLen, values) }
+
+// NewExactRedactor is NewRedactor without the length floor: for values
+// known to be secret by where they came from (a credential header's
+// value), however short, where replacing an innocent match in the text
+// costs only readability. Empty and whitespace-only values are ignored.
+func NewExactRedactor(values ...string) *Redactor { return newRedactor(1, values) }
+
+func newRedactor(minLen int, values []string) *Redactor {
 	var forms []string
 	for _, v := range values {
 		v = strings.TrimSpace(v)
-		if len(v) < MinSecretLen || !hasLetterOrDigit(v) {
+		if len(v) < minLen || (minLen >= MinSecretLen && !hasLetterOrDigit(v)) {
 			continue
 		}
 		forms = append(forms, v, jsonEscaped(v, true), jsonEscaped(v, false), url.QueryEscape(v), url.PathEscape(v))

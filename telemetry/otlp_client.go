@@ -133,7 +133,9 @@ func headerRedactor(headers map[string]string) *secrets.Redactor {
 			vals = append(vals, f[len(f)-1])
 		}
 	}
-	return secrets.NewRedactor(vals...)
+	// However short: a header value is a credential by where it is, and a
+	// warning that shows one leaks it.
+	return secrets.NewExactRedactor(vals...)
 }
 
 // close stops exports in flight and drops idle connections.
@@ -526,7 +528,11 @@ func allBytesFields(b []byte, field protowire.Number) [][]byte {
 	return out
 }
 
-// scrub takes header values and the run's secrets out of an error's text.
+// scrub takes header values and the run's secrets out of an error's text
+// (nil stays nil).
 func (c *otlpClient) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
 	return errors.New(c.run.String(c.redact.String(err.Error())))
 }

@@ -460,3 +460,41 @@ func FuzzJSONString(f *testing.F) {
 		}
 	})
 }
+
+// TestCollectorWordsNeverShowAHeaderValue: what a collector says back (a
+// partial success's message, an error's text) may echo the credentials it
+// was sent, however short; the warning jazz prints must not.
+func TestCollectorWordsNeverShowAHeaderValue(t *testing.T) {
+	const short = "k3y!9" // under secrets.MinSecretLen
+	headers := map[string]string{"authorization": "Bearer abc12", "x-api-key": short}
+	for _, protocol := range []string{ProtocolHTTPProtobuf, ProtocolHTTPJSON} {
+		t.Run(protocol, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				echo := "rejected for " + r.Header.Get("Authorization") + " and " + r.Header.Get("X-Api-Key")
+				if protocol == ProtocolHTTPJSON {
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprintf(w, `{"partialSuccess":{"rejectedSpans":"1","errorMessage":%q}}`, echo)
+					return
+				}
+				b, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{PartialSuccess: &coltracepb.ExportTracePartialSuccess{RejectedSpans: 1, ErrorMessage: echo}})
+				w.Header().Set("Content-Type", "application/x-protobuf")
+				_, _ = w.Write(b)
+			}))
+			defer srv.Close()
+			e, err := newOTLPSpanExporter(Settings{Protocol: protocol, TracesEndpoint: srv.URL, Headers: headers}, 2*time.Second, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = e.Shutdown(context.Background()) }()
+			_, err = export(t, e)
+			if err == nil || !strings.Contains(err.Error(), "rejected 1 spans") {
+				t.Fatalf("err %v, want the partial success reported", err)
+			}
+			for _, v := range []string{"abc12", short} {
+				if strings.Contains(err.Error(), v) {
+					t.Errorf("the warning shows a header value %q: %v", v, err)
+				}
+			}
+		})
+	}
+}

@@ -56,7 +56,8 @@ func (e *otlpSpanExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	if err != nil {
 		return err
 	}
-	return p.err("spans")
+	// The collector's own words, which may echo what it was sent.
+	return e.c.scrub(p.err("spans"))
 }
 
 // Shutdown ends exports in flight at once; the SDK has flushed before.
@@ -113,7 +114,7 @@ func (e *otlpMetricExporter) Export(ctx context.Context, rm *metricdata.Resource
 	if err != nil {
 		return errors.Join(convErr, err)
 	}
-	return errors.Join(convErr, p.err("data points"))
+	return errors.Join(convErr, e.c.scrub(p.err("data points")))
 }
 
 // ForceFlush has nothing to do: Export holds nothing back.

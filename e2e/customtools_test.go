@@ -128,6 +128,10 @@ func TestCustomToolsConfigErrors(t *testing.T) {
 		{[]any{map[string]any{"name": "x", "description": "d", "handler": map[string]any{"type": "record"}}}, "config.customTools[0].name x must match"},
 		{[]any{map[string]any{"name": "deploy", "description": "d", "handler": map[string]any{"type": "webhook"}}}, `config.customTools[0].handler.type must be "record" or "command", got webhook`},
 		{[]any{map[string]any{"name": "read_file", "description": "d", "handler": map[string]any{"type": "record"}}}, `custom tool "read_file" has the name of a built-in tool`},
+		// The agent lists no git tool, so the run does not build them: the
+		// name is taken all the same.
+		{[]any{map[string]any{"name": "git_commit", "description": "d", "handler": map[string]any{"type": "record"}}}, `custom tool "git_commit" has the name of a built-in tool`},
+		{[]any{map[string]any{"name": "execute_write_file", "description": "d", "handler": map[string]any{"type": "record"}}}, `custom tool "execute_write_file" has the name of a built-in tool`},
 	}
 	for _, tc := range cases {
 		srv := chatserver.New(answer("never"))

@@ -129,8 +129,12 @@ func oracle(body []byte, contentType string) (title, text string, norm func(stri
 	}
 	title, text = oldExtractText(body, ct, true)
 	// x/net decodes a byte order mark into U+FEFF; we drop it, as the
-	// WHATWG decode does.
-	text = collapse(strings.TrimPrefix(text, "\ufeff"))
+	// WHATWG decode does. Only a mark: a U+FEFF after anything else is
+	// page text, and both keep it.
+	if bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) || bytes.HasPrefix(body, []byte("\xfe\xff")) || bytes.HasPrefix(body, []byte("\xff\xfe")) {
+		text = strings.TrimPrefix(text, "\ufeff")
+	}
+	text = collapse(text)
 	norm = func(s string) string { return s }
 	switch e {
 	case encUTF16LE, encUTF16BE:

@@ -44,6 +44,9 @@ const (
 	// DefaultMaxLength and MaxLength bound web_fetch's max_length.
 	DefaultMaxLength = 50000
 	MaxLength        = 200000
+	// maxTitleRunes bounds a page's title; titles of real pages are far
+	// shorter.
+	maxTitleRunes = 1000
 	// ChromeUA is the desktop Chrome 124 User-Agent web_fetch sends.
 	ChromeUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36"
 )
@@ -157,6 +160,9 @@ func fetchHandler(o Options) tools.Handler {
 		}
 		if mt == "text/html" || mt == "application/xhtml+xml" {
 			out.Title, out.Content = extractText(ex.body, ct)
+			// max_length bounds the content; the title needs its own bound,
+			// or an unclosed <title> makes the whole page the title.
+			out.Title, _ = cutRunes(out.Title, maxTitleRunes)
 		} else {
 			out.Content = strings.ToValidUTF8(string(ex.body), "\uFFFD")
 		}

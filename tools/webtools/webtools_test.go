@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jazz-run/jazz/tools"
 )
@@ -127,6 +128,10 @@ func TestWebFetch(t *testing.T) {
 			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			io.WriteString(w, page)
+		case "/untitled-end":
+			// An unclosed <title>: the rest of the page is its text.
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<title>"+strings.Repeat("long title ", 100000))
 		case "/json":
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"a":1}`)
@@ -164,6 +169,9 @@ func TestWebFetch(t *testing.T) {
 	r = run(t, o, "web_fetch", map[string]any{"url": s.URL + "/page", "max_length": 5})
 	if c := r.Value.(FetchResult); c.Content != "Hello" || !c.Truncated {
 		t.Errorf("max_length: %+v", c)
+	}
+	if c := run(t, o, "web_fetch", map[string]any{"url": s.URL + "/untitled-end", "max_length": 10}).Value.(FetchResult); utf8.RuneCountInString(c.Title) != maxTitleRunes || !strings.HasPrefix(c.Title, "long title") {
+		t.Errorf("an unclosed title is %d characters, want %d", utf8.RuneCountInString(c.Title), maxTitleRunes)
 	}
 	if c := run(t, o, "web_fetch", map[string]any{"url": s.URL + "/json"}).Value.(FetchResult); c.Content != `{"a":1}` {
 		t.Errorf("json: %+v", c)

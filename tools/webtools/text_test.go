@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jazz-run/jazz/internal/testutil/linked"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 )
@@ -515,21 +516,5 @@ func FuzzExtractText(f *testing.F) {
 // out of the jazz binary: their package initialization cost every jazz
 // process about 0.3 ms and 130 KB of heap, for web_fetch alone.
 func TestJazzLinksNoXNetHTML(t *testing.T) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, gobin, "list", "-deps", "github.com/jazz-run/jazz/cmd/jazz").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, pkg := range strings.Fields(string(out)) {
-		for _, banned := range []string{"golang.org/x/net/html", "golang.org/x/text/encoding"} {
-			if pkg == banned || strings.HasPrefix(pkg, banned+"/") {
-				t.Errorf("cmd/jazz links %s", pkg)
-			}
-		}
-	}
+	linked.Refuse(t, "golang.org/x/net/html", "golang.org/x/text/encoding")
 }

@@ -3,19 +3,29 @@ package webtools
 import (
 	"bytes"
 	"mime"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
 
-// textEncoding is a character encoding web_fetch decodes by hand. Only
-// these four are carried: golang.org/x/text's decoders (charmap, the East
-// Asian tables, htmlindex) cost every jazz process their package
-// initialization even though only a fetch uses them; charmap alone still
-// runs an init (it copies four encodings into its All list) and adds about
-// 110 KB. A page declaring any other charset is read as if it declared
-// nothing: UTF-8 when its bytes are valid UTF-8, else windows-1252, so
-// its ASCII (markup, numbers, Latin words) always comes through and the
-// rest turns into readable-but-wrong letters rather than an error.
+//go:generate go run ./internal/gensinglebyte -o singlebyte_table.go
+
+// textEncoding is a character encoding web_fetch decodes by hand: UTF-8,
+// UTF-16LE/BE, windows-1252, and the other WHATWG legacy single-byte
+// encodings (windows-1251, ISO-8859-2..16, KOI8-R/U, IBM866, macintosh...)
+// from the static tables in singlebyte_table.go. golang.org/x/text's
+// decoders (charmap, the East Asian tables, htmlindex) are not linked: they
+// would cost every jazz process their package initialization even though
+// only a fetch uses them; charmap alone still runs an init (it copies four
+// encodings into its All list) and adds about 110 KB. Our tables are
+// constant data, with no init and no heap until a page is decoded.
+//
+// A page declaring any other charset (Shift_JIS, GBK, Big5, EUC-KR and the
+// other multi-byte encodings, x-user-defined, replacement) is read as if it
+// declared nothing: UTF-8 when its bytes are valid UTF-8, else
+// windows-1252, so its ASCII (markup, numbers, Latin words) always comes
+// through and the rest turns into readable-but-wrong letters rather than
+// an error. Their tables would be large (tens of KB each).
 type textEncoding uint8
 
 const (
@@ -24,6 +34,9 @@ const (
 	encUTF16LE
 	encUTF16BE
 	encWindows1252
+	// encSingleByte is the first of the numSingleByte encodings of
+	// singleByteTables, in its order.
+	encSingleByte
 )
 
 func (e textEncoding) String() string {
@@ -37,7 +50,18 @@ func (e textEncoding) String() string {
 	case encWindows1252:
 		return "windows-1252"
 	}
+	if i, ok := e.singleByte(); ok {
+		return singleByteNames[i]
+	}
 	return "unknown"
+}
+
+// singleByte says which of singleByteTables e is, if it is one.
+func (e textEncoding) singleByte() (int, bool) {
+	if e >= encSingleByte && int(e-encSingleByte) < numSingleByte {
+		return int(e - encSingleByte), true
+	}
+	return 0, false
 }
 
 // Where a page's encoding was found, for tests and diagnostics.
@@ -53,7 +77,8 @@ const (
 // "utf-16" is little-endian). Labels of encodings we do not carry are
 // encUnknown.
 func encodingForLabel(label string) textEncoding {
-	switch strings.ToLower(strings.TrimSpace(label)) {
+	label = strings.ToLower(strings.TrimSpace(label))
+	switch label {
 	case "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "utf-8", "utf8", "x-unicode20utf8":
 		return encUTF8
 	case "unicodefffe", "utf-16be":
@@ -63,6 +88,10 @@ func encodingForLabel(label string) textEncoding {
 	case "ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819", "iso-8859-1", "iso-ir-100",
 		"iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "l1", "latin1", "us-ascii", "windows-1252", "x-cp1252":
 		return encWindows1252
+	}
+	i, found := sort.Find(len(singleByteLabels), func(i int) int { return strings.Compare(label, singleByteLabels[i].label) })
+	if found {
+		return encSingleByte + textEncoding(singleByteLabels[i].enc)
 	}
 	return encUnknown
 }
@@ -239,6 +268,9 @@ func decodePage(body []byte, e textEncoding) []byte {
 	case encWindows1252:
 		return decodeWindows1252(body)
 	}
+	if i, ok := e.singleByte(); ok {
+		return decodeSingleByte(body, &singleByteTables[i])
+	}
 	body = bytes.TrimPrefix(body, []byte{0xEF, 0xBB, 0xBF})
 	if utf8.Valid(body) {
 		return body
@@ -309,6 +341,30 @@ func decodeWindows1252(body []byte) []byte {
 			out = utf8.AppendRune(out, c1Remap[c-0x80])
 		default:
 			out = utf8.AppendRune(out, rune(c))
+		}
+	}
+	return out
+}
+
+// decodeSingleByte decodes body with table, the code points of bytes
+// 0x80-0xFF (0xFFFD where the encoding leaves a byte undefined); bytes
+// below 0x80 are ASCII in every WHATWG single-byte encoding.
+func decodeSingleByte(body []byte, table *[128]uint16) []byte {
+	high := 0
+	for _, c := range body {
+		if c >= 0x80 {
+			high++
+		}
+	}
+	if high == 0 {
+		return body
+	}
+	out := make([]byte, 0, len(body)+2*high)
+	for _, c := range body {
+		if c < 0x80 {
+			out = append(out, c)
+		} else {
+			out = utf8.AppendRune(out, rune(table[c-0x80]))
 		}
 	}
 	return out

@@ -256,7 +256,8 @@ func TestCorpusReadsRight(t *testing.T) {
 		// Not carried: read as undeclared (not UTF-8, so windows-1252):
 		// the ASCII survives.
 		{"shift-jis.html", "text/html", "", []string{"ASCII 2024"}, nil},
-		{"windows-1251.html", "text/html; charset=windows-1251", "", []string{"42"}, nil},
+		// A single-byte encoding, from singlebyte_table.go.
+		{"windows-1251.html", "text/html; charset=windows-1251", "Привет", []string{"Текст страницы 42"}, nil},
 	} {
 		t.Run(c.page, func(t *testing.T) {
 			title, text := extractText(pages[c.page], c.ct)
@@ -295,7 +296,7 @@ func TestKnownDifferences(t *testing.T) {
 		{"undeclared UTF-8 after 1024 ASCII bytes is UTF-8", longASCII + "<p>caf\u00e9</p>", "text/html", "", longText + " café"},
 		{"undeclared UTF-8 is decoded before tags and comments are removed", "\u00e9" + longASCII + "\xe2<!---->\x82\xac", "text/html", "", "é " + longText + " \ufffd\ufffd\ufffd"},
 		{"two unpaired trailing surrogates in UTF-16 are two U+FFFD (WHATWG; x/text gives one)", "\xfe\xff\xdd0\xdd0", "", "", "\ufffd\ufffd"},
-		{"charsets we do not carry are read as undeclared", "<meta charset=koi8-r><p>\xf0\xd2\xc9", "text/html", "", "ðÒÉ"},
+		{"charsets we do not carry (multi-byte ones) are read as undeclared", "<meta charset=shift_jis><p>\x93\xfa\x96\x7b", "text/html", "", "\u201c\u00fa\u2013{"},
 	} {
 		t.Run(c.class, func(t *testing.T) {
 			title, text := extractText([]byte(c.body), c.ct)
@@ -316,7 +317,7 @@ func TestCharsetLabelsAreWHATWGs(t *testing.T) {
 		"unicodefffe", "utf-16be", "csunicode", "iso-10646-ucs-2", "ucs-2", "unicode", "unicodefeff", "utf-16", "utf-16le",
 		"ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819", "iso-8859-1", "iso-ir-100",
 		"iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "l1", "latin1", "us-ascii", "windows-1252", "x-cp1252",
-		" UTF-8\t", "Latin1"}
+		" UTF-8\t", "Latin1", "koi8-r", "KOI8-RU", "windows-1251", "iso-8859-2", "logical", "x-mac-ukrainian", "866", "tis-620"}
 	for _, l := range labels {
 		e, name := charset.Lookup(l)
 		if e == nil {
@@ -326,7 +327,7 @@ func TestCharsetLabelsAreWHATWGs(t *testing.T) {
 			t.Errorf("%q: ours %s, WHATWG %s", l, got, name)
 		}
 	}
-	for _, l := range []string{"shift_jis", "koi8-r", "gbk", "windows-1251", "iso-8859-2", "x-user-defined", "replacement", "", "utf-32", "bogus"} {
+	for _, l := range []string{"shift_jis", "gbk", "big5", "euc-kr", "x-user-defined", "replacement", "", "utf-32", "bogus"} {
 		if e := encodingForLabel(l); e != encUnknown {
 			t.Errorf("%q: %s, want unknown", l, e)
 		}
@@ -343,7 +344,9 @@ func TestCharsetDetection(t *testing.T) {
 		{"\xff\xfea\x00", "", encUTF16LE, fromBOM},
 		{"\xef\xbb\xbfa", "text/html; charset=latin1", encUTF8, fromBOM},
 		{"<meta charset=utf-8>", "text/html; charset=latin1", encWindows1252, fromHeader},
-		{"<meta charset=latin1>", "text/html; charset=koi8-r", encWindows1252, fromMeta},
+		{"<meta charset=latin1>", "text/html; charset=shift_jis", encWindows1252, fromMeta},
+		{"<meta charset=latin1>", "text/html; charset=koi8-r", encodingForLabel("koi8-r"), fromHeader},
+		{"<meta charset=cp1251>", "text/html; charset=gbk", encodingForLabel("windows-1251"), fromMeta},
 		{`<meta http-equiv="Content-Type" content="text/html; charset='iso-8859-1'">`, "", encWindows1252, fromMeta},
 		{`<meta content="text/html; charset=iso-8859-1">é.`, "", encUTF8, fromSniff},
 		{"x é", "", encWindows1252, fromSniff}, // x/net does not count the last character
@@ -507,6 +510,8 @@ func FuzzExtractText(f *testing.F) {
 	}
 	f.Add([]byte("caf\xe9"), "text/html; charset=iso-8859-1")
 	f.Add([]byte("\x00h\x00i"), "text/html; charset=utf-16be")
+	f.Add([]byte("<meta charset=koi8-r><title>\xf0\xd2\xc9</title>\xff\x80"), "text/html")
+	f.Add([]byte("\xcf\xf0\xe8\x98"), "text/html; charset=windows-1251")
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
 		checkExtract(t, body, contentType)
 	})

@@ -503,26 +503,3 @@ func (c *Cluster) Close() {
 		c.Stop(i)
 	}
 }
-
-// RouteMessages is how many messages the running nodes have sent one
-// another over their routes: a replicated write costs about ten on
-// three nodes (the replication, its acknowledgements and the commit),
-// so it counts what a workload asks of the cluster without timing it.
-func (c *Cluster) RouteMessages() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var n int64
-	for _, node := range c.nodes {
-		if node.srv == nil {
-			continue
-		}
-		rz, err := node.srv.Routez(&server.RoutezOptions{})
-		if err != nil {
-			continue
-		}
-		for _, r := range rz.Routes {
-			n += r.OutMsgs
-		}
-	}
-	return n
-}

@@ -64,14 +64,6 @@ type Dispatcher struct {
 
 	mu    sync.Mutex
 	tasks map[string]*remote
-	// settling are the finished tasks whose workers have not yet said
-	// they acknowledged them (markDone), by subject token.
-	settling map[string]*settling
-	// closing ends every wait in settling (the run is ending); settled
-	// counts those waits.
-	closing   chan struct{}
-	closeOnce sync.Once
-	settled   sync.WaitGroup
 }
 
 // cancelRecords is where the runner writes its tasks' cancel records
@@ -93,7 +85,7 @@ func NewDispatcher(ctx context.Context, o DispatcherOptions) (*Dispatcher, error
 	if err != nil {
 		return nil, fmt.Errorf("worker pool %s: %w", o.Pool, err)
 	}
-	d := &Dispatcher{o: o, js: h.JS, kv: h.Bucket, tasks: map[string]*remote{}, closing: make(chan struct{})}
+	d := &Dispatcher{o: o, js: h.JS, kv: h.Bucket, tasks: map[string]*remote{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -135,23 +127,7 @@ func NewDispatcher(ctx context.Context, o DispatcherOptions) (*Dispatcher, error
 }
 
 // Close stops hearing the workers; tasks still waiting end as cancelled.
-// The "done" records of finished tasks whose workers did not confirm
-// their acknowledgement are written now; it waits for them (briefly).
 func (d *Dispatcher) Close() {
-	d.closeOnce.Do(func() {
-		if d.closing != nil {
-			close(d.closing)
-		}
-	})
-	written := make(chan struct{})
-	go func() {
-		d.settled.Wait()
-		close(written)
-	}()
-	select {
-	case <-written:
-	case <-time.After(closeSettle):
-	}
 	for _, s := range d.subs {
 		s.Stop()
 	}
@@ -187,10 +163,6 @@ func (d *Dispatcher) route(m bus.Raw) {
 	tok := strings.Split(m.Subject, ".")
 	// jazz.work.<pool>.w.<worker>.<run>.<task>.<kind>
 	if len(tok) != 8 || tok[3] != "w" || tok[5] != messages.SubjectToken(d.o.RunID) {
-		return
-	}
-	if tok[7] == kindAcked {
-		d.acked(tok[4], tok[6], m)
 		return
 	}
 	d.mu.Lock()
@@ -657,104 +629,18 @@ func (t *remote) writeCancel(c messages.WorkCancel) {
 	}
 }
 
-// kindAcked is the worker's core notice, sealed, that the server holds
-// its acknowledgement of an attempt (workAcked): the task will not be
-// delivered again. It is not kept by the stream (workstore.OutSubjects):
-// a lost one costs only the record markDone then writes.
-const kindAcked = "acked"
-
-// workAcked is the body of a kindAcked notice.
-type workAcked struct {
-	TaskID  string `json:"taskId"`
-	Attempt int    `json:"attempt"`
-}
-
-// settling is a finished task waiting for its worker's kindAcked.
-type settling struct {
-	key, worker string
-	attempt     int
-	acked       chan struct{}
-	once        sync.Once
-}
-
-// ackedWait bounds the wait for a worker's kindAcked before the "done"
-// record is written anyway; closeSettle bounds Close's wait for those
-// writes.
-const (
-	ackedWait   = 500 * time.Millisecond
-	closeSettle = 2 * time.Second
-)
-
-// markDone makes sure a redelivery of the finished task (its worker died
-// after sending the result, before the server held its acknowledgement)
-// finds it done: it records so in the bucket, sealed, unless the worker
-// says within a quarter of its lease (at most ackedWait) that the server
-// holds its acknowledgement, after which there is no redelivery to stop.
-// The record was written for every task: a replicated write (about ten
-// messages between the nodes on a 3-node cluster) and one delivery to
-// every worker of the pool (they hear cancel.*), a tenth of a remote
-// child's bus traffic, where the notice is one core message. The wait is
-// below the earliest redelivery: the server redelivers a lease after
-// the worker's last heartbeat, sent at most a quarter of a lease before
-// its result, so the record still comes ahead of a redelivery by half a
-// lease, less the write. It is not on the child's path: the parent has
-// its result already.
+// markDone records, without waiting, that the task is over: a
+// redelivery (its worker died before acknowledging) finds it done.
 func (t *remote) markDone() {
-	d := t.d
-	s := &settling{key: t.key, worker: t.worker, attempt: t.attempt, acked: make(chan struct{})}
-	tok := messages.SubjectToken(t.id)
-	d.mu.Lock()
-	if d.settling == nil {
-		d.settling = map[string]*settling{}
+	data, err := sealCancelRecord(t.key, messages.WorkCancel{TaskID: t.id, Reason: "the task is finished"})
+	if err != nil {
+		return
 	}
-	d.settling[tok] = s
-	d.mu.Unlock()
-	wait := min(t.lease/4, ackedWait)
-	d.settled.Add(1)
+	ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
 	go func() {
-		defer d.settled.Done()
-		tm := time.NewTimer(wait)
-		defer tm.Stop()
-		acked := false
-		select {
-		case <-s.acked:
-			acked = true
-		case <-tm.C:
-		case <-d.closing:
-		}
-		d.mu.Lock()
-		if d.settling[tok] == s {
-			delete(d.settling, tok)
-		}
-		d.mu.Unlock()
-		if acked {
-			return
-		}
-		data, err := sealCancelRecord(t.key, messages.WorkCancel{TaskID: t.id, Reason: "the task is finished"})
-		if err != nil {
-			return
-		}
-		ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
 		defer done()
-		_, _ = d.kv.Put(ctx, workstore.CancelKey(t.id), data)
+		_, _ = t.d.kv.Put(ctx, workstore.CancelKey(t.id), data)
 	}()
-}
-
-// acked takes a worker's kindAcked notice about a finished task: when
-// the task's key sealed it and it names the attempt that finished, from
-// its worker, no "done" record is needed.
-func (d *Dispatcher) acked(worker, token string, m bus.Raw) {
-	d.mu.Lock()
-	s := d.settling[token]
-	d.mu.Unlock()
-	if s == nil || worker != s.worker || !sealed(s.key, m.Subject, m.Value, m.Header) {
-		return
-	}
-	a, err := messages.Decode[workAcked](m.Value)
-	if err != nil || a.Attempt != s.attempt || messages.SubjectToken(a.TaskID) != token {
-		return
-	}
-	s.once.Do(func() { close(s.acked) })
 }
 
 // finished books the result and turns it into the child's outcome.

@@ -155,13 +155,8 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 	stamp(task.TaskID, "stored")
 	w.logf("task %s (%s, attempt %d) %s", task.TaskID, task.Place.AgentName, j.attempt, outcome(res))
 	actx, adone := context.WithTimeout(context.Background(), 5*time.Second)
-	err = j.msg.Load().Ack(actx)
+	_ = j.msg.Load().Ack(actx)
 	adone()
-	if err == nil {
-		// The server holds the acknowledgement: the task is not
-		// delivered again, and its runner need not record it done.
-		_ = w.o.Conn.PublishSealed(j.subject(kindAcked), workAcked{TaskID: task.TaskID, Attempt: j.attempt}, task.Trace, j.seal)
-	}
 }
 
 // outcome is how a task's attempt ended, for the worker's log.

@@ -29,7 +29,6 @@ import (
 // around every model call of both.
 type overheadRig struct {
 	b             *testing.B
-	cluster       *busserver.Cluster
 	local, remote *actors.Subagents
 }
 
@@ -89,7 +88,7 @@ func newOverheadRig(b *testing.B, call func(actors.ModelCaller) actors.ModelCall
 		}
 		return s
 	}
-	r := &overheadRig{b: b, cluster: f.cluster, local: spawner(false), remote: spawner(true)}
+	r := &overheadRig{b: b, local: spawner(false), remote: spawner(true)}
 	// Warm both paths: connections, the pool consumer, the provider.
 	for i := 0; i < 3; i++ {
 		r.child(r.local)
@@ -138,16 +137,12 @@ func at(d []time.Duration, q float64) float64 {
 func BenchmarkRemoteChildOverhead(b *testing.B) {
 	r := newOverheadRig(b, nil, nil)
 	var l, rm []time.Duration
-	routed := r.cluster.RouteMessages()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		l = append(l, r.child(r.local))
 		rm = append(rm, r.child(r.remote))
 	}
 	b.StopTimer()
-	// A local child sends nothing between the nodes: this is the remote
-	// child's traffic (and the cluster's own, a few a second when idle).
-	b.ReportMetric(float64(r.cluster.RouteMessages()-routed)/float64(b.N), "route-msgs/remote-child")
 	lp, rp := at(l, 0.5), at(rm, 0.5)
 	b.ReportMetric(lp, "local-p50-ms")
 	b.ReportMetric(rp, "remote-p50-ms")

@@ -24,6 +24,7 @@ import (
 	"github.com/jazz-run/jazz/e2e/chatserver"
 	"github.com/jazz-run/jazz/internal/testutil/sleeper"
 	"github.com/jazz-run/jazz/telemetry/otlptest"
+	"github.com/jazz-run/jazz/workstore"
 )
 
 // poolWorld is a parent JAZZ_HOME that also hosts the cluster (so the
@@ -276,12 +277,23 @@ func TestWorkerPoolsAcrossProcesses(t *testing.T) {
 		if env.TokenUsage.PromptTokens != 22*20 || !*env.CostKnown {
 			t.Fatalf("usage %+v costKnown %v", env.TokenUsage, *env.CostKnown)
 		}
-		done := map[string]float64{}
-		for _, l := range w.workersList(t) {
-			done[l["name"].(string)] = l["done"].(float64)
+		// A worker counts a task done after it has sent the result the run
+		// already holds, so the listing may lag the run's end by a moment;
+		// and a delivery handled again (a lease that lapsed under load) is
+		// counted too, though its child never runs twice (checked above).
+		var done map[string]float64
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			done = map[string]float64{}
+			for _, l := range w.workersList(t) {
+				done[l["name"].(string)] = l["done"].(float64)
+			}
+			if done["fan-a"]+done["fan-b"] >= 20 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if done["fan-a"]+done["fan-b"] != 20 || done["fan-a"] == 0 || done["fan-b"] == 0 {
-			t.Fatalf("jazz workers: %v", done)
+		if sum := done["fan-a"] + done["fan-b"]; sum < 20 || sum > 20*workstore.MaxAttempts || done["fan-a"] == 0 || done["fan-b"] == 0 {
+			t.Fatalf("jazz workers: %v, want both workers to have done some of the 20 children (redeliveries counted)", done)
 		}
 		a.stop(t)
 		b.stop(t)

@@ -322,49 +322,42 @@ func illFormedLen(b []byte) int {
 	return n
 }
 
+// decodeWindows1252 is WHATWG's windows-1252, the encoding of every latin1
+// label: bytes 0x80-0x9F are its C1 remapping, 0xA0-0xFF are Latin-1.
 func decodeWindows1252(body []byte) []byte {
-	high := 0
-	for _, c := range body {
-		if c >= 0x80 {
-			high++
+	return decodeHigh(body, func(c byte) rune {
+		if c < 0xA0 {
+			return c1Remap[c-0x80]
 		}
-	}
-	if high == 0 {
-		return body
-	}
-	out := make([]byte, 0, len(body)+2*high)
-	for _, c := range body {
-		switch {
-		case c < 0x80:
-			out = append(out, c)
-		case c < 0xA0:
-			out = utf8.AppendRune(out, c1Remap[c-0x80])
-		default:
-			out = utf8.AppendRune(out, rune(c))
-		}
-	}
-	return out
+		return rune(c)
+	})
 }
 
 // decodeSingleByte decodes body with table, the code points of bytes
-// 0x80-0xFF (0xFFFD where the encoding leaves a byte undefined); bytes
-// below 0x80 are ASCII in every WHATWG single-byte encoding.
+// 0x80-0xFF (0xFFFD where the encoding leaves a byte undefined).
 func decodeSingleByte(body []byte, table *[128]uint16) []byte {
-	high := 0
+	return decodeHigh(body, func(c byte) rune { return rune(table[c-0x80]) })
+}
+
+// decodeHigh decodes a single-byte encoding: bytes below 0x80 are ASCII
+// in every WHATWG single-byte encoding, high maps the others. A page
+// with no high byte is returned as it is.
+func decodeHigh(body []byte, high func(c byte) rune) []byte {
+	n := 0
 	for _, c := range body {
 		if c >= 0x80 {
-			high++
+			n++
 		}
 	}
-	if high == 0 {
+	if n == 0 {
 		return body
 	}
-	out := make([]byte, 0, len(body)+2*high)
+	out := make([]byte, 0, len(body)+2*n)
 	for _, c := range body {
 		if c < 0x80 {
 			out = append(out, c)
 		} else {
-			out = utf8.AppendRune(out, rune(table[c-0x80]))
+			out = utf8.AppendRune(out, high(c))
 		}
 	}
 	return out

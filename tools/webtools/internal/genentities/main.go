@@ -26,11 +26,11 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jazz-run/jazz/tools/webtools/internal/modsrc"
 )
 
 type entry struct {
@@ -43,12 +43,12 @@ func main() {
 	src := flag.String("src", "", "Go source holding the WHATWG entity maps (default: x/net/html's entity.go)")
 	flag.Parse()
 	if *src == "" {
-		dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "golang.org/x/net").Output()
-		if err != nil || len(bytes.TrimSpace(dir)) == 0 {
-			fmt.Fprintln(os.Stderr, "genentities: cannot find golang.org/x/net's source (go list -m):", err)
+		f, err := modsrc.File("golang.org/x/net", "html/entity.go")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "genentities:", err)
 			os.Exit(1)
 		}
-		*src = filepath.Join(string(bytes.TrimSpace(dir)), "html", "entity.go")
+		*src = f
 	}
 	if err := run(*src, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "genentities:", err)

@@ -30,8 +30,6 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -40,6 +38,8 @@ import (
 
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
+
+	"github.com/jazz-run/jazz/tools/webtools/internal/modsrc"
 )
 
 type encoding struct {
@@ -57,12 +57,12 @@ func main() {
 	src := flag.String("src", "", "htmlindex's tables.go holding the label map (default: found with go list -m golang.org/x/text)")
 	flag.Parse()
 	if *src == "" {
-		dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "golang.org/x/text").Output()
-		if err != nil || len(bytes.TrimSpace(dir)) == 0 {
-			fmt.Fprintln(os.Stderr, "gensinglebyte: cannot find golang.org/x/text's source (go list -m):", err)
+		f, err := modsrc.File("golang.org/x/text", "encoding/htmlindex/tables.go")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gensinglebyte:", err)
 			os.Exit(1)
 		}
-		*src = filepath.Join(string(bytes.TrimSpace(dir)), "encoding", "htmlindex", "tables.go")
+		*src = f
 	}
 	if err := run(*src, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "gensinglebyte:", err)

@@ -109,9 +109,11 @@ func (c *Client) Chat(ctx context.Context, req provider.Request, onDelta func(pr
 	})
 }
 
-// requestBody builds the JSON body. Errors here are the caller's (never
-// retried): they are plain errors, not provider.Error.
-func (c *Client) requestBody(req provider.Request) ([]byte, error) {
+// requestBodyMarshal builds the JSON body with encoding/json. It is the
+// reference requestBody must equal byte for byte (body_test.go), and what
+// says why when a body cannot be built. Errors here are the caller's
+// (never retried): they are plain errors, not provider.Error.
+func (c *Client) requestBodyMarshal(req provider.Request) ([]byte, error) {
 	if req.Model == "" {
 		return nil, fmt.Errorf("%s: no model given", c.opts.Name)
 	}

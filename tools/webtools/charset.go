@@ -11,21 +11,22 @@ import (
 //go:generate go run ./internal/gensinglebyte -o singlebyte_table.go
 
 // textEncoding is a character encoding web_fetch decodes by hand: UTF-8,
-// UTF-16LE/BE, windows-1252, and the other WHATWG legacy single-byte
+// UTF-16LE/BE, windows-1252, the other WHATWG legacy single-byte
 // encodings (windows-1251, ISO-8859-2..16, KOI8-R/U, IBM866, macintosh...)
-// from the static tables in singlebyte_table.go. golang.org/x/text's
+// from the static tables in singlebyte_table.go, and the East Asian
+// multi-byte ones (Shift_JIS, EUC-JP, EUC-KR, GBK, gb18030, Big5; cjk.go)
+// from the static index tables in cjk_table.go. golang.org/x/text's
 // decoders (charmap, the East Asian tables, htmlindex) are not linked: they
 // would cost every jazz process their package initialization even though
 // only a fetch uses them; charmap alone still runs an init (it copies four
 // encodings into its All list) and adds about 110 KB. Our tables are
 // constant data, with no init and no heap until a page is decoded.
 //
-// A page declaring any other charset (Shift_JIS, GBK, Big5, EUC-KR and the
-// other multi-byte encodings, x-user-defined, replacement) is read as if it
-// declared nothing: UTF-8 when its bytes are valid UTF-8, else
-// windows-1252, so its ASCII (markup, numbers, Latin words) always comes
-// through and the rest turns into readable-but-wrong letters rather than
-// an error. Their tables would be large (tens of KB each).
+// A page declaring any other charset (ISO-2022-JP, x-user-defined,
+// replacement) is read as if it declared nothing: UTF-8 when its bytes are
+// valid UTF-8, else windows-1252, so its ASCII (markup, numbers, Latin
+// words) always comes through and the rest turns into readable-but-wrong
+// letters rather than an error.
 type textEncoding uint8
 
 const (
@@ -34,6 +35,14 @@ const (
 	encUTF16LE
 	encUTF16BE
 	encWindows1252
+	// The East Asian multi-byte encodings (cjk.go), in the order of
+	// internal/gencjk's names, which cjkLabels counts from encShiftJIS.
+	encShiftJIS
+	encEUCJP
+	encEUCKR
+	encGBK
+	encGB18030
+	encBig5
 	// encSingleByte is the first of the numSingleByte encodings of
 	// singleByteTables, in its order.
 	encSingleByte
@@ -49,6 +58,18 @@ func (e textEncoding) String() string {
 		return "utf-16be"
 	case encWindows1252:
 		return "windows-1252"
+	case encShiftJIS:
+		return "shift_jis"
+	case encEUCJP:
+		return "euc-jp"
+	case encEUCKR:
+		return "euc-kr"
+	case encGBK:
+		return "gbk"
+	case encGB18030:
+		return "gb18030"
+	case encBig5:
+		return "big5"
 	}
 	if i, ok := e.singleByte(); ok {
 		return singleByteNames[i]
@@ -88,6 +109,9 @@ func encodingForLabel(label string) textEncoding {
 	case "ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819", "iso-8859-1", "iso-ir-100",
 		"iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "l1", "latin1", "us-ascii", "windows-1252", "x-cp1252":
 		return encWindows1252
+	}
+	if e, ok := cjkEncodingForLabel(label); ok {
+		return e
 	}
 	i, found := sort.Find(len(singleByteLabels), func(i int) int { return strings.Compare(label, singleByteLabels[i].label) })
 	if found {
@@ -267,6 +291,16 @@ func decodePage(body []byte, e textEncoding) []byte {
 		return decodeUTF16(body, e == encUTF16BE)
 	case encWindows1252:
 		return decodeWindows1252(body)
+	case encShiftJIS:
+		return decodeShiftJIS(body)
+	case encEUCJP:
+		return decodeEUCJP(body)
+	case encEUCKR:
+		return decodeEUCKR(body)
+	case encGBK, encGB18030:
+		return decodeGB18030(body)
+	case encBig5:
+		return decodeBig5(body)
 	}
 	if i, ok := e.singleByte(); ok {
 		return decodeSingleByte(body, &singleByteTables[i])

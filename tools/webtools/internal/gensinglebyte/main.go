@@ -25,13 +25,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"go/ast"
 	"go/format"
-	"go/parser"
-	"go/token"
 	"os"
 	"slices"
-	"strconv"
 	"unicode/utf8"
 
 	xencoding "golang.org/x/text/encoding"
@@ -86,40 +82,9 @@ func run(src, out string) error {
 	return os.WriteFile(out, code, 0o644)
 }
 
-// readLabels returns the string keys of the nameMap literal in src.
+// readLabels returns the string keys of htmlindex's nameMap literal in src.
 func readLabels(src string) ([]string, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, src, nil, 0)
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", src, err)
-	}
-	var labels []string
-	ast.Inspect(f, func(n ast.Node) bool {
-		vs, ok := n.(*ast.ValueSpec)
-		if !ok || len(vs.Names) != 1 || vs.Names[0].Name != "nameMap" || len(vs.Values) != 1 {
-			return true
-		}
-		lit, ok := vs.Values[0].(*ast.CompositeLit)
-		if !ok {
-			return false
-		}
-		for _, elt := range lit.Elts {
-			kv, ok := elt.(*ast.KeyValueExpr)
-			if !ok {
-				continue
-			}
-			if bl, ok := kv.Key.(*ast.BasicLit); ok && bl.Kind == token.STRING {
-				if s, err := strconv.Unquote(bl.Value); err == nil {
-					labels = append(labels, s)
-				}
-			}
-		}
-		return false
-	})
-	if len(labels) < 200 {
-		return nil, fmt.Errorf("%s: found %d labels in nameMap, want the WHATWG list (over 200): has its layout changed?", src, len(labels))
-	}
-	return labels, nil
+	return modsrc.MapKeys(src, "nameMap", 200)
 }
 
 // resolve keeps the labels of single-byte encodings and builds each

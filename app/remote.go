@@ -71,7 +71,7 @@ func (d directDecisions) Publish(subject string, msg any, trace messages.Trace) 
 
 // startRemote opens the approvals bucket on the run's bus and starts the
 // loop that feeds the gate verified decisions and policy changes only.
-func startRemote(ctx context.Context, o RunOptions, b *bus.Bus, runID string, deliver func(any), warn func(agent, msg string)) (*remoteapproval.Remote, error) {
+func startRemote(ctx context.Context, o RunOptions, b *bus.Bus, runID string, audit *approvals.Audit, deliver func(any), warn func(agent, msg string)) (*remoteapproval.Remote, error) {
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	store, err := approvals.OpenStore(octx, b, true)
@@ -84,7 +84,7 @@ func startRemote(ctx context.Context, o RunOptions, b *bus.Bus, runID string, de
 		Deliver:   func(d messages.ApprovalDecided) { deliver(d) },
 		SetPolicy: func(p messages.PolicyChanged) { deliver(p) },
 		Report:    func(n remoteapproval.Notice) { warn("", "remote approvals: "+n.Message) },
-		Audit:     approvals.NewAudit(o.Config.Home, b),
+		Audit:     audit,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("remote approvals: %w", err)

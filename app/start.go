@@ -249,12 +249,16 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 			_ = human.Close(closeCtx)
 		})
 	}
+	// One audit per run: its refusals (of decisions, policy changes and
+	// answers) are bounded together (approvals.MaxRefusalsLogged).
+	audit := approvals.NewAudit(o.Config.Home, r.bus)
 	// Questions need someone at hand; a remote approver may answer them
 	// too, signed.
 	if o.Bridge || o.TerminalHuman {
 		asker := asktools.NewAsker(human, runID, r.dl)
 		if human != r.bus && o.Remote != nil && o.Remote.Registry != nil {
-			checker := approvals.NewAnswerChecker(o.Remote.Registry, runID, nil)
+			checker := approvals.NewAnswerChecker(o.Remote.Registry, runID, nil).
+				WithAudit(audit, func(err error) { warn("", "remote answers: "+err.Error()) })
 			asker.WithRemote(&asktools.Remote{Bus: r.bus,
 				Check: func(raw []byte, q messages.UserInputRequired) (string, error) {
 					a, _, err := checker.Check(raw, q)
@@ -304,7 +308,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	}
 	// Everything for the gate reaches it through the root.
 	if o.Remote != nil {
-		remote, err := startRemote(runCtx, o, r.bus, runID, toRoot, warn)
+		remote, err := startRemote(runCtx, o, r.bus, runID, audit, toRoot, warn)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -111,14 +112,27 @@ const MaxAnswerEnvelope = 2*MaxAnswer + 4096
 
 // AnswerChecker verifies the signed answers a run receives for its
 // questions: one per run, safe for concurrent questions, remembering
-// every nonce it accepted (single use across all of them).
+// every nonce it accepted (single use across all of them). With an
+// audit (WithAudit) it logs each answer taken and each one refused.
 type AnswerChecker struct {
-	reg   *Registry
-	runID string
-	now   func() time.Time
-	mu    sync.Mutex
-	seen  NonceSet
+	reg    *Registry
+	runID  string
+	now    func() time.Time
+	audit  *Audit
+	failed func(error)
+	mu     sync.Mutex
+	seen   NonceSet
+	// asked are the questions checked against, true once answered: an
+	// answer signed for one still open is that question's to log.
+	asked map[string]bool
+	// logged are the refused messages already logged: each open question
+	// checks every message, and one refusal is one line.
+	logged map[[sha256.Size]byte]struct{}
 }
+
+// maxLoggedSeen bounds AnswerChecker.logged; when full it starts over
+// (a message logged twice then is the worst of it).
+const maxLoggedSeen = 4 * MaxRefusalsLogged
 
 // NewAnswerChecker accepts answers signed by reg's approvers for runID;
 // now is the clock (nil: time.Now).
@@ -126,25 +140,95 @@ func NewAnswerChecker(reg *Registry, runID string, now func() time.Time) *Answer
 	if now == nil {
 		now = time.Now
 	}
-	return &AnswerChecker{reg: reg, runID: runID, now: now, seen: NonceSet{}}
+	return &AnswerChecker{reg: reg, runID: runID, now: now, seen: NonceSet{}, asked: map[string]bool{}, logged: map[[sha256.Size]byte]struct{}{}}
+}
+
+// WithAudit logs every answer c takes or refuses to a (the run's audit,
+// shared with its decisions so its refusals are bounded together);
+// failed hears a line that could not be written (nil: ignored).
+func (c *AnswerChecker) WithAudit(a *Audit, failed func(error)) *AnswerChecker {
+	c.audit, c.failed = a, failed
+	return c
 }
 
 // Check decodes raw (an Envelope, strictly, at most MaxAnswerEnvelope
 // bytes) and verifies it answers q; the response is the signed one.
 func (c *AnswerChecker) Check(raw []byte, q messages.UserInputRequired) (Answer, Approver, error) {
-	if c == nil || c.reg == nil || c.reg.Len() == 0 {
+	if c == nil {
 		return Answer{}, Approver{}, refuse(ReasonUnknownSigner, "this run admits no approvers, so no answer from the bus is taken")
 	}
-	if len(raw) > MaxAnswerEnvelope {
-		return Answer{}, Approver{}, refuse(ReasonMalformed, "the answer is %d bytes; at most %d are allowed", len(raw), MaxAnswerEnvelope)
-	}
+	env, a, who, err := c.check(raw, q)
+	c.record(raw, q, env, a, who, err)
+	return a, who, err
+}
+
+func (c *AnswerChecker) check(raw []byte, q messages.UserInputRequired) (Envelope, Answer, Approver, error) {
 	var env Envelope
+	c.mu.Lock()
+	if _, ok := c.asked[q.RequestID]; !ok {
+		c.asked[q.RequestID] = false
+	}
+	c.mu.Unlock()
+	if c.reg == nil || c.reg.Len() == 0 {
+		return env, Answer{}, Approver{}, refuse(ReasonUnknownSigner, "this run admits no approvers, so no answer from the bus is taken")
+	}
+	if len(raw) > MaxAnswerEnvelope {
+		return env, Answer{}, Approver{}, refuse(ReasonMalformed, "the answer is %d bytes; at most %d are allowed", len(raw), MaxAnswerEnvelope)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&env); err != nil || env.Signer == "" && env.Signature == "" {
-		return Answer{}, Approver{}, refuse(ReasonUnsigned, "answers from the bus must be signed by an approver (jazz approvals answer)")
+		return env, Answer{}, Approver{}, refuse(ReasonUnsigned, "answers from the bus must be signed by an approver (jazz approvals answer)")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return VerifyAnswer(env, c.reg, c.runID, q, c.now(), c.seen)
+	a, who, err := VerifyAnswer(env, c.reg, c.runID, q, c.now(), c.seen)
+	if err == nil {
+		c.asked[q.RequestID] = true
+	}
+	return env, a, who, err
+}
+
+// record logs the outcome of one check. An answer signed for another
+// question of this run that is still open, or one already taken, is not
+// a refusal of the run: the check against its own question logs it.
+func (c *AnswerChecker) record(raw []byte, q messages.UserInputRequired, env Envelope, a Answer, who Approver, err error) {
+	if c.audit == nil {
+		return
+	}
+	e := AuditEntry{RunID: c.runID, RequestID: q.RequestID, Side: "run", Approver: who.Name, ApproverKey: env.Signer}
+	if err == nil {
+		e.Event = AuditAnswered
+		c.write(e)
+		return
+	}
+	var r *RefusedError
+	reason := ReasonMalformed
+	if errors.As(err, &r) {
+		reason = r.Reason
+	}
+	sum := sha256.Sum256(raw)
+	c.mu.Lock()
+	_, taken := c.seen[a.Nonce]
+	answered, asked := c.asked[a.RequestID]
+	_, dup := c.logged[sum]
+	skip := dup || reason == ReasonOtherRequest && (taken && a.Nonce != "" || asked && !answered)
+	if !skip {
+		if len(c.logged) >= maxLoggedSeen {
+			clear(c.logged)
+		}
+		c.logged[sum] = struct{}{}
+	}
+	c.mu.Unlock()
+	if skip {
+		return
+	}
+	e.Event, e.Refusal, e.Reason, e.Hint = AuditAnswerRefused, reason, err.Error(), RefusalHint(reason)
+	c.write(e)
+}
+
+func (c *AnswerChecker) write(e AuditEntry) {
+	if err := c.audit.Append(e); err != nil && c.failed != nil {
+		c.failed(err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/nats-io/nkeys"
@@ -83,6 +84,20 @@ func (r *Registry) Lookup(publicKey string) (Approver, bool) {
 		return a, ok
 	}
 	return r.recheck(a)
+}
+
+// Removed reports whether publicKey was admitted from approvers.json
+// when the run loaded its registry and is not admitted by it now
+// (removed since, or the file unreadable), and who it was then.
+func (r *Registry) Removed(publicKey string) (Approver, bool) {
+	if r == nil || !r.fromFile[publicKey] {
+		return Approver{}, false
+	}
+	a := r.byKey[publicKey]
+	if _, ok := r.recheck(a); ok {
+		return Approver{}, false
+	}
+	return a, true
 }
 
 // recheck narrows a to what approvers.json says now: absent (or the
@@ -252,7 +267,7 @@ func AddApproverKey(home, name, publicKey, maxTier string, policy bool) (Approve
 	}
 	for _, a := range list {
 		if a.Name == name {
-			return Approver{}, fmt.Errorf("approver %q already exists (public key %s); remove it from %s first to replace it", name, a.PublicKey, ApproversPath(home))
+			return Approver{}, fmt.Errorf("approver %q already exists (public key %s); to replace it, first run: jazz bus remove-approver %s", name, a.PublicKey, name)
 		}
 	}
 	a := Approver{Name: name, PublicKey: publicKey, MaxTier: maxTier, Policy: policy}
@@ -268,6 +283,45 @@ func AddApproverKey(home, name, publicKey, maxTier string, policy bool) (Approve
 		return Approver{}, err
 	}
 	return a, nil
+}
+
+// RemoveApprover revokes the approver called name: it is taken out of
+// JAZZ_HOME/bus/approvers.json (a running `jazz bus serve` closes its
+// connections at its next reload, and every run loaded from this home
+// refuses what it signs from then on) and the seed jazz kept for it, if
+// any, is deleted. It returns who was removed.
+func RemoveApprover(home, name string) (Approver, error) {
+	list, err := ReadApproversFile(home)
+	if err != nil {
+		return Approver{}, err
+	}
+	var gone Approver
+	kept := make([]Approver, 0, len(list))
+	var names []string
+	for _, a := range list {
+		if a.Name == name {
+			gone = a
+			continue
+		}
+		kept = append(kept, a)
+		names = append(names, a.Name)
+	}
+	if gone.Name == "" {
+		if len(names) == 0 {
+			return Approver{}, fmt.Errorf("no approver %q: %s lists none", name, ApproversPath(home))
+		}
+		return Approver{}, fmt.Errorf("no approver %q in %s (it lists: %s)", name, ApproversPath(home), strings.Join(names, ", "))
+	}
+	data, _ := json.MarshalIndent(kept, "", "  ")
+	if err := WriteSecret(ApproversPath(home), append(data, '\n')); err != nil {
+		return Approver{}, err
+	}
+	// The key is revoked once the list is written; the seed of a revoked
+	// key is no use to anyone, and left behind it reads as a live one.
+	if err := os.Remove(ApproverSeedPath(home, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return gone, fmt.Errorf("approver %s is revoked, but its seed file could not be deleted: %w", name, err)
+	}
+	return gone, nil
 }
 
 // ApproverSeedPath is where a local approver's seed is kept.

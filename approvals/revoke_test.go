@@ -2,6 +2,7 @@ package approvals_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +58,7 @@ func TestRevocationIsImmediate(t *testing.T) {
 		t.Fatalf("bob narrowed to low-risk approved a high-risk call: %v", err)
 	}
 	write([]approvals.Approver{alice})
-	if err := decide(); err == nil || refusal(t, err) != approvals.ReasonUnknownSigner {
+	if err := decide(); err == nil || refusal(t, err) != approvals.ReasonRevoked {
 		t.Fatalf("bob, removed, still decides: %v", err)
 	}
 	// Put back with more than the run started with: the run's own list
@@ -79,5 +80,51 @@ func TestRevocationIsImmediate(t *testing.T) {
 	}
 	if _, ok := reg.Lookup(p.a.PublicKey); ok {
 		t.Error("a broken approvers.json still admits bob")
+	}
+}
+
+// RemoveApprover takes exactly the named approver out of approvers.json
+// and deletes the seed jazz kept for them; a name not listed is an error
+// that says who is.
+func TestRemoveApprover(t *testing.T) {
+	home := t.TempDir()
+	for _, name := range []string{"alice", "bob"} {
+		_, seed, err := approvals.AddApprover(home, name, "high-risk", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := approvals.WriteSecret(approvals.ApproverSeedPath(home, name), seed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := approvals.RemoveApprover(home, "carol"); err == nil || !strings.Contains(err.Error(), "alice, bob") {
+		t.Errorf("removing nobody: %v", err)
+	}
+	gone, err := approvals.RemoveApprover(home, "bob")
+	if err != nil || gone.Name != "bob" {
+		t.Fatalf("remove bob: %+v %v", gone, err)
+	}
+	list, err := approvals.ReadApproversFile(home)
+	if err != nil || len(list) != 1 || list[0].Name != "alice" {
+		t.Fatalf("after removing bob: %+v %v", list, err)
+	}
+	if _, err := os.Stat(approvals.ApproverSeedPath(home, "bob")); !os.IsNotExist(err) {
+		t.Errorf("bob's seed is still there: %v", err)
+	}
+	if _, err := os.Stat(approvals.ApproverSeedPath(home, "alice")); err != nil {
+		t.Errorf("alice's seed went too: %v", err)
+	}
+	// The name is free again: bob may be re-added with a new key.
+	if _, _, err := approvals.AddApprover(home, "bob", "low-risk", false); err != nil {
+		t.Errorf("re-adding bob: %v", err)
+	}
+	if _, err := approvals.RemoveApprover(home, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := approvals.RemoveApprover(home, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := approvals.RemoveApprover(home, "bob"); err == nil || !strings.Contains(err.Error(), "lists none") {
+		t.Errorf("removing from an empty list: %v", err)
 	}
 }

@@ -179,9 +179,12 @@ func (e Envelope) Open(v any) error {
 
 // Reasons a signed message is refused.
 const (
-	ReasonMalformed      = "malformed"
-	ReasonBadSignature   = "bad_signature"
-	ReasonUnknownSigner  = "unknown_signer"
+	ReasonMalformed     = "malformed"
+	ReasonBadSignature  = "bad_signature"
+	ReasonUnknownSigner = "unknown_signer"
+	// ReasonRevoked is a signer the run admitted when it started and
+	// approvers.json no longer lists (`jazz bus remove-approver`).
+	ReasonRevoked        = "revoked"
 	ReasonTier           = "tier"
 	ReasonNotAllowed     = "not_allowed"
 	ReasonActionMismatch = "action_mismatch"
@@ -267,7 +270,13 @@ func opened(e Envelope, reg *Registry, v any, kind string, got func() string) (A
 	}
 	a, ok := reg.Lookup(e.Signer)
 	if !ok {
-		return a, refuse(ReasonUnknownSigner, "signer %s is not an allowed approver", e.Signer)
+		// A key the run started with and approvers.json no longer lists
+		// is a revoked one still in use: said apart from a key nobody
+		// ever admitted, so the audit log tells a leak from a stranger.
+		if old, was := reg.Removed(e.Signer); was {
+			return Approver{}, refuse(ReasonRevoked, "signer %s (%s) was an approver when this run started and is no longer in %s: the key was revoked", old.Name, e.Signer, ApproversPath(reg.home))
+		}
+		return Approver{}, refuse(ReasonUnknownSigner, "signer %s is not an allowed approver", e.Signer)
 	}
 	return a, nil
 }

@@ -408,7 +408,7 @@ func (s *state) refused(ctx context.Context, p *pending, rec approvals.Record, e
 		signer = rec.Decision.Signer
 	}
 	s.audit(approvals.AuditEntry{Event: approvals.AuditRefused, RequestID: p.req.RequestID, Tool: p.req.Tool, ActionHash: p.req.ActionHash,
-		ApproverKey: signer, Reason: reason})
+		ApproverKey: signer, Reason: reason, Refusal: refusalCode(err)})
 	s.report(approvals.AuditRefused, fmt.Sprintf("a decision on %s (%s) was refused: %s", p.req.RequestID, p.req.Tool, reason))
 	store, req, rev := s.r.cfg.Store, p.req, rec.Revision
 	go func() {
@@ -439,8 +439,18 @@ func (s *state) policy(data []byte) {
 }
 
 func (s *state) policyRefused(signer string, err error) {
-	s.audit(approvals.AuditEntry{Event: approvals.AuditPolicyRefused, ApproverKey: signer, Reason: err.Error()})
+	s.audit(approvals.AuditEntry{Event: approvals.AuditPolicyRefused, ApproverKey: signer, Reason: err.Error(), Refusal: refusalCode(err)})
 	s.report(approvals.AuditPolicyRefused, "a policy change was refused: "+err.Error())
+}
+
+// refusalCode is the reason code of a refusal (the audit line's hint
+// follows from it); anything else is malformed.
+func refusalCode(err error) string {
+	var r *approvals.RefusedError
+	if errors.As(err, &r) {
+		return r.Reason
+	}
+	return approvals.ReasonMalformed
 }
 
 func (s *state) decide(key string, approved bool, by, note string) {

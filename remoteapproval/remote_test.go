@@ -301,6 +301,27 @@ func TestForgedDecisionsAreRefusedAndNothingIsLost(t *testing.T) {
 	if d.Note != "not today" {
 		t.Fatalf("note %q", d.Note)
 	}
+	// Each refusal is in the audit log with its reason code and hint.
+	want := map[string]bool{approvals.ReasonMalformed: true, approvals.ReasonBadSignature: true}
+	for _, c := range cases {
+		want[c.reason] = true
+	}
+	data, err := os.ReadFile(filepath.Join(r.home, approvals.AuditFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e approvals.AuditEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		if e.Event == approvals.AuditRefused && e.Hint == approvals.RefusalHint(e.Refusal) {
+			delete(want, e.Refusal)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("refusals not in the audit log with their code and hint: %v\n%s", want, data)
+	}
 }
 
 // A decision copied from one request onto another (a replay) is refused.

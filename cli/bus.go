@@ -33,7 +33,7 @@ func checkedHome(d Deps) (string, error) {
 // NewBusCmd builds `jazz bus`: the shared NATS server and its identities.
 func NewBusCmd(d Deps) *cobra.Command {
 	cmd := &cobra.Command{Use: "bus", Short: "Run the NATS server runs and approvers share, and manage who may use it"}
-	cmd.AddCommand(newBusServeCmd(d), newBusAddApproverCmd(d), newBusInitCmd(d), newBusAddWorkerCmd(d), newBusClusterCmd(d))
+	cmd.AddCommand(newBusServeCmd(d), newBusAddApproverCmd(d), newBusRemoveApproverCmd(d), newBusInitCmd(d), newBusAddWorkerCmd(d), newBusClusterCmd(d))
 	return cmd
 }
 
@@ -231,6 +231,46 @@ picks the new approver up within a second.`,
 	f.BoolVar(&printSeed, "print", false, "print the seed on stdout instead of writing it to JAZZ_HOME")
 	f.StringVar(&publicKey, "public-key", "", "record this public key; the person keeps their own seed")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func newBusRemoveApproverCmd(d Deps) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "remove-approver NAME",
+		Short: "Revoke a person's approver identity: their key decides, answers and connects no more",
+		Long: `Take NAME out of JAZZ_HOME/bus/approvers.json and delete the seed jazz kept for them.
+
+A running 'jazz bus serve' closes the connections of the key within a second and lets
+it in no more; a run started from this JAZZ_HOME, even one started before, refuses
+every decision, policy change and answer the key signs from now on, and logs each one
+refused (reason "revoked") in JAZZ_HOME/audit.jsonl. Approvers listed under
+"approvers" in the global config are not in approvers.json: remove them there.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if !approvals.ValidName(name) {
+				return fmt.Errorf("approver name %q: use 1-64 letters, digits, '.', '_' or '-'", name)
+			}
+			home, err := checkedHome(d)
+			if err != nil {
+				return err
+			}
+			a, err := approvals.RemoveApprover(home, name)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				b, _ := json.Marshal(map[string]any{"name": a.Name, "publicKey": a.PublicKey, "removed": true})
+				fmt.Fprintln(d.IO.Out, string(b))
+				return nil
+			}
+			fmt.Fprintln(d.IO.Out, a.PublicKey)
+			fmt.Fprintf(d.IO.ErrOut, "approver %s is removed: a running bus drops the key within a second, and runs refuse what it signs\n", a.Name)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print who was removed as JSON")
 	return cmd
 }
 

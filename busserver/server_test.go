@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -269,17 +270,33 @@ func TestRedact(t *testing.T) {
 	_ = errors.New
 }
 
-// A removed approver loses the connection it holds, not only new ones:
-// within the reload period the server closes it, and it cannot come back.
+// A removed approver (jazz bus remove-approver) loses the connection it
+// holds, not only new ones: within the reload period the server closes
+// it, and it cannot come back; the approver who stays keeps theirs.
 func TestRemovedApproverIsDisconnected(t *testing.T) {
 	home := t.TempDir()
-	if _, seed, err := approvals.AddApprover(home, "bob", "low-risk", false); err != nil {
+	for _, name := range []string{"alice", "bob"} {
+		if _, seed, err := approvals.AddApprover(home, name, "low-risk", false); err != nil {
+			t.Fatal(err)
+		} else if err := approvals.WriteSecret(approvals.ApproverSeedPath(home, name), seed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Bob's seed, as someone who copied it holds it.
+	bobSeed, err := os.ReadFile(approvals.ApproverSeedPath(home, "bob"))
+	if err != nil {
 		t.Fatal(err)
-	} else if err := approvals.WriteSecret(approvals.ApproverSeedPath(home, "bob"), seed); err != nil {
+	}
+	path := filepath.Join(t.TempDir(), "bob.nk")
+	if err := os.WriteFile(path, bobSeed, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := serve(t, home, busserver.Options{})
-	path := approvals.ApproverSeedPath(home, "bob")
+	alice, err := busclient.Connect(context.Background(), busclient.Options{URL: s.ClientURL(), Nkey: approvals.ApproverSeedPath(home, "alice")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.CloseNow()
 	o := busclient.Options{URL: s.ClientURL(), Nkey: path}
 	opts, err := o.Client().NATSOptions(s.ClientURL())
 	if err != nil {
@@ -292,7 +309,7 @@ func TestRemovedApproverIsDisconnected(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	if err := os.WriteFile(approvals.ApproversPath(home), []byte("[]\n"), 0o600); err != nil {
+	if _, err := approvals.RemoveApprover(home, "bob"); err != nil {
 		t.Fatal(err)
 	}
 	removed := time.Now()
@@ -313,6 +330,9 @@ func TestRemovedApproverIsDisconnected(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if nc.IsConnected() {
 		t.Fatal("bob got back in after his removal")
+	}
+	if !alice.Connected() {
+		t.Error("removing bob disconnected alice")
 	}
 }
 

@@ -94,12 +94,21 @@ func execute(ctx context.Context, root *cobra.Command, args []string, d Deps) in
 	root.SetErr(d.IO.ErrOut)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
-		if cmd := selected(root, args); jsonMode && !cmd.Runnable() && !helpAsked(root, args) {
+		cmd := selected(root, args)
+		switch words := cmd.Flags().Args(); {
+		case !cmd.Runnable() && len(words) > 0 && !helpAsked(root, args):
+			// A group given a word that names none of its commands: cobra
+			// printed the group's help and would exit 0, so a script running
+			// a command this jazz lacks (say `jazz bus remove-approver`)
+			// would take it as done.
+			err = usageError{err: fmt.Errorf("unknown command %q for %q", words[0], cmd.CommandPath()), cmd: cmd.CommandPath()}
+		case jsonMode && !cmd.Runnable() && !helpAsked(root, args):
 			// Cobra printed help and would exit 0, leaving stdout empty.
 			writeFailure(d.IO.Out, fmt.Sprintf("%s needs a command; see %s --help.", cmd.CommandPath(), cmd.CommandPath()), 0)
 			return ExitFailure
+		default:
+			return ExitOK
 		}
-		return ExitOK
 	}
 	var se silentError
 	if errors.As(err, &se) {

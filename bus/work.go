@@ -254,7 +254,18 @@ func (b *Bus) AddService(ctx context.Context, cfg ServiceConfig) (*Service, erro
 		return nil, fmt.Errorf("register service %s: %w", cfg.Name, err)
 	}
 	if cfg.StatusSubject != "" {
-		if err := svc.AddEndpoint("status", micro.HandlerFunc(func(r micro.Request) { _ = r.RespondJSON(cfg.Stats()) }),
+		// The instance's id and start are fixed at registration; read
+		// here, not in the handler, which runs under micro's own lock.
+		id, started := svc.Info().ID, svc.Stats().Started
+		status := func(r micro.Request) {
+			data, err := json.Marshal(cfg.Stats())
+			if err != nil {
+				_ = r.Error("500", "status: "+err.Error(), nil)
+				return
+			}
+			_ = r.RespondJSON(InstanceStats{ID: id, Started: started, Data: data})
+		}
+		if err := svc.AddEndpoint("status", micro.HandlerFunc(status),
 			micro.WithEndpointSubject(cfg.StatusSubject)); err != nil {
 			_ = svc.Stop()
 			return nil, fmt.Errorf("register service %s: status endpoint: %w", cfg.Name, err)
@@ -263,12 +274,39 @@ func (b *Bus) AddService(ctx context.Context, cfg ServiceConfig) (*Service, erro
 	return &Service{svc: svc}, nil
 }
 
-// InstanceStats is one instance's answer to STATS.
+// InstanceStats is one instance's answer to STATS, and what its status
+// endpoint answers.
 type InstanceStats struct {
-	ID      string
-	Started time.Time
+	ID      string    `json:"id"`
+	Started time.Time `json:"started"`
 	// Data is the first endpoint's Stats() as JSON.
-	Data json.RawMessage
+	Data json.RawMessage `json:"data"`
+}
+
+// AskInstance asks one instance's status endpoint (ServiceConfig's
+// StatusSubject) for its InstanceStats, waiting at most wait. Unlike
+// STATS, which every instance of a service hears and any of them may
+// answer as it likes, a subject that the server lets only one identity
+// subscribe to is answered by that identity alone.
+func (b *Bus) AskInstance(ctx context.Context, subject string, wait time.Duration) (InstanceStats, error) {
+	conn, err := b.Connect(ctx)
+	if err != nil {
+		return InstanceStats{}, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	m, err := conn.RequestWithContext(rctx, subject, nil)
+	if err != nil {
+		return InstanceStats{}, fmt.Errorf("ask %s: %w", subject, err)
+	}
+	if code := m.Header.Get(micro.ErrorCodeHeader); code != "" {
+		return InstanceStats{}, fmt.Errorf("ask %s: %s %s", subject, code, m.Header.Get(micro.ErrorHeader))
+	}
+	var st InstanceStats
+	if err := json.Unmarshal(m.Data, &st); err != nil {
+		return InstanceStats{}, fmt.Errorf("ask %s: the answer is not a status: %w", subject, err)
+	}
+	return st, nil
 }
 
 // ServiceStats asks every instance of the service name for its STATS and

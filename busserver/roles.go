@@ -93,7 +93,8 @@ const kvSubjects = "$KV." + approvals.Bucket + ".>"
 //     cancel and gated-action records) and hears what they report; it
 //     may not speak as a worker, nor read the tasks (their keys).
 //   - observer: reads everything an approver reads and writes nothing;
-//     it may list the live workers.
+//     it may list the live workers (ask $SRV, and each worker's own
+//     status subject).
 //   - worker: see WorkerPermissions (each worker key has its own).
 func Permissions(role string) *server.Permissions {
 	read := &server.SubjectPermission{Allow: []string{"_INBOX.>", "jazz.run.>", kvSubjects}, Deny: notWorkerInboxes}
@@ -117,7 +118,9 @@ func Permissions(role string) *server.Permissions {
 		}
 	case RoleObserver:
 		return &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: append([]string{"$SRV.>"}, jsRead...)},
+			// A worker's status subject: `jazz workers` confirms there
+			// what a worker claimed on $SRV (workerpool.List).
+			Publish:   &server.SubjectPermission{Allow: append([]string{"$SRV.>", "jazz.work.*.to.*.status"}, jsRead...)},
 			Subscribe: read,
 		}
 	}

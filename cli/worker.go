@@ -207,9 +207,18 @@ func NewWorkersCmd(d Deps) *cobra.Command {
 				return err
 			}
 			defer nc.CloseNow()
-			list, err := workerpool.List(ctx, nc, pool, time.Duration(waitMs)*time.Millisecond)
+			found, err := workerpool.List(ctx, nc, pool, time.Duration(waitMs)*time.Millisecond)
 			if err != nil {
 				return err
+			}
+			list := found.Workers
+			if n := found.Unverified; n > 0 {
+				// On stderr, so --json's stdout stays the list alone.
+				what := "1 claim was"
+				if n > 1 {
+					what = strconv.Itoa(n) + " claims were"
+				}
+				fmt.Fprintf(d.IO.ErrOut, "%s not confirmed by the worker it names (an impostor, or a worker that left or was too slow to answer): not listed\n", what)
 			}
 			if asJSON {
 				if list == nil {

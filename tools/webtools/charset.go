@@ -14,7 +14,8 @@ import (
 // UTF-16LE/BE, windows-1252, the other WHATWG legacy single-byte
 // encodings (windows-1251, ISO-8859-2..16, KOI8-R/U, IBM866, macintosh...)
 // from the static tables in singlebyte_table.go, and the East Asian
-// multi-byte ones (Shift_JIS, EUC-JP, EUC-KR, GBK, gb18030, Big5; cjk.go)
+// multi-byte ones (Shift_JIS, EUC-JP, ISO-2022-JP, EUC-KR, GBK, gb18030,
+// Big5; cjk.go)
 // from the static index tables in cjk_table.go. golang.org/x/text's
 // decoders (charmap, the East Asian tables, htmlindex) are not linked: they
 // would cost every jazz process their package initialization even though
@@ -22,9 +23,9 @@ import (
 // encodings into its All list) and adds about 110 KB. Our tables are
 // constant data, with no init and no heap until a page is decoded.
 //
-// A page declaring any other charset (ISO-2022-JP, x-user-defined,
-// replacement) is read as if it declared nothing: UTF-8 when its bytes are
-// valid UTF-8, else windows-1252, so its ASCII (markup, numbers, Latin
+// A page declaring any other charset (x-user-defined, replacement) is
+// read as if it declared nothing: UTF-8 when its bytes are valid UTF-8,
+// else windows-1252, so its ASCII (markup, numbers, Latin
 // words) always comes through and the rest turns into readable-but-wrong
 // letters rather than an error.
 type textEncoding uint8
@@ -43,6 +44,7 @@ const (
 	encGBK
 	encGB18030
 	encBig5
+	encISO2022JP
 	// encSingleByte is the first of the numSingleByte encodings of
 	// singleByteTables, in its order.
 	encSingleByte
@@ -70,6 +72,8 @@ func (e textEncoding) String() string {
 		return "gb18030"
 	case encBig5:
 		return "big5"
+	case encISO2022JP:
+		return "iso-2022-jp"
 	}
 	if i, ok := e.singleByte(); ok {
 		return singleByteNames[i]
@@ -301,6 +305,8 @@ func decodePage(body []byte, e textEncoding) []byte {
 		return decodeGB18030(body)
 	case encBig5:
 		return decodeBig5(body)
+	case encISO2022JP:
+		return decodeISO2022JP(body)
 	}
 	if i, ok := e.singleByte(); ok {
 		return decodeSingleByte(body, &singleByteTables[i])

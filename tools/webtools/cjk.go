@@ -13,8 +13,7 @@ import (
 // to the input after an error, the loop simply does not advance past
 // them, so every byte is read a bounded number of times and the work is
 // linear in the page. A lead byte cut off by the end of the page is one
-// U+FFFD, as WHATWG's end-of-queue step says. ISO-2022-JP (stateful) is
-// not carried: its pages are read as undeclared.
+// U+FFFD, as WHATWG's end-of-queue step says.
 
 // cjkRune appends r, or U+FFFD where an index has no code point (0).
 func cjkRune(out []byte, r rune) []byte {
@@ -357,4 +356,142 @@ func cjkEncodingForLabel(label string) (textEncoding, bool) {
 		return encUnknown, false
 	}
 	return encShiftJIS + textEncoding(cjkLabels[i].enc), true
+}
+
+// ISO-2022-JP's decoder states (WHATWG 13.2.1).
+const (
+	isoASCII = iota
+	isoRoman
+	isoKatakana
+	isoLead
+	isoTrail
+	isoEscStart
+	isoEsc
+)
+
+// decodeISO2022JP is WHATWG's ISO-2022-JP decoder: escape sequences
+// switch between ASCII, JIS X 0201 Roman, half-width katakana and jis0208
+// pairs. A bad escape is one U+FFFD for the ESC and its bytes are read
+// again; two switches with nothing decoded between them are an error too
+// (the output flag), as WHATWG says, so escapes cannot hide text.
+func decodeISO2022JP(b []byte) []byte {
+	out := make([]byte, 0, len(b)+len(b)/2)
+	state, outState := isoASCII, isoASCII
+	var lead byte
+	flag := false // WHATWG's output flag: the last thing read was an escape
+	fail := func() { out = utf8.AppendRune(out, utf8.RuneError) }
+	for i := 0; ; {
+		if i == len(b) {
+			switch state {
+			case isoTrail:
+				fail()
+			case isoEscStart:
+				fail()
+			case isoEsc:
+				// The escape's lead is read again in outState: ESC's
+				// U+FFFD here, the lead (ASCII) next.
+				fail()
+				state = outState
+				i--
+				flag = false
+				continue
+			}
+			return out
+		}
+		c := b[i]
+		switch state {
+		case isoASCII, isoRoman:
+			switch {
+			case c == 0x1B:
+				state = isoEscStart
+			case state == isoRoman && c == 0x5C:
+				out = append(out, "\u00A5"...)
+			case state == isoRoman && c == 0x7E:
+				out = append(out, "\u203E"...)
+			case c < 0x80 && c != 0x0E && c != 0x0F:
+				out = append(out, c)
+			default:
+				fail()
+			}
+			if c != 0x1B {
+				flag = false
+			}
+			i++
+		case isoKatakana:
+			switch {
+			case c == 0x1B:
+				state = isoEscStart
+			case 0x21 <= c && c <= 0x5F:
+				out = utf8.AppendRune(out, 0xFF61-0x21+rune(c))
+			default:
+				fail()
+			}
+			if c != 0x1B {
+				flag = false
+			}
+			i++
+		case isoLead:
+			switch {
+			case c == 0x1B:
+				state = isoEscStart
+			case 0x21 <= c && c <= 0x7E:
+				lead, state = c, isoTrail
+			default:
+				fail()
+			}
+			if c != 0x1B {
+				flag = false
+			}
+			i++
+		case isoTrail:
+			switch {
+			case c == 0x1B:
+				state = isoEscStart
+				fail()
+			case 0x21 <= c && c <= 0x7E:
+				state = isoLead
+				out = cjkRune(out, lookup(jis0208Index[:94*94], (int(lead)-0x21)*94+int(c)-0x21))
+			default:
+				state = isoLead
+				fail()
+			}
+			i++
+		case isoEscStart:
+			if c == 0x24 || c == 0x28 {
+				lead, state = c, isoEsc
+				i++
+				continue
+			}
+			// c is read again in the state before the ESC.
+			flag = false
+			state = outState
+			fail()
+		case isoEsc:
+			next := -1
+			switch {
+			case lead == 0x28 && c == 0x42:
+				next = isoASCII
+			case lead == 0x28 && c == 0x4A:
+				next = isoRoman
+			case lead == 0x28 && c == 0x49:
+				next = isoKatakana
+			case lead == 0x24 && (c == 0x40 || c == 0x42):
+				next = isoLead
+			}
+			if next >= 0 {
+				state, outState = next, next
+				if flag {
+					fail()
+				}
+				flag = true
+				i++
+				continue
+			}
+			// The escape's lead and c are read again.
+			i--
+			flag = false
+			state = outState
+			fail()
+		}
+	}
 }

@@ -42,7 +42,13 @@ func refRun(in []byte, handler func(b int) refResult) []byte {
 		q = q[1:]
 		r := handler(b)
 		if len(r.restore) > 0 {
-			q = append(append([]int(nil), r.restore...), q...)
+			// A restored end-of-queue is the queue's own end again.
+			rs := r.restore
+			if rs[len(rs)-1] == eoq && len(q) == 0 {
+				q = append(q, eoq)
+				rs = rs[:len(rs)-1]
+			}
+			q = append(append([]int(nil), rs...), q...)
 		}
 		for _, cp := range r.cps {
 			out = utf8.AppendRune(out, cp)
@@ -429,4 +435,121 @@ func cjkRef(e textEncoding) func([]byte) []byte {
 		}
 	}
 	return nil
+}
+
+// refISO2022JP is WHATWG 13.2.1 ISO-2022-JP decoder.
+func refISO2022JP(in []byte) []byte {
+	idx := refIdx()
+	const (
+		sASCII = iota
+		sRoman
+		sKatakana
+		sLead
+		sTrail
+		sEscStart
+		sEsc
+	)
+	state, outState, lead, output := sASCII, sASCII, 0, false
+	return refRun(in, func(b int) refResult {
+		switch state {
+		case sASCII, sRoman:
+			switch {
+			case b == 0x1B:
+				state = sEscStart
+				return refResult{}
+			case state == sRoman && b == 0x5C:
+				output = false
+				return refResult{cps: []rune{0xA5}}
+			case state == sRoman && b == 0x7E:
+				output = false
+				return refResult{cps: []rune{0x203E}}
+			case within(b, 0, 0x7F) && b != 0x0E && b != 0x0F:
+				output = false
+				return refResult{cps: []rune{rune(b)}}
+			case b == eoq:
+				return refResult{done: true}
+			}
+			output = false
+			return refResult{err: true}
+		case sKatakana:
+			switch {
+			case b == 0x1B:
+				state = sEscStart
+				return refResult{}
+			case within(b, 0x21, 0x5F):
+				output = false
+				return refResult{cps: []rune{rune(0xFF61 - 0x21 + b)}}
+			case b == eoq:
+				return refResult{done: true}
+			}
+			output = false
+			return refResult{err: true}
+		case sLead:
+			switch {
+			case b == 0x1B:
+				state = sEscStart
+				return refResult{}
+			case within(b, 0x21, 0x7E):
+				output = false
+				lead, state = b, sTrail
+				return refResult{}
+			case b == eoq:
+				return refResult{done: true}
+			}
+			output = false
+			return refResult{err: true}
+		case sTrail:
+			switch {
+			case b == 0x1B:
+				state = sEscStart
+				return refResult{err: true}
+			case within(b, 0x21, 0x7E):
+				state = sLead
+				if cp := at(idx.jis0208, (lead-0x21)*94+b-0x21); cp >= 0 {
+					return refResult{cps: []rune{cp}}
+				}
+				return refResult{err: true}
+			case b == eoq:
+				state = sLead
+				return refResult{err: true, restore: []int{eoq}}
+			}
+			state = sLead
+			return refResult{err: true}
+		case sEscStart:
+			if b == 0x24 || b == 0x28 {
+				lead, state = b, sEsc
+				return refResult{}
+			}
+			output = false
+			state = outState
+			return refResult{err: true, restore: []int{b}}
+		default: // sEsc
+			l := lead
+			lead = 0
+			next := -1
+			switch {
+			case l == 0x28 && b == 0x42:
+				next = sASCII
+			case l == 0x28 && b == 0x4A:
+				next = sRoman
+			case l == 0x28 && b == 0x49:
+				next = sKatakana
+			case l == 0x24 && (b == 0x40 || b == 0x42):
+				next = sLead
+			}
+			if next >= 0 {
+				state, outState = next, next
+				wasOutput := output
+				output = true
+				return refResult{err: wasOutput}
+			}
+			restore := []int{l, b}
+			if b == eoq {
+				restore = []int{l, eoq}
+			}
+			output = false
+			state = outState
+			return refResult{err: true, restore: restore}
+		}
+	})
 }

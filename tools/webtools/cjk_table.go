@@ -16,6 +16,7 @@ var cjkLabels = [...]struct {
 	{"cseuckr", 2},             // euc-kr
 	{"cseucpkdfmtjapanese", 1}, // euc-jp
 	{"csgb2312", 3},            // gbk
+	{"csiso2022jp", 6},         // iso-2022-jp
 	{"csiso58gb231280", 3},     // gbk
 	{"csksc56011987", 2},       // euc-kr
 	{"csshiftjis", 0},          // shift_jis
@@ -26,6 +27,7 @@ var cjkLabels = [...]struct {
 	{"gb_2312", 3},             // gbk
 	{"gb_2312-80", 3},          // gbk
 	{"gbk", 3},                 // gbk
+	{"iso-2022-jp", 6},         // iso-2022-jp
 	{"iso-ir-149", 2},          // euc-kr
 	{"iso-ir-58", 3},           // gbk
 	{"korean", 2},              // euc-kr

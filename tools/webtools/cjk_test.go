@@ -27,6 +27,7 @@ var cjkCases = []struct {
 	{"gbk", refGB18030},
 	{"gb18030", refGB18030},
 	{"big5", refBig5},
+	{"iso-2022-jp", refISO2022JP},
 }
 
 // TestCJKValidSequencesMatchXText decodes every two-byte sequence (and
@@ -57,6 +58,19 @@ func TestCJKValidSequencesMatchXText(t *testing.T) {
 						for u := 0xA1; u < 0xFF; u++ {
 							seqs = append(seqs, []byte{0x8F, byte(t), byte(u)})
 						}
+					}
+				}
+			}
+			if c.name == "iso-2022-jp" {
+				// Escapes to each state, then its characters, back to ASCII.
+				seqs = seqs[:0]
+				for l := 0x21; l <= 0x7E; l++ {
+					for t := 0x21; t <= 0x7E; t++ {
+						seqs = append(seqs, []byte{0x1B, '$', 'B', byte(l), byte(t), 0x1B, '(', 'B'}, []byte{0x1B, '$', '@', byte(l), byte(t), 0x1B, '(', 'B'})
+					}
+					seqs = append(seqs, []byte{0x1B, '(', 'I', byte(l), 0x1B, '(', 'B'})
+					if l != 0x5C && l != 0x7E { // see TestCJKXTextDepartures
+						seqs = append(seqs, []byte{0x1B, '(', 'J', byte(l), 0x1B, '(', 'B'})
 					}
 				}
 			}
@@ -120,6 +134,34 @@ func cjkInputs(seed uint64) [][]byte {
 			ins = append(ins, s[:k])
 		}
 	}
+	// ISO-2022-JP: every two escapes (good, bad, cut) with nothing, a
+	// character or a pair between and after them.
+	escs := []string{"\x1b$B", "\x1b$@", "\x1b(B", "\x1b(J", "\x1b(I", "\x1b$", "\x1b(", "\x1b", "\x1bx", "\x1b$A", "\x1b(C"}
+	for _, e1 := range escs {
+		for _, e2 := range escs {
+			for _, mid := range []string{"", "!", "F|", "\\", "\x80", "\x0e"} {
+				s := e1 + mid + e2 + "F|K\\~"
+				for k := len(s); k >= 0; k-- {
+					ins = append(ins, []byte(s[:k]))
+				}
+			}
+		}
+	}
+	// ISO-2022-JP's escapes and the bytes its states treat apart.
+	const escBytes = "\x1b\x1b\x1b$$((B@JIA\x0e\x0f\\~!\x7f\x80\xa1"
+	for range 3000 {
+		s := make([]byte, rng.IntN(16))
+		for j := range s {
+			if rng.IntN(3) == 0 {
+				s[j] = byte(0x21 + rng.IntN(0x5E))
+			} else {
+				s[j] = escBytes[rng.IntN(len(escBytes))]
+			}
+		}
+		for k := len(s); k >= 0; k-- {
+			ins = append(ins, s[:k])
+		}
+	}
 	return ins
 }
 
@@ -163,6 +205,7 @@ func TestCJKXTextDepartures(t *testing.T) {
 		{"gb18030: a four-byte pointer with no code point is one U+FFFD", "gb18030", "\x84\x32\xa4\x30", "\ufffd"},
 		{"gb18030: pointer 7457 is U+E7C7", "gb18030", "\x81\x35\xf4\x37", "\ue7c7"},
 		{"GBK decodes gb18030's four-byte sequences", "gbk", "\x90\x30\x81\x30", "\U00010000"},
+		{"ISO-2022-JP: JIS X 0201 Roman's 0x5C and 0x7E are the yen sign and overline", "iso-2022-jp", "\x1b(J\x5c\x7e", "\u00a5\u203e"},
 	} {
 		t.Run(c.class+" ("+c.enc+")", func(t *testing.T) {
 			e := encodingForLabel(c.enc)
@@ -187,7 +230,7 @@ func TestCJKXTextDepartures(t *testing.T) {
 // FuzzCJKDecoders compares every decoder of cjk.go with the literal
 // WHATWG reading on the fuzzer's input.
 func FuzzCJKDecoders(f *testing.F) {
-	for _, s := range []string{"", "a", "\x81", "\x81\x30\x81\x30", "\x84\x31\xa4\x39", "\xe3\x30\x81\x30", "\x8f\xa2\xaf", "\x8e\xa1", "\x88\x62", "\xf0\x40\x82\xa0"} {
+	for _, s := range []string{"", "a", "\x81", "\x81\x30\x81\x30", "\x84\x31\xa4\x39", "\xe3\x30\x81\x30", "\x8f\xa2\xaf", "\x8e\xa1", "\x88\x62", "\xf0\x40\x82\xa0", "\x1b$B\x1b(J\\", "\x1b(I!\x1b$@F|\x1b(", "\x1b$"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -202,7 +245,7 @@ func FuzzCJKDecoders(f *testing.F) {
 
 // TestCJKLabelsAreHTMLIndexs resolves every label of htmlindex's label
 // map, and wants ours to name the same East Asian encoding where x/text's
-// does (ISO-2022-JP excepted: not carried); and checks that cjk_table.go
+// does; and checks that cjk_table.go
 // is what the generator makes today.
 func TestCJKLabelsAreHTMLIndexs(t *testing.T) {
 	gobin, err := exec.LookPath("go")
@@ -227,12 +270,7 @@ func TestCJKLabelsAreHTMLIndexs(t *testing.T) {
 		}
 		xname, _ := htmlindex.Name(xe)
 		switch xname {
-		case "shift_jis", "euc-jp", "euc-kr", "gbk", "gb18030", "big5":
-		case "iso-2022-jp":
-			if e := encodingForLabel(l); e != encUnknown {
-				t.Errorf("%q: %s, want unknown (ISO-2022-JP is not carried)", l, e)
-			}
-			continue
+		case "shift_jis", "euc-jp", "euc-kr", "gbk", "gb18030", "big5", "iso-2022-jp":
 		default:
 			continue
 		}

@@ -1,6 +1,6 @@
 // Command gencjk writes webtools' index tables of the WHATWG multi-byte
 // East Asian encodings (cjk_table.go): index jis0208 and jis0212
-// (Shift_JIS, EUC-JP), euc-kr, gb18030 and its four-byte ranges, big5,
+// (Shift_JIS, EUC-JP, ISO-2022-JP), euc-kr, gb18030 and its four-byte ranges, big5,
 // and every WHATWG label of these encodings. Each index is indexed by the
 // WHATWG pointer, and its code points are learned by decoding every
 // two-byte (three-byte for jis0212, four-byte for the gb18030 ranges)
@@ -40,7 +40,7 @@ import (
 
 // names are the WHATWG encodings this generator carries, in the order of
 // webtools' textEncoding constants (encShiftJIS...).
-var names = []string{"shift_jis", "euc-jp", "euc-kr", "gbk", "gb18030", "big5"}
+var names = []string{"shift_jis", "euc-jp", "euc-kr", "gbk", "gb18030", "big5", "iso-2022-jp"}
 
 func main() {
 	out := flag.String("o", "cjk_table.go", "file to write")

@@ -415,3 +415,62 @@ func TestWorkersFileRefusesBadPools(t *testing.T) {
 		}
 	}
 }
+
+// A removed worker (jazz bus remove-worker) loses the connection it
+// holds within the reload period and cannot come back; the worker who
+// stays keeps theirs, and its seed file is gone.
+func TestRemovedWorkerIsDisconnected(t *testing.T) {
+	home := t.TempDir()
+	for _, name := range []string{"w1", "w2"} {
+		if _, err := busserver.AddWorker(home, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed, err := os.ReadFile(busserver.WorkerSeedPath(home, "w1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "w1.nk")
+	if err := os.WriteFile(path, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, home, busserver.Options{})
+	connect := func(seedPath string) *nats.Conn {
+		o := busclient.Options{URL: s.ClientURL(), Nkey: seedPath}
+		opts, err := o.Client().NATSOptions(s.ClientURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := nats.Connect(s.ClientURL(), append(opts, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	w1, w2 := connect(path), connect(busserver.WorkerSeedPath(home, "w2"))
+	if _, err := busserver.RemoveWorker(home, "w3"); err == nil || !strings.Contains(err.Error(), "w1, w2") {
+		t.Errorf("removing nobody: %v", err)
+	}
+	if _, err := busserver.RemoveWorker(home, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(busserver.WorkerSeedPath(home, "w1")); !os.IsNotExist(err) {
+		t.Errorf("w1's seed is still there: %v", err)
+	}
+	removed := time.Now()
+	for w1.IsConnected() {
+		if time.Since(removed) > 5*time.Second {
+			t.Fatal("w1's connection outlived its removal by 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("disconnected %s after removal", time.Since(removed).Round(time.Millisecond))
+	time.Sleep(300 * time.Millisecond)
+	if w1.IsConnected() {
+		t.Fatal("w1 got back in after its removal")
+	}
+	if !w2.IsConnected() {
+		t.Error("removing w1 disconnected w2")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -141,7 +142,7 @@ func AddWorker(home, name string, pools ...Pool) (Worker, error) {
 	}
 	for _, w := range list {
 		if w.Name == name {
-			return Worker{}, fmt.Errorf("worker %q already exists (public key %s); remove it from %s first to replace it", name, w.PublicKey, WorkersPath(home))
+			return Worker{}, fmt.Errorf("worker %q already exists (public key %s); to replace it, first run: jazz bus remove-worker %s", name, w.PublicKey, name)
 		}
 	}
 	kp, err := nkeys.CreateUser()
@@ -162,6 +163,44 @@ func AddWorker(home, name string, pools ...Pool) (Worker, error) {
 		return Worker{}, err
 	}
 	return w, nil
+}
+
+// RemoveWorker revokes the worker called name: it is taken out of
+// workers.json (a running `jazz bus serve` closes its connections and lets
+// the key in no more at its next reload, within a second) and its seed,
+// if jazz kept one, is deleted. It returns who was removed. A task it
+// held goes back to its pool when its lease runs out.
+func RemoveWorker(home, name string) (Worker, error) {
+	list, err := ReadWorkersFile(home)
+	if err != nil {
+		return Worker{}, err
+	}
+	var gone Worker
+	kept := make([]Worker, 0, len(list))
+	var names []string
+	for _, w := range list {
+		if w.Name == name {
+			gone = w
+			continue
+		}
+		kept = append(kept, w)
+		names = append(names, w.Name)
+	}
+	if gone.Name == "" {
+		if len(names) == 0 {
+			return Worker{}, fmt.Errorf("no worker %q: %s lists none", name, WorkersPath(home))
+		}
+		return Worker{}, fmt.Errorf("no worker %q in %s (it lists: %s)", name, WorkersPath(home), strings.Join(names, ", "))
+	}
+	data, _ := json.MarshalIndent(kept, "", "  ")
+	if err := approvals.WriteSecret(WorkersPath(home), append(data, '\n')); err != nil {
+		return Worker{}, err
+	}
+	// Revoked once the list is written; left behind, the seed reads as live.
+	if err := os.Remove(WorkerSeedPath(home, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return gone, fmt.Errorf("worker %s is revoked, but its seed file could not be deleted: %w", name, err)
+	}
+	return gone, nil
 }
 
 // WorkerInboxPrefix is the inbox prefix a worker's connection must use:

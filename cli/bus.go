@@ -33,7 +33,7 @@ func checkedHome(d Deps) (string, error) {
 // NewBusCmd builds `jazz bus`: the shared NATS server and its identities.
 func NewBusCmd(d Deps) *cobra.Command {
 	cmd := &cobra.Command{Use: "bus", Short: "Run the NATS server runs and approvers share, and manage who may use it"}
-	cmd.AddCommand(newBusServeCmd(d), newBusAddApproverCmd(d), newBusRemoveApproverCmd(d), newBusInitCmd(d), newBusAddWorkerCmd(d), newBusClusterCmd(d))
+	cmd.AddCommand(newBusServeCmd(d), newBusAddApproverCmd(d), newBusRemoveApproverCmd(d), newBusInitCmd(d), newBusAddWorkerCmd(d), newBusRemoveWorkerCmd(d), newBusClusterCmd(d))
 	return cmd
 }
 
@@ -319,6 +319,41 @@ the pool's workers lists). A running 'jazz bus serve' lets it in within a second
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the identity as JSON")
 	cmd.Flags().StringSliceVar(&pools, "pool", nil, "a pool the worker may join (repeat, or comma list; default: the default pool)")
 	cmd.Flags().Int64Var(&leaseMs, "lease", 0, "milliseconds a task of these pools stays with a worker that stopped heartbeating (500 to 600000; default 10000)")
+	return cmd
+}
+
+func newBusRemoveWorkerCmd(d Deps) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "remove-worker NAME",
+		Short: "Revoke a worker's identity: its key connects and takes tasks no more",
+		Long: `Take NAME out of JAZZ_HOME/bus/workers.json and delete the seed jazz kept for it.
+A running 'jazz bus serve' closes the key's connections within a second and lets it in
+no more; a task it held goes back to its pool when the pool's lease runs out.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !approvals.ValidName(args[0]) {
+				return fmt.Errorf("worker name %q: use 1-64 letters, digits, '.', '_' or '-'", args[0])
+			}
+			home, err := checkedHome(d)
+			if err != nil {
+				return err
+			}
+			w, err := busserver.RemoveWorker(home, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				b, _ := json.Marshal(map[string]any{"name": w.Name, "publicKey": w.PublicKey, "removed": true})
+				fmt.Fprintln(d.IO.Out, string(b))
+				return nil
+			}
+			fmt.Fprintln(d.IO.Out, w.PublicKey)
+			fmt.Fprintf(d.IO.ErrOut, "worker %s is removed: a running bus drops the key within a second\n", w.Name)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print who was removed as JSON")
 	return cmd
 }
 

@@ -300,3 +300,38 @@ func TestCJKLabelsAreHTMLIndexs(t *testing.T) {
 		t.Error("cjk_table.go is stale: run go generate ./tools/webtools")
 	}
 }
+
+// TestCJKPages extracts a page in each encoding, declared by Content-Type
+// and by <meta>. The bytes are written out here, not made by an encoder.
+func TestCJKPages(t *testing.T) {
+	for _, c := range []struct {
+		label, title, text, wantTitle, wantText string
+	}{
+		{"Shift_JIS", "\x93\xfa\x96\x7b\x8c\xea", "\xb6\xc0\xb6\xc5", "日本語", "ｶﾀｶﾅ"},
+		{"x-sjis", "\x93\xfa\x96\x7b\x8c\xea", "\x82\xa0", "日本語", "あ"},
+		{"EUC-JP", "\xc6\xfc\xcb\xdc\xb8\xec", "\x8e\xb6\x8f\xb0\xa1", "日本語", "ｶ丂"},
+		{"ISO-2022-JP", "\x1b$BF|K\\8l\x1b(B", "\x1b(I6\x1b(J\\\x1b(B\\", "日本語", "ｶ¥\\"},
+		{"EUC-KR", "\xc7\xd1\xb1\xb9\xbe\xee", "\xb0\xa1", "한국어", "가"},
+		{"ks_c_5601-1987", "\xc7\xd1\xb1\xb9\xbe\xee", "\x81\x41", "한국어", "갂"},
+		{"GBK", "\xd6\xd0\xce\xc4", "\x80", "中文", "€"},
+		{"GB2312", "\xd6\xd0\xce\xc4", "\x81\x30\x81\x30", "中文", "\u0080"},
+		{"GB18030", "\xd6\xd0\xce\xc4", "\x95\x32\x82\x36", "中文", "\U00020000"},
+		{"Big5", "\xa4\xa4\xa4\xe5", "\x88\x62", "中文", "\u00ca\u0304"},
+		{"big5-hkscs", "\xa4\xa4\xa4\xe5", "\x87\x40", "中文", "\u43f0"},
+	} {
+		page := []byte("<html><head><title>" + c.title + "</title></head><body><p>" + c.text + " 42</p></body></html>")
+		metaPage := append([]byte("<meta charset=\""+c.label+"\">"), page...)
+		for _, p := range []struct {
+			body    []byte
+			ct, how string
+		}{{page, "text/html; charset=" + c.label, fromHeader}, {metaPage, "text/html", fromMeta}} {
+			if _, how := pageEncoding(p.body, p.ct); how != p.how {
+				t.Errorf("%s: found by %s, want %s", c.label, how, p.how)
+			}
+			title, text := extractText(p.body, p.ct)
+			if title != c.wantTitle || text != c.wantText+" 42" {
+				t.Errorf("%s (%s): title %q text %q, want %q %q", c.label, p.how, title, text, c.wantTitle, c.wantText+" 42")
+			}
+		}
+	}
+}

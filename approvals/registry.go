@@ -1,6 +1,7 @@
 package approvals
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,9 +11,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nkeys"
 
+	"github.com/jazz-run/jazz/internal/filelock"
 	"github.com/jazz-run/jazz/messages"
 )
 
@@ -261,6 +264,11 @@ func AddApproverKey(home, name, publicKey, maxTier string, policy bool) (Approve
 	if maxTier == "" {
 		maxTier = messages.LevelHighRisk
 	}
+	unlock, err := LockList(ApproversPath(home))
+	if err != nil {
+		return Approver{}, err
+	}
+	defer unlock()
 	list, err := ReadApproversFile(home)
 	if err != nil {
 		return Approver{}, err
@@ -291,6 +299,11 @@ func AddApproverKey(home, name, publicKey, maxTier string, policy bool) (Approve
 // refuses what it signs from then on) and the seed jazz kept for it, if
 // any, is deleted. It returns who was removed.
 func RemoveApprover(home, name string) (Approver, error) {
+	unlock, err := LockList(ApproversPath(home))
+	if err != nil {
+		return Approver{}, err
+	}
+	defer unlock()
 	list, err := ReadApproversFile(home)
 	if err != nil {
 		return Approver{}, err
@@ -324,6 +337,23 @@ func RemoveApprover(home, name string) (Approver, error) {
 	return gone, nil
 }
 
+// ListLockWait bounds how long an update of an identity list waits for
+// another one in progress (a jazz command holds it for milliseconds).
+const ListLockWait = 10 * time.Second
+
+// LockList takes the lock every read-modify-write of an identity list
+// (approvers.json, workers.json) holds, so two commands at once lose
+// neither change: a lost removal would undo a revocation unseen. It
+// waits at most ListLockWait.
+func LockList(path string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ListLockWait)
+	defer cancel()
+	return filelock.Lock(ctx, path)
+}
+
 // ApproverSeedPath is where a local approver's seed is kept.
 func ApproverSeedPath(home, name string) string {
 	return filepath.Join(home, BusDir, ApproverSeeds, name+".nk")
@@ -345,6 +375,12 @@ func WriteSecret(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	// On disk before the rename makes it the file: a crash after it must
+	// not leave an empty list (no approvers, no workers) in its place.
+	if err := tmp.Sync(); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -136,6 +136,11 @@ func (w Worker) validate() error {
 // (0600) and records it in workers.json; a running `jazz bus serve` lets
 // it in, and creates its pools' consumers, within a second.
 func AddWorker(home, name string, pools ...Pool) (Worker, error) {
+	unlock, err := approvals.LockList(WorkersPath(home))
+	if err != nil {
+		return Worker{}, err
+	}
+	defer unlock()
 	list, err := ReadWorkersFile(home)
 	if err != nil {
 		return Worker{}, err
@@ -171,6 +176,11 @@ func AddWorker(home, name string, pools ...Pool) (Worker, error) {
 // if jazz kept one, is deleted. It returns who was removed. A task it
 // held goes back to its pool when its lease runs out.
 func RemoveWorker(home, name string) (Worker, error) {
+	unlock, err := approvals.LockList(WorkersPath(home))
+	if err != nil {
+		return Worker{}, err
+	}
+	defer unlock()
 	list, err := ReadWorkersFile(home)
 	if err != nil {
 		return Worker{}, err

@@ -16,6 +16,7 @@ import (
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/visible"
 	"github.com/jazz-run/jazz/workerpool"
 )
 
@@ -235,8 +236,7 @@ func NewWorkersCmd(d Deps) *cobra.Command {
 			tw := tabwriter.NewWriter(d.IO.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "POOL\tNAME\tRUNNING\tCAPACITY\tDONE\tVERSION\tSINCE\tKEY")
 			for _, w := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", w.Pool, w.Name, w.Running, w.Capacity,
-					strconv.FormatInt(w.Done, 10), w.Version, w.Started.Local().Format(time.DateTime), w.Worker)
+				fmt.Fprint(tw, workerRow(w))
 			}
 			return tw.Flush()
 		},
@@ -251,4 +251,13 @@ func NewWorkersCmd(d Deps) *cobra.Command {
 	f.IntVar(&waitMs, "wait", 1000, "milliseconds to wait for answers")
 	f.BoolVar(&asJSON, "json", false, "JSON on stdout")
 	return cmd
+}
+
+// workerRow is one line of the `jazz workers` table. A worker chooses its
+// own name, pool and version: each is shown inert (visible.Line), so no
+// escape sequence reaches the terminal and no tab or newline moves a
+// column or forges a row.
+func workerRow(w workerpool.LiveWorker) string {
+	return fmt.Sprintf("%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", visible.Line(w.Pool), visible.Line(w.Name), w.Running, w.Capacity,
+		strconv.FormatInt(w.Done, 10), visible.Line(w.Version), w.Started.Local().Format(time.DateTime), visible.Line(w.Worker))
 }

@@ -495,9 +495,9 @@ func TestLinearWork(t *testing.T) {
 		"meta prescan is 1024 bytes": append([]byte("<meta "), rep("charset=x ")...),
 		// Cut and restored multi-byte sequences: a decoder that rescans
 		// after a restored byte would hang here rather than pass slowly.
-		"shift_jis cut leads":        append([]byte("<meta charset=shift_jis>"), rep("\x81")...),
+		"shift_jis restored bytes":   append([]byte("<meta charset=shift_jis>"), rep("\x81 ")...),
 		"euc-jp cut jis0212":         append([]byte("<meta charset=euc-jp>"), rep("\x8f\xa1")...),
-		"euc-kr cut leads":           append([]byte("<meta charset=euc-kr>"), rep("\x81")...),
+		"euc-kr restored bytes":      append([]byte("<meta charset=euc-kr>"), rep("\x81 ")...),
 		"big5 unmapped pairs":        append([]byte("<meta charset=big5>"), rep("\x85\x40")...),
 		"gb18030 cut four-byte":      append([]byte("<meta charset=gb18030>"), rep("\x81\x30\x81")...),
 		"iso-2022-jp doubled escape": append([]byte("<meta charset=iso-2022-jp>"), rep("\x1b$B\x1b$B")...),

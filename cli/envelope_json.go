@@ -3,9 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"github.com/jazz-run/jazz/internal/jsonstr"
 	"math"
 	"strconv"
-	"unicode/utf8"
 )
 
 // The run's envelopes are written by hand, byte for byte as
@@ -18,9 +18,9 @@ func (e successEnvelope) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"ok":`...)
 	b = strconv.AppendBool(b, e.OK)
 	b = append(b, `,"answer":`...)
-	b = appendJSONString(b, e.Answer)
+	b = jsonstr.Append(b, e.Answer)
 	b = append(b, `,"stopReason":`...)
-	b = appendJSONString(b, e.StopReason)
+	b = jsonstr.Append(b, e.StopReason)
 	b = append(b, `,"costUSD":`...)
 	b, err := appendJSONFloat(b, e.CostUSD)
 	if err != nil {
@@ -51,12 +51,12 @@ func (e runFailureEnvelope) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"ok":`...)
 	b = strconv.AppendBool(b, e.OK)
 	b = append(b, `,"error":`...)
-	b = appendJSONString(b, e.Error)
+	b = jsonstr.Append(b, e.Error)
 	b = append(b, `,"stopReason":`...)
-	b = appendJSONString(b, e.StopReason)
+	b = jsonstr.Append(b, e.StopReason)
 	if e.Answer != "" {
 		b = append(b, `,"answer":`...)
-		b = appendJSONString(b, e.Answer)
+		b = jsonstr.Append(b, e.Answer)
 	}
 	b = append(b, `,"costUSD":`...)
 	b, err := appendJSONFloat(b, e.CostUSD)
@@ -97,24 +97,24 @@ func appendCalls(b []byte, calls []toolCallView) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		b = appendJSONString(b, c.ID)
+		b = jsonstr.Append(b, c.ID)
 		b = append(b, `,"name":`...)
-		b = appendJSONString(b, c.Name)
+		b = jsonstr.Append(b, c.Name)
 		b = append(b, `,"arguments":`...)
-		b = appendJSONString(b, c.Arguments)
+		b = jsonstr.Append(b, c.Arguments)
 		if c.AgentID != "" {
 			b = append(b, `,"agentId":`...)
-			b = appendJSONString(b, c.AgentID)
+			b = jsonstr.Append(b, c.AgentID)
 		}
 		if c.AgentName != "" {
 			b = append(b, `,"agentName":`...)
-			b = appendJSONString(b, c.AgentName)
+			b = jsonstr.Append(b, c.AgentName)
 		}
 		b = append(b, `,"depth":`...)
 		b = strconv.AppendInt(b, int64(c.Depth), 10)
 		if c.DecidedBy != "" {
 			b = append(b, `,"decidedBy":`...)
-			b = appendJSONString(b, c.DecidedBy)
+			b = jsonstr.Append(b, c.DecidedBy)
 		}
 		b = append(b, '}')
 	}
@@ -143,66 +143,4 @@ func appendJSONFloat(b []byte, f float64) ([]byte, error) {
 		}
 	}
 	return b, nil
-}
-
-// appendJSONString writes s as a JSON string the way Marshal does: HTML
-// characters (< > &), control characters, U+2028 and U+2029 escaped as
-// \u sequences (\b \f \n \r \t and \" \\ short), each byte of invalid
-// UTF-8 as \ufffd.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	done := 0 // s[:done] is written
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			var esc string
-			switch {
-			case c == '"':
-				esc = `\"`
-			case c == '\\':
-				esc = `\\`
-			case c == '\b':
-				esc = `\b`
-			case c == '\f':
-				esc = `\f`
-			case c == '\n':
-				esc = `\n`
-			case c == '\r':
-				esc = `\r`
-			case c == '\t':
-				esc = `\t`
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				b = append(b, s[done:i]...)
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-				i++
-				done = i
-				continue
-			default:
-				i++
-				continue
-			}
-			b = append(b, s[done:i]...)
-			b = append(b, esc...)
-			i++
-			done = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[done:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[done:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		done = i
-	}
-	b = append(b, s[done:]...)
-	return append(b, '"')
 }

@@ -2,8 +2,8 @@ package openai
 
 import (
 	"encoding/json"
+	"github.com/jazz-run/jazz/internal/jsonstr"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/provider"
@@ -79,7 +79,7 @@ func (c *Client) appendBody(b []byte, req provider.Request) ([]byte, bool) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = jsonstr.Append(b, k)
 		b = append(b, ':')
 		var ok bool
 		switch v := body[k].(type) {
@@ -94,7 +94,7 @@ func (c *Client) appendBody(b []byte, req provider.Request) ([]byte, bool) {
 			}
 			b = append(b, enc...)
 		case string:
-			b = appendJSONString(b, v)
+			b = jsonstr.Append(b, v)
 		case bool:
 			b = appendBool(b, v)
 		default:
@@ -168,17 +168,17 @@ func appendMessages(b []byte, ms []messages.ChatMessage) ([]byte, bool) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"role":`...)
-		b = appendJSONString(b, m.Role)
+		b = jsonstr.Append(b, m.Role)
 		b = append(b, `,"content":`...)
 		switch m.Role {
 		case messages.RoleSystem, messages.RoleUser:
-			b = appendJSONString(b, m.Content)
+			b = jsonstr.Append(b, m.Content)
 		case messages.RoleAssistant:
 			// toWire: null, not "", beside tool calls.
 			if m.Content == "" && len(m.ToolCalls) > 0 {
 				b = append(b, "null"...)
 			} else {
-				b = appendJSONString(b, m.Content)
+				b = jsonstr.Append(b, m.Content)
 			}
 			if len(m.ToolCalls) > 0 {
 				b = append(b, `,"tool_calls":[`...)
@@ -188,11 +188,11 @@ func appendMessages(b []byte, ms []messages.ChatMessage) ([]byte, bool) {
 						b = append(b, ',')
 					}
 					b = append(b, `{"id":`...)
-					b = appendJSONString(b, tc.ID)
+					b = jsonstr.Append(b, tc.ID)
 					b = append(b, `,"type":"function","function":{"name":`...)
-					b = appendJSONString(b, tc.Name)
+					b = jsonstr.Append(b, tc.Name)
 					b = append(b, `,"arguments":`...)
-					b = appendJSONString(b, tc.Arguments)
+					b = jsonstr.Append(b, tc.Arguments)
 					b = append(b, "}}"...)
 				}
 				b = append(b, ']')
@@ -201,95 +201,13 @@ func appendMessages(b []byte, ms []messages.ChatMessage) ([]byte, bool) {
 			if m.ToolCallID == "" {
 				return nil, false
 			}
-			b = appendJSONString(b, m.Content)
+			b = jsonstr.Append(b, m.Content)
 			b = append(b, `,"tool_call_id":`...)
-			b = appendJSONString(b, m.ToolCallID)
+			b = jsonstr.Append(b, m.ToolCallID)
 		default:
 			return nil, false
 		}
 		b = append(b, '}')
 	}
 	return append(b, ']'), true
-}
-
-// appendJSONString writes s as a JSON string exactly as json.Marshal
-// does: HTML characters (< > &), control characters, U+2028 and U+2029
-// escaped as \u sequences (\b \f \n \r \t \" \\ short, hex in lower
-// case), each byte of invalid UTF-8 as \ufffd. Runs of bytes that need
-// none of that, most of any text, are skipped eight at a time; a word
-// that holds one is gone through byte by byte.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	b = append(b, '"')
-	done := 0 // s[:done] is written
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			// Whether none of the 8 bytes needs escaping: all ASCII, none
-			// below 0x20, none of " \\ < > &, by the word-at-a-time tests:
-			// (v - 0x01…01) &^ v & 0x80…80 is non-zero exactly when some
-			// byte of v is zero (a byte of x equal to c is a zero of
-			// x ^ c·0x01…01), and (x - n·0x01…01) &^ x & 0x80…80 when some
-			// byte of an all-ASCII x is below n. Written out here: as a
-			// call (too big to inline) it cost more than it saved.
-			w := s[i : i+8]
-			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-			q, bs, lt, gt, amp := x^('"'*ones), x^('\\'*ones), x^('<'*ones), x^('>'*ones), x^('&'*ones)
-			if (x|(x-0x20*ones)&^x|(q-ones)&^q|(bs-ones)&^bs|(lt-ones)&^lt|(gt-ones)&^gt|(amp-ones)&^amp)&highs == 0 {
-				i += 8
-				continue
-			}
-		}
-		for end := min(i+8, len(s)); i < end; {
-			c := s[i]
-			if c < utf8.RuneSelf {
-				if plainASCII(c) {
-					i++
-					continue
-				}
-				b = append(b, s[done:i]...)
-				switch c {
-				case '"', '\\':
-					b = append(b, '\\', c)
-				case '\b':
-					b = append(b, '\\', 'b')
-				case '\f':
-					b = append(b, '\\', 'f')
-				case '\n':
-					b = append(b, '\\', 'n')
-				case '\r':
-					b = append(b, '\\', 'r')
-				case '\t':
-					b = append(b, '\\', 't')
-				default: // the other controls, < > &
-					b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-				}
-				i++
-				done = i
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			switch {
-			case r == utf8.RuneError && size == 1:
-				b = append(b, s[done:i]...)
-				b = append(b, `\ufffd`...)
-			case r == '\u2028' || r == '\u2029':
-				b = append(b, s[done:i]...)
-				b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			default:
-				i += size
-				continue
-			}
-			i += size
-			done = i
-		}
-	}
-	b = append(b, s[done:]...)
-	return append(b, '"')
-}
-
-// plainASCII reports whether an ASCII byte is written as itself.
-func plainASCII(c byte) bool {
-	return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
 }

@@ -24,6 +24,14 @@ type Redactor struct {
 	repl   *strings.Replacer
 }
 
+// scanLimit is how many forms String and JSON look for one by one before
+// building a replaced copy. Text without a secret (nearly every tool
+// result) is then as many strings.Index passes, each a vector scan, where
+// the Replacer's generic algorithm walks its trie at every byte: that walk
+// was 13% of a read_file call's instructions with a handful of secrets.
+// Past the limit one trie walk beats that many passes.
+const scanLimit = 32
+
 // NewRedactor builds a Redactor for values. Each is searched for as given
 // and as it appears JSON-escaped and percent-encoded; empty, short and
 // whitespace-only values are ignored.
@@ -83,10 +91,16 @@ func (r *Redactor) Len() int {
 
 // String returns s with every known secret replaced by Placeholder.
 func (r *Redactor) String(s string) string {
-	if r == nil || len(r.values) == 0 {
+	if r == nil || len(r.values) == 0 || !r.mayHold(s) {
 		return s
 	}
 	return r.repl.Replace(s)
+}
+
+// mayHold is false when s holds none of the forms, so replacing would
+// change nothing; with more forms than scanLimit it does not look.
+func (r *Redactor) mayHold(s string) bool {
+	return len(r.values) > scanLimit || r.Contains(s)
 }
 
 // Contains reports whether s holds a known secret.
@@ -111,6 +125,9 @@ func (r *Redactor) JSON(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	s := string(raw)
+	if !r.mayHold(s) {
+		return raw
+	}
 	out := r.repl.Replace(s)
 	if out == s {
 		return raw

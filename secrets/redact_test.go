@@ -3,7 +3,9 @@ package secrets_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -284,5 +286,49 @@ func TestCollectIsEveryPartOnItsOwn(t *testing.T) {
 	}
 	if got.Redact(probe) == probe {
 		t.Error("nothing was redacted: the test compares nothing")
+	}
+}
+
+// String skips text in which it finds no form of a secret; that must
+// never change a result. Texts are built from pieces of the secrets'
+// forms (so near misses and overlaps are common) and filler, for
+// redactors below and above the scan limit.
+func TestRedactorScanAgreesWithReplacer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 3, 10, 40} {
+		var vals []string
+		for i := range n {
+			vals = append(vals, fmt.Sprintf("sk-%d-%s", i, strings.Repeat(string(rune('a'+i%26)), 6+i%5))+`"<&>/ %`)
+		}
+		r := secrets.NewRedactor(vals...)
+		pieces := []string{"x", " ", "\n", `"`, `\u003c`, "%22", "+", "sk-", "[REDACTED]"}
+		for _, v := range vals {
+			pieces = append(pieces, v, v[:len(v)/2], v[len(v)/2:], url.QueryEscape(v), url.PathEscape(v))
+			if b, err := json.Marshal(v); err == nil {
+				pieces = append(pieces, string(b[1:len(b)-1]))
+			}
+		}
+		hits := 0
+		for range 2000 {
+			var b strings.Builder
+			for range rng.IntN(12) {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			s := b.String()
+			got, want := r.String(s), r.ReplaceAll(s)
+			if got != want {
+				t.Fatalf("%d secrets: String(%q) = %q, the Replacer gives %q", n, s, got, want)
+			}
+			if want != s {
+				hits++
+			}
+			raw, _ := json.Marshal(map[string]string{"content": s})
+			if out := r.JSON(raw); string(out) != r.ReplaceAll(string(raw)) && json.Valid([]byte(r.ReplaceAll(string(raw)))) {
+				t.Fatalf("%d secrets: JSON(%s) = %s, the Replacer gives %s", n, raw, out, r.ReplaceAll(string(raw)))
+			}
+		}
+		if hits < 200 {
+			t.Fatalf("%d secrets: only %d of 2000 texts held a secret; the test is not looking", n, hits)
+		}
 	}
 }

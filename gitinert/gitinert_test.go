@@ -18,7 +18,9 @@ func TestInertKey(t *testing.T) {
 		"core.sshcommand": false, "diff.external": false, "diff.evil.textconv": false, "filter.lfs.clean": false,
 		"credential.helper": false, "credential.https://x.helper": false, "remote.origin.url": true,
 		"remote.origin.uploadpack": false, "include.path": false, "includeif.gitdir:/x/.path": false,
-		"alias.st": true, "user.name": true, "gpg.program": false, "bogus": false, "newsection.key": false,
+		"alias.st": true, "user.name": true, "extensions.worktreeconfig": true, "extensions.objectformat": true,
+		"extensions.partialclone": false, "extensions.somethingnew": false, "remote.origin.promisor": false,
+		"remote.origin.partialclonefilter": false, "gpg.program": false, "bogus": false, "newsection.key": false,
 	} {
 		if got := gitinert.InertKey(key); got != want {
 			t.Errorf("InertKey(%q) = %v, want %v", key, got, want)

@@ -24,9 +24,17 @@ func InertKey(key string) bool {
 		sub, name = rest[:i], rest[i+1:]
 	}
 	switch section {
-	case "color", "advice", "extensions":
-		// Output colours, hints, and repository-format features.
+	case "color", "advice":
+		// Output colours and hints.
 		return true
+	case "extensions":
+		// Repository-format features, each read before it is allowed:
+		// partialClone makes the repository a partial clone, whose missing
+		// objects git fetches (lazily, in a read-only diff or blame) from
+		// the remote it names, a network request of the repository's
+		// choosing. An extension git adds later is refused until read.
+		return sub == "" && in(name, "noop", "noop-v1", "preciousobjects", "worktreeconfig", "objectformat",
+			"compatobjectformat", "refstorage")
 	case "alias":
 		// No alias can shadow one of git's own commands; a command that
 		// names an alias is judged by AliasRisks.
@@ -45,6 +53,10 @@ func InertKey(key string) bool {
 		case "vcs": // a remote helper program
 			return false
 		case "mirror", "proxy", "proxyauthmethod": // push everything; reroute traffic
+			return false
+		case "promisor", "partialclonefilter":
+			// A promisor remote: git fetches missing objects from its URL
+			// during read-only commands (extensions.partialClone likewise).
 			return false
 		}
 		return true

@@ -2,7 +2,8 @@
 // configuration makes git run a canary program: one repository per way a
 // repository can do that (a configuration knob, an included or worktree
 // configuration, a .git file pointing elsewhere, a nested repository, a
-// hook, an alias, a submodule's own configuration). The canary leaves a file when it runs, so a test can
+// hook, an alias, a submodule's own configuration, a promisor remote
+// git fetches from). The canary leaves a file when it runs, so a test can
 // prove it never did.
 package hostile
 
@@ -129,6 +130,17 @@ func Repos(t testing.TB, root string) []Repo {
 		})
 	add(Repo{Name: "alias", Command: "git st", Knob: "alias.st", Fires: true},
 		func(d, c string) { cfg(d, "alias.st", "!"+c) })
+	add(Repo{Name: "promisor", Command: "git diff", Knob: "extensions.partialclone"},
+		func(d, c string) {
+			// A partial clone missing the committed a.txt: the diff fetches
+			// it, lazily, from the promisor remote's URL (a network request
+			// of the repository's choosing; port 9 refuses it quickly).
+			blob := gitOut(t, d, "rev-parse", "HEAD:a.txt")
+			if err := os.Remove(filepath.Join(d, ".git", "objects", blob[:2], blob[2:])); err != nil {
+				t.Fatal(err)
+			}
+			cfg(d, "remote.origin.url", "http://127.0.0.1:9/x.git", "extensions.partialClone", "origin")
+		})
 	add(Repo{Name: "submodule", Command: "git status", Knob: "submodule sub: filter.fl.clean", Fires: true},
 		func(d, c string) {
 			// A submodule whose own configuration (.git/modules/sub/config)
@@ -194,10 +206,18 @@ func write(t testing.TB, path, body string, mode os.FileMode) {
 
 func git(t testing.TB, dir string, args ...string) {
 	t.Helper()
+	gitOut(t, dir, args...)
+}
+
+// gitOut runs git for the set-up and returns its output, trimmed.
+func gitOut(t testing.TB, dir string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("git %s: %v %s", strings.Join(args, " "), err, out)
 	}
+	return strings.TrimSpace(string(out))
 }

@@ -151,6 +151,14 @@ func (f *File) Stream(ctx context.Context, fn func([]byte) error) error {
 				return err
 			}
 		}
+		if r.err == nil && r.n < len(buf) && int64(r.n) == f.Info.Size() && r.n > 0 {
+			// A read that asked for more than the file's size at open and got
+			// exactly that size is the whole file as it was then: a regular
+			// file's read comes up short only at its end. The read that would
+			// confirm the end (and its goroutine) is not made; a file that
+			// grew since is read as it was, as if read a moment earlier.
+			return nil
+		}
 		if r.n == len(buf) && len(buf) < streamChunk {
 			// The file is bigger than it said (it grew, or it is a procfs
 			// file that reports 0): fewer, larger reads from here on.

@@ -54,3 +54,20 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	})
 }
+
+// Every pair of bytes side by side, inside a word and across the end of
+// one: a byte that needs escaping can make its word-at-a-time test mark
+// the byte above it too (a borrow), which must then be judged on its own.
+func TestAppendEveryPair(t *testing.T) {
+	for _, pos := range []int{3, 7} {
+		for c1 := range 256 {
+			for c2 := range 256 {
+				s := strings.Repeat("a", pos) + string([]byte{byte(c1), byte(c2)}) + strings.Repeat("b", 14-pos)
+				want, _ := json.Marshal(s)
+				if got := Append(nil, s); !bytes.Equal(got, want) {
+					t.Fatalf("bytes %#x %#x at %d: %s, want %s", c1, c2, pos, got, want)
+				}
+			}
+		}
+	}
+}

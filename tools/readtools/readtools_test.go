@@ -179,6 +179,7 @@ func TestReadFile(t *testing.T) {
 	f.write("crlf.txt", "\uFEFFl1\r\nl2\r\nl3")
 	f.write("empty.txt", "")
 	f.write("img.PNG", "\x89PNG")
+	f.write("latin1.txt", "caf\xe9 cr\xe8me\n")
 	tests := []struct {
 		name, args string
 		want       map[string]any
@@ -190,6 +191,7 @@ func TestReadFile(t *testing.T) {
 		{"start past end", `{"path":"a.txt","startLine":9}`, map[string]any{"content": "", "returnedLines": 1.0, "range": map[string]any{"startLine": 9.0, "endLine": 9.0}}},
 		{"bom stripped crlf kept", `{"path":"crlf.txt"}`, map[string]any{"content": "l1\r\nl2\r\nl3", "totalLines": 3.0}},
 		{"crlf range joined with lf", `{"path":"crlf.txt","startLine":1,"endLine":2}`, map[string]any{"content": "l1\nl2"}},
+		{"invalid utf-8 replaced", `{"path":"latin1.txt"}`, map[string]any{"content": "caf\uFFFD cr\uFFFDme\n"}},
 		{"empty", `{"path":"empty.txt"}`, map[string]any{"content": "", "totalLines": 0.0, "returnedLines": 0.0}},
 		{"encoding echoed lowercase", `{"path":"a.txt","encoding":"UTF-8"}`, map[string]any{"encoding": "utf-8"}},
 		{"quoted path", `{"path":"\"a.txt\""}`, map[string]any{"path": p}},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jazz-run/jazz/safefile"
 )
@@ -206,5 +207,12 @@ func (s *scanner) endLine() {
 	s.out.text = append(s.out.text, line[:max(0, min(room, len(line)))]...)
 }
 
-// str is the kept bytes as valid UTF-8.
-func (r scanned) str() string { return strings.ToValidUTF8(string(r.text), "\uFFFD") }
+// str is the kept bytes as valid UTF-8. Text that already is (nearly
+// every file) is checked by utf8.Valid's ASCII fast path, several times
+// quicker than ToValidUTF8's rune-by-rune scan of it.
+func (r scanned) str() string {
+	if utf8.Valid(r.text) {
+		return string(r.text)
+	}
+	return strings.ToValidUTF8(string(r.text), "\uFFFD")
+}

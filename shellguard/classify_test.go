@@ -148,3 +148,68 @@ func BenchmarkStaticClassify(b *testing.B) {
 		}
 	}
 }
+
+// TestProgramsThatReachOut holds the read-only set to forms that neither
+// reach the network, run a child, write a transient file nor wait
+// forever, under both the static pass and an allowlist entry naming the
+// program (the entry admits only inspect-only forms). Each row was
+// approved before its fix; the controls must stay approved.
+func TestProgramsThatReachOut(t *testing.T) {
+	entries := []string{"awk", "gawk", "tail", "git log", "git show", "git shortlog", "git branch", "git tag"}
+	refused := []struct{ class, cmd string }{
+		// gawk opens an operand named /inet/… as a socket, and the
+		// program can add such operands through ARGV (or SYMTAB).
+		{"gawk network operand", "awk 1 /inet/tcp/0/example.com/80"},
+		{"gawk network operand", "gawk '{print}' f /inet6/udp/0/example.com/53"},
+		{"awk rewrites its operands", `gawk 'BEGIN{ARGV[1]="/inet/tcp/0/example.com/80";ARGC=2}1'`},
+		{"awk rewrites its operands", `awk '{ARGV[ARGC++]="/inet/tcp/0/" $0 ".example.com/80"}' f`},
+		{"awk rewrites its operands", `gawk 'BEGIN{SYMTAB["AR" "GC"]=3}1' f`},
+		// GNU tail's obsolete +NUMf form follows forever.
+		{"tail obsolete follow", "tail +1f f"},
+		{"tail obsolete follow", "tail +5 f"},
+		// Pretty-format placeholders that make git start a child.
+		{"git format runs a child", "git log '--format=%(describe)' -1"},
+		{"git format runs a child", "git show '--pretty=tformat:%(describe:tags)'"},
+		{"git format runs a child", "git shortlog '--group=format:%(describe)' HEAD"},
+		{"git format runs a child", "git shortlog '--group=format:%GG' HEAD"},
+		{"git format runs a child", "git log '--format=%(nosuch)'"},
+		{"git format runs a child", "git branch '--format=%(describe)'"},
+		{"git format runs a child", "git tag -l '--format=%(describe:tags)'"},
+		{"git sort key runs gpg", "git branch --sort=signature"},
+		{"git sort key runs gpg", "git tag -l --sort=-signature:key"},
+		// remerge writes objects under .git/objects/tmp_objdir-*.
+		{"git remerge writes objects", "git log --diff-merges=remerge -p"},
+		{"git remerge writes objects", "git show --diff-merges=r HEAD"},
+		{"git remerge writes objects", "git log --diff-merges="},
+	}
+	for _, tc := range refused {
+		t.Run(tc.class+"/"+tc.cmd, func(t *testing.T) {
+			if ReadOnlyProblem(tc.cmd) == "" {
+				t.Error("the static read-only pass approves it")
+			}
+			if ok, _ := Explain(tc.cmd, entries); ok {
+				t.Error("an allowlist entry naming the program approves it")
+			}
+			argv := SplitWords(tc.cmd)
+			j := Judge("true", ByAllowlist, entries, "")
+			if err := j.CheckExec(argv); err == nil {
+				t.Errorf("the run-time check admits %q", argv)
+			}
+		})
+	}
+	for _, cmd := range []string{
+		"awk '{print $1}' f", "awk -F: '$3 > 100 {print $1}' /etc/group", "tail -n +3 f", "tail -5 f",
+		"git log '--format=%(trailers:key=Signed-off-by)' -1", "git log --diff-merges=first-parent -p",
+		"git show --diff-merges=cc", "git shortlog -s --group=author HEAD", "git branch --sort=-committerdate",
+		"git tag -l --sort=-v:refname", "git tag -l --sort=version:refname", "git branch --format='%(refname:short)'",
+	} {
+		t.Run("control/"+cmd, func(t *testing.T) {
+			if why := ReadOnlyProblem(cmd); why != "" {
+				t.Errorf("not read-only: %s", why)
+			}
+			if ok, why := Explain(cmd, entries); !ok {
+				t.Errorf("not approved by the allowlist: %s", why)
+			}
+		})
+	}
+}

@@ -103,28 +103,83 @@ var gitSubcommands = sync.OnceValue(func() map[string]progCheck {
 // gitReflogVerbs are reflog's subcommands other than show.
 var gitReflogVerbs = map[string]bool{"expire": true, "delete": true, "exists": true, "drop": true, "list": true}
 
-// gitFormatRule refuses pretty formats that verify signatures (%G…),
-// which runs gpg.
+// gitFormatRule holds log, show, shortlog and reflog to what only
+// prints. Their pretty formats (--format, --pretty, shortlog's
+// --group=format:) may not verify signatures (%G…, which runs gpg) and
+// may name only the %(…) placeholders known to print what git holds
+// (%(describe) runs `git describe` as a child). And --diff-merges may
+// only pick a way of showing a merge that git computes in memory:
+// remerge (r) writes the re-merged objects into a temporary directory
+// under .git/objects, as --remerge-diff does.
 func gitFormatRule(p parsedArgs) string {
 	for _, o := range p.opts {
-		if (o.name == "--format" || o.name == "--pretty") && strings.Contains(o.value, "%G") {
+		format := ""
+		switch o.name {
+		case "--format", "--pretty":
+			format = o.value
+		case "--group":
+			format, _ = strings.CutPrefix(o.value, "format:")
+		case "--diff-merges":
+			if !gitDiffMerges[o.value] {
+				return fmt.Sprintf("--diff-merges=%s, which is not one of the ways git shows a merge without writing objects", o.value)
+			}
+			continue
+		default:
+			continue
+		}
+		if strings.Contains(format, "%G") {
 			return "a %G format, which runs gpg to verify signatures"
+		}
+		if why := atomProblem(o.name, format, gitLogAtoms); why != "" {
+			return why
 		}
 	}
 	return ""
 }
 
+// gitDiffMerges are --diff-merges values that show a merge from what git
+// holds (git 2.39; `--diff-merges=` alone is refused too, being unknown).
+var gitDiffMerges = map[string]bool{"off": true, "none": true, "on": true, "first-parent": true, "1": true,
+	"separate": true, "m": true, "combined": true, "c": true, "dense-combined": true, "cc": true}
+
+// gitLogAtoms are the %(…) placeholders of log's pretty formats that only
+// print: trailers, and the newer decorate.
+var gitLogAtoms = map[string]bool{"trailers": true, "decorate": true}
+
+// atomProblem says why format names a %(name…) that is not in known, or
+// "". A name ends at its first `:` or `)`; an unclosed `%(` is refused. A
+// literal `%%(` is read as a placeholder: refusing a harmless format is
+// the safe way to be wrong. opt names the option in the message.
+func atomProblem(opt, format string, known map[string]bool) string {
+	rest := format
+	for {
+		i := strings.Index(rest, "%(")
+		if i < 0 {
+			return ""
+		}
+		rest = rest[i+2:]
+		end := strings.IndexAny(rest, ":)")
+		if end < 0 {
+			return fmt.Sprintf("an unclosed %%( in git's %s", opt)
+		}
+		if name := rest[:end]; !known[name] {
+			return fmt.Sprintf("the format atom %%(%s) in git's %s, which is not one known only to print", name, opt)
+		}
+	}
+}
+
 // gitAtoms are the %(atom) names of for-each-ref style formats (branch,
 // tag, ls-files, ls-tree, cat-file --batch) that only print what git
 // already holds. A format names anything else (a newer git's
-// %(signature), which runs gpg, or an atom not yet invented) is refused:
-// the list says what is known to be inert, not what is known to be bad.
+// %(signature), which runs gpg, its %(describe), which runs `git
+// describe` as a child, or an atom not yet invented) is refused: the
+// list says what is known to be inert, not what is known to be bad.
 var gitAtoms = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, a := range strings.Fields("refname objecttype objectsize objectname deltabase upstream push HEAD color align end" +
 		" if then else symref worktreepath tree parent numparent object type tag subject body contents trailers raw rest" +
 		" author authorname authoremail authordate committer committername committeremail committerdate" +
-		" tagger taggername taggeremail taggerdate creator creatordate describe" +
+		" tagger taggername taggeremail taggerdate creator creatordate" +
 		" objectmode path stage eolinfo eolattr") {
 		m[a] = true
 	}
@@ -132,30 +187,28 @@ var gitAtoms = sync.OnceValue(func() map[string]bool {
 })
 
 // gitAtomRule refuses a --format, --batch or --batch-check value naming a
-// %(atom) outside gitAtoms. The atom's name ends at its first `:` or `)`;
-// an unclosed `%(` is refused too. A literal `%%(` is read as an atom:
-// refusing a harmless format is the safe way to be wrong.
+// %(atom) outside gitAtoms, and a --sort key that is not one of them
+// (keys are atoms: a newer git's --sort=signature runs gpg). The atom's
+// name ends at its first `:` or `)`; an unclosed `%(` is refused too.
 func gitAtomRule(p parsedArgs) string {
 	for _, o := range p.opts {
 		switch o.name {
 		case "--format", "--batch", "--batch-check", "--batch-command":
+		case "--sort":
+			key := strings.TrimPrefix(o.value, "-")
+			for _, pre := range []string{"version:", "v:"} {
+				key = strings.TrimPrefix(key, pre)
+			}
+			key, _, _ = strings.Cut(key, ":")
+			if !gitAtoms()[key] {
+				return fmt.Sprintf("the sort key %q in git's --sort, which is not one known only to print", o.value)
+			}
+			continue
 		default:
 			continue
 		}
-		rest := o.value
-		for {
-			i := strings.Index(rest, "%(")
-			if i < 0 {
-				break
-			}
-			rest = rest[i+2:]
-			end := strings.IndexAny(rest, ":)")
-			if end < 0 {
-				return fmt.Sprintf("an unclosed %%( in git's %s", o.name)
-			}
-			if name := rest[:end]; !gitAtoms()[name] {
-				return fmt.Sprintf("the format atom %%(%s) in git's %s, which is not one known only to print", name, o.name)
-			}
+		if why := atomProblem(o.name, o.value, gitAtoms()); why != "" {
+			return why
 		}
 	}
 	return ""

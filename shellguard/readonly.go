@@ -70,7 +70,7 @@ var readOnlyPrograms = sync.OnceValue(func() map[string]progCheck {
 			" --reverse --recursive --size --sort= --time= --time-style= --tabsize= --width= --context --zero"+helpVersion), nil),
 		"cat":  grammar(opts("-A -b -e -E -n -s -t -T -u -v --show-all --number-nonblank --show-ends --number --squeeze-blank --show-tabs --show-nonprinting"+helpVersion), nil),
 		"head": grammar(head, nil),
-		"tail": grammar(tail, nil),
+		"tail": grammar(tail, tailRule),
 		"wc":   grammar(opts("-c -m -l -L -w --bytes --chars --lines --files0-from= --max-line-length --words"+helpVersion), nil),
 		"grep": grammar(grepSpec, nil), "egrep": grammar(grepSpec, nil), "fgrep": grammar(grepSpec, nil),
 		"rg":   rgCheck(),
@@ -147,6 +147,18 @@ var readOnlyPrograms = sync.OnceValue(func() map[string]progCheck {
 	}
 	return m
 })
+
+// tailRule refuses an operand starting with "+": GNU tail reads `tail
+// +1f [FILE]` (one such word, at most one file) as its obsolete
+// +NUM[bcl][f] form, whose f follows the file forever, as -f would.
+func tailRule(p parsedArgs) string {
+	for _, o := range p.operands {
+		if strings.HasPrefix(o, "+") {
+			return fmt.Sprintf("the operand %q, which GNU tail may read as its obsolete +NUM[bcl][f] form (f follows the file forever)", o)
+		}
+	}
+	return ""
+}
 
 // rgCheck: ripgrep without --pre/--pre-glob (run a program per file),
 // -z/--search-zip (run decompressors) and --hostname-bin.
@@ -381,8 +393,9 @@ func sedDelimited(s string, i int, d byte) (int, string) {
 	return 0, "an unterminated sed regex or replacement"
 }
 
-// awkCheck: awk with only -F and -v before its program text, and a
-// program without the features that run commands or write files.
+// awkCheck: awk with only -F and -v before its program text, a program
+// without the features that run commands, write files or choose what it
+// reads, and no operand that gawk opens as a network connection.
 func awkCheck(args []string) string {
 	s := opts("-F= -v=")
 	s.optionsFirst = true
@@ -393,17 +406,29 @@ func awkCheck(args []string) string {
 	if len(p.operands) == 0 {
 		return "awk without a program"
 	}
+	for _, o := range p.operands[1:] {
+		if strings.HasPrefix(o, "/inet") {
+			return fmt.Sprintf("the awk operand %q: gawk opens /inet… names as network connections", o)
+		}
+	}
 	return awkProgramProblem(p.operands[0])
 }
 
+// awkWords are refused anywhere in an awk program. ARGV and ARGC (and
+// gawk's SYMTAB, which reaches every variable by name) are on it because
+// the program can rewrite the list of files awk goes on to read, and gawk
+// opens an operand named /inet/tcp/0/HOST/PORT as a network connection:
+// ARGV[ARGC++] = "/inet/tcp/0/" $0 ".example/80" sends what it read out
+// through a name lookup, with no getline and no redirection.
 var awkWords = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`system|getline|close|fflush|extension|@|\\\n`)
+	return regexp.MustCompile(`system|getline|close|fflush|extension|ARGV|ARGC|SYMTAB|@|\\\n`)
 })
 
 var awkPrint = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bprintf?\b`) })
 
 // awkProgramProblem refuses, anywhere in the text (strings included, to
-// stay simple and strict): system, getline, close, fflush, extension, @
+// stay simple and strict): system, getline, close, fflush, extension,
+// ARGV, ARGC, SYMTAB, @
 // (gawk's @load, @include and indirect calls), a line continuation, and a
 // `|` that is not `||`; and any `>` after the first print or printf. An
 // output redirection always follows its print textually, so this holds

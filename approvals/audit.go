@@ -68,7 +68,7 @@ func RefusalHint(reason string) string {
 	case ReasonRevoked:
 		return "signed by an approver's key removed since the run started: if it was revoked because it leaked, someone is using it"
 	case ReasonTier:
-		return "an approver approving above their --max-tier: usually a slip; a higher-tier approver must decide"
+		return "an approver approving (or setting a policy) above their --max-tier: usually a slip; a higher-tier approver must decide"
 	case ReasonNotAllowed:
 		return "an approver without the --policy right changing policy: usually a slip"
 	case ReasonActionMismatch:

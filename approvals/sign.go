@@ -304,7 +304,8 @@ func checkTimes(issued, expires, now time.Time) error {
 }
 
 // VerifyPolicy accepts a policy change signed by an approver allowed to
-// change policy, for this run, unexpired, unseen, and at most ceiling.
+// change policy, for this run, unexpired, unseen, at most ceiling and at
+// most the approver's own tier.
 func VerifyPolicy(e Envelope, reg *Registry, runID, ceiling string, now time.Time, seen NonceSet) (PolicyChange, Approver, error) {
 	var p PolicyChange
 	a, err := opened(e, reg, &p, KindPolicy, func() string { return p.Kind })
@@ -322,6 +323,12 @@ func VerifyPolicy(e Envelope, reg *Registry, runID, ceiling string, now time.Tim
 	}
 	if !PolicyAtMost(p.Policy, ceiling) {
 		return p, a, refuse(ReasonCeiling, "policy %s is above this run's ceiling (%s)", p.Policy, ceilingName(ceiling))
+	}
+	// A policy approves every call of its tier and below unasked: setting
+	// one is approving them all, so no higher than the signer may approve
+	// one by one (its tier as approvers.json says now: Lookup narrows it).
+	if !PolicyAtMost(p.Policy, a.MaxTier) {
+		return p, a, refuse(ReasonTier, "approver %s may approve up to %s, so may not set policy %s (it would approve every %s call unasked)", a.Name, a.MaxTier, p.Policy, p.Policy)
 	}
 	if err := checkTimes(p.IssuedAt, p.ExpiresAt, now); err != nil {
 		return p, a, err

@@ -144,6 +144,39 @@ func TestVerifyPolicyClasses(t *testing.T) {
 	if _, _, err := approvals.VerifyPolicy(sign(plain, "read-only"), reg, "run-1", "high-risk", now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonNotAllowed {
 		t.Errorf("not a policy approver: %v", err)
 	}
+	// A policy approves every call up to its tier unasked: a policy
+	// approver capped below it may not set it, whatever the ceiling, and
+	// one narrowed in approvers.json since the run started is held to
+	// its new tier.
+	for _, tc := range []struct{ max, policy string }{{"read-only", "low-risk"}, {"read-only", "high-risk"}, {"low-risk", "high-risk"}} {
+		low := newParty(t, "lou-"+tc.max, tc.max, true)
+		lreg, _ := approvals.NewRegistry([]approvals.Approver{low.a})
+		if _, _, err := approvals.VerifyPolicy(sign(low, tc.policy), lreg, "run-1", "high-risk", now, approvals.NonceSet{}); err == nil || refusal(t, err) != approvals.ReasonTier {
+			t.Errorf("a %s policy approver set policy %s: %v", tc.max, tc.policy, err)
+		}
+		for _, ok := range []string{"", "read-only", tc.max} {
+			if _, _, err := approvals.VerifyPolicy(sign(low, ok), lreg, "run-1", "high-risk", now, approvals.NonceSet{}); err != nil {
+				t.Errorf("a %s policy approver setting %q: %v", tc.max, ok, err)
+			}
+		}
+	}
+	home := t.TempDir()
+	if _, err := approvals.AddApproverKey(home, "nat", admin.a.PublicKey, "high-risk", true); err != nil {
+		t.Fatal(err)
+	}
+	freg, err := approvals.LoadRegistry(home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := approvals.RemoveApprover(home, "nat"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := approvals.AddApproverKey(home, "nat", admin.a.PublicKey, "low-risk", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := approvals.VerifyPolicy(sign(admin, "high-risk"), freg, "run-1", "high-risk", now, approvals.NonceSet{}); err == nil || refusal(t, err) != approvals.ReasonTier {
+		t.Errorf("a policy approver narrowed to low-risk since the run started set high-risk: %v", err)
+	}
 	if _, _, err := approvals.VerifyPolicy(sign(admin, "unknown"), reg, "run-1", "high-risk", now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonMalformed {
 		t.Errorf("bogus policy: %v", err)
 	}

@@ -227,7 +227,7 @@ picks the new approver up within a second.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&maxTier, "max-tier", messages.LevelHighRisk, "highest risk tier this person may approve: read-only, low-risk or high-risk")
-	f.BoolVar(&policy, "policy", false, "may also change a run's approval policy (never above the run's --max-remote-policy)")
+	f.BoolVar(&policy, "policy", false, "may also change a run's approval policy (never above the run's --max-remote-policy, nor above --max-tier)")
 	f.BoolVar(&printSeed, "print", false, "print the seed on stdout instead of writing it to JAZZ_HOME")
 	f.StringVar(&publicKey, "public-key", "", "record this public key; the person keeps their own seed")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")

@@ -24,12 +24,14 @@ import (
 )
 
 type rig struct {
-	t       *testing.T
-	home    string
-	port    int
-	srv     *busserver.Server
-	alice   nkeys.KeyPair
-	lowbob  nkeys.KeyPair
+	t      *testing.T
+	home   string
+	port   int
+	srv    *busserver.Server
+	alice  nkeys.KeyPair
+	lowbob nkeys.KeyPair
+	// lola may change policy but approve only read-only calls.
+	lola    nkeys.KeyPair
 	admin   nkeys.KeyPair
 	runConn *nats.Conn
 	apConn  *nats.Conn
@@ -69,6 +71,7 @@ func newRig(t *testing.T, timeout time.Duration, policy, ceiling string) *rig {
 	r.alice = add("alice", "high-risk", false)
 	r.lowbob = add("bob", "low-risk", false)
 	r.admin = add("ada", "high-risk", true)
+	r.lola = add("lola", "read-only", true)
 	r.start()
 	url := r.srv.ClientURL()
 	var err error
@@ -380,6 +383,11 @@ func TestPolicyChangesAreSignedAndCapped(t *testing.T) {
 	env, _ = approvals.SignPolicy(r.alice, approvals.PolicyChange{RunID: "run-1", Policy: "low-risk"}, time.Now(), 0)
 	publish(env)
 	r.noticed(t, approvals.AuditPolicyRefused, "("+approvals.ReasonNotAllowed+")")
+	// Within the ceiling, but above what its signer may approve: a policy
+	// approves every call of its tier unasked.
+	env, _ = approvals.SignPolicy(r.lola, approvals.PolicyChange{RunID: "run-1", Policy: "low-risk"}, time.Now(), 0)
+	publish(env)
+	r.noticed(t, approvals.AuditPolicyRefused, "("+approvals.ReasonTier+")")
 	select {
 	case p := <-r.policy:
 		t.Fatalf("a refused change reached the gate: %+v", p)

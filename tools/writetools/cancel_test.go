@@ -144,7 +144,7 @@ func TestMoveAcrossFilesystems(t *testing.T) {
 		h.write("t/a", "a")
 		h.write("t/sub/b", "b")
 		m := mvOp()
-		s, d, err := m.targets(context.Background(), h.path("t"), h.path("dst"))
+		s, d, err := m.targets(context.Background(), guardOf(h.env), h.path("t"), h.path("dst"))
 		must(t, err)
 		res := m.moveAcross(newStopAfter(k), s, d)
 		s.close()

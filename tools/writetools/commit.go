@@ -192,7 +192,7 @@ func verifyAside(ctx context.Context, t *target, aside string) error {
 		return errChanged
 	}
 	if t.kind == "dir" {
-		info, err := inspectTreeAt(ctx, t.parent, aside, filepath.Join(t.parentPath, aside), st)
+		info, err := inspectTreeAt(ctx, t.guard, t.parent, aside, filepath.Join(t.parentPath, aside), st)
 		if isStop(err) {
 			return err
 		}

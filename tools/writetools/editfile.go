@@ -59,7 +59,7 @@ func prepareEdit(ctx context.Context, env *tools.Env, a editFileArgs) (abs strin
 		return
 	}
 	abs = resolve(env, a.Path)
-	t, err := inspect(ctx, abs, true, readContent)
+	t, err := inspect(ctx, guardOf(env), abs, true, readContent)
 	if err == nil && t.kind == "absent" || errors.Is(err, fs.ErrNotExist) {
 		t.close()
 		failWith(editFail(FileNotFoundError, abs, "File does not exist: "+abs+". Cannot edit a file that doesn't exist."))
@@ -112,7 +112,7 @@ func executeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) t
 	if fail != nil {
 		// The file changed enough for the edits to fail: still a change.
 		if abs != "" {
-			now, err := inspect(ctx, abs, true, readContent)
+			now, err := inspect(ctx, guardOf(env), abs, true, readContent)
 			same := err == nil && now.fingerprint() == *a.ExpectedState
 			now.close()
 			if !same {

@@ -17,6 +17,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // Every operation here is relative to a directory descriptor from locate
@@ -78,7 +80,7 @@ func openRegularAt(dirfd int, name, path string, want *unix.Stat_t) (*os.File, e
 }
 
 // readRegularAt reads a regular file whole, at most limit bytes.
-func readRegularAt(ctx context.Context, dirfd int, name, path string, want *unix.Stat_t, limit int64) ([]byte, error) {
+func readRegularAt(ctx context.Context, g secrets.Guard, dirfd int, name, path string, want *unix.Stat_t, limit int64) ([]byte, error) {
 	if want.Size > limit {
 		return nil, fmt.Errorf("%s is %s, more than the %s a file tool reads", path, formatSize(want.Size), formatSize(limit))
 	}
@@ -87,6 +89,9 @@ func readRegularAt(ctx context.Context, dirfd int, name, path string, want *unix
 		return nil, err
 	}
 	defer f.Close()
+	if err := judgeOpened(g, f, path); err != nil {
+		return nil, err
+	}
 	var out []byte
 	buf := make([]byte, min(chunk, int(want.Size)+512))
 	for {
@@ -203,7 +208,7 @@ func entryLine(rel string, st *unix.Stat_t, link string, ctime bool) string {
 
 // inspectTreeAt counts and fingerprints the directory name under dirfd
 // (which st describes), links not followed.
-func inspectTreeAt(ctx context.Context, dirfd int, name, path string, st *unix.Stat_t) (treeInfo, error) {
+func inspectTreeAt(ctx context.Context, g secrets.Guard, dirfd int, name, path string, st *unix.Stat_t) (treeInfo, error) {
 	h := sha256.New()
 	var info treeInfo
 	var walk func(dirfd int, name, rel, path string, st *unix.Stat_t, depth int) error
@@ -225,6 +230,11 @@ func inspectTreeAt(ctx context.Context, dirfd int, name, path string, st *unix.S
 				return pathErr("lstat", filepath.Join(path, n), err)
 			}
 			crel, cpath := filepath.Join(rel, n), filepath.Join(path, n)
+			if g.Excluded(cpath) {
+				// A tree holding JAZZ_HOME or a secret file is not
+				// removed, moved or copied (its copy could be read).
+				return refusal(cpath, ownFile(cpath))
+			}
 			link := ""
 			switch cst.Mode & unix.S_IFMT {
 			case unix.S_IFREG:
@@ -331,7 +341,7 @@ func removeAt(ctx context.Context, dirfd int, name, path string) (removed int, e
 // inside as links; other kinds are refused. ctx is looked at between
 // files and chunks. A directory of the copy met again inside the source
 // (the source reaches its own copy) is refused instead of copied forever.
-func copyAt(ctx context.Context, sdir int, sname, spath string, sst *unix.Stat_t, ddir int, dname, dpath string) error {
+func copyAt(ctx context.Context, g secrets.Guard, sdir int, sname, spath string, sst *unix.Stat_t, ddir int, dname, dpath string) error {
 	made := map[string]bool{} // identities of directories the copy created
 	var cp func(sdir int, sname, spath string, sst *unix.Stat_t, ddir int, dname, dpath string, depth int) error
 	cp = func(sdir int, sname, spath string, sst *unix.Stat_t, ddir int, dname, dpath string, depth int) error {
@@ -341,7 +351,7 @@ func copyAt(ctx context.Context, sdir int, sname, spath string, sst *unix.Stat_t
 		perm := uint32(sst.Mode) & 0o777
 		switch sst.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
-			return copyFileAt(ctx, sdir, sname, spath, sst, ddir, dname, dpath, perm)
+			return copyFileAt(ctx, g, sdir, sname, spath, sst, ddir, dname, dpath, perm)
 		case unix.S_IFLNK:
 			t, err := readlinkAt(sdir, sname)
 			if err != nil {
@@ -385,12 +395,15 @@ func copyAt(ctx context.Context, sdir int, sname, spath string, sst *unix.Stat_t
 	return cp(sdir, sname, spath, sst, ddir, dname, dpath, 0)
 }
 
-func copyFileAt(ctx context.Context, sdir int, sname, spath string, sst *unix.Stat_t, ddir int, dname, dpath string, perm uint32) error {
+func copyFileAt(ctx context.Context, g secrets.Guard, sdir int, sname, spath string, sst *unix.Stat_t, ddir int, dname, dpath string, perm uint32) error {
 	in, err := openRegularAt(sdir, sname, spath, sst)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
+	if err := judgeOpened(g, in, spath); err != nil {
+		return err
+	}
 	fd, err := unix.Openat(ddir, dname, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return pathErr("create", dpath, err)

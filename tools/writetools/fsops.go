@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/pathres"
 )
@@ -37,15 +38,15 @@ type mkdirArgs struct {
 
 // followsToDir says whether abs names a directory once every link,
 // the last one included, is followed (existence checks follow links).
-func followsToDir(ctx context.Context, abs string) bool {
-	return followedKind(ctx, abs) == "dir"
+func followsToDir(ctx context.Context, g secrets.Guard, abs string) bool {
+	return followedKind(ctx, g, abs) == "dir"
 }
 
 // followedKind is what abs is once every link is followed: "absent" for
 // a dangling link (existence checks follow links), "dir" for a path that
 // resolves to / itself.
-func followedKind(ctx context.Context, abs string) string {
-	t, err := inspect(ctx, abs, true, identityOnly)
+func followedKind(ctx context.Context, g secrets.Guard, abs string) string {
+	t, err := inspect(ctx, g, abs, true, identityOnly)
 	defer t.close()
 	var re *rootError
 	switch {
@@ -60,12 +61,12 @@ func followedKind(ctx context.Context, abs string) string {
 // mkdirTarget applies mkdir's rules. done is a final result (success for
 // an existing directory, or a failure); otherwise t is where the
 // directory goes, and the caller closes it.
-func mkdirTarget(ctx context.Context, abs string) (t *target, done *tools.Result) {
+func mkdirTarget(ctx context.Context, g secrets.Guard, abs string) (t *target, done *tools.Result) {
 	finish := func(r tools.Result) (*target, *tools.Result) {
 		t.close()
 		return nil, &r
 	}
-	t, err := inspect(ctx, abs, false, identityOnly)
+	t, err := inspect(ctx, g, abs, false, identityOnly)
 	var nd *notDirError
 	var re *rootError
 	switch {
@@ -75,7 +76,7 @@ func mkdirTarget(ctx context.Context, abs string) (t *target, done *tools.Result
 		return finish(tools.Fail(fmt.Sprintf("Cannot create directory '%s': '%s' is not a directory.", abs, nd.path)))
 	case err != nil:
 		return finish(tools.Fail(err.Error()))
-	case t.kind == "dir" || t.kind == "link" && followsToDir(ctx, abs):
+	case t.kind == "dir" || t.kind == "link" && followsToDir(ctx, g, abs):
 		return finish(tools.OK("Directory already exists: " + abs))
 	case t.kind != "absent":
 		return finish(tools.Fail("Path exists but is not a directory: " + abs + "\n\nCannot create directory here."))
@@ -101,7 +102,7 @@ func proposeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tool
 		return *r
 	}
 	abs := resolve(env, a.Path)
-	t, done := mkdirTarget(ctx, abs)
+	t, done := mkdirTarget(ctx, guardOf(env), abs)
 	if done != nil {
 		return *done
 	}
@@ -124,7 +125,7 @@ func executeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tool
 		return noPreview("mkdir")
 	}
 	abs := resolve(env, a.Path)
-	t, done := mkdirTarget(ctx, abs)
+	t, done := mkdirTarget(ctx, guardOf(env), abs)
 	if done != nil {
 		if strings.HasPrefix(done.Error, "Path exists but is not a directory") {
 			return tools.Fail(fmt.Sprintf("Cannot create directory '%s': a file already exists at this path", abs))
@@ -191,7 +192,7 @@ func rmTarget(ctx context.Context, env *tools.Env, input, abs string, recursive 
 	if critical(env, abs) {
 		return failWith("Refusing to remove critical path: " + abs)
 	}
-	t, err := inspect(ctx, abs, false, objectState)
+	t, err := inspect(ctx, guardOf(env), abs, false, objectState)
 	if errors.Is(err, fs.ErrNotExist) {
 		return failWith(pathres.NotFound(env.Cwd(), input, abs))
 	}
@@ -207,7 +208,7 @@ func rmTarget(ctx context.Context, env *tools.Env, input, abs string, recursive 
 		return failWith(pathres.NotFound(env.Cwd(), input, abs))
 	case t.kind == "link":
 		// Existence follows links: a dangling link is missing.
-		kind := followedKind(ctx, abs)
+		kind := followedKind(ctx, guardOf(env), abs)
 		if kind == "absent" {
 			return failWith(pathres.NotFound(env.Cwd(), input, abs))
 		}
@@ -325,12 +326,12 @@ func cpOp() move { return move{"cp", "copy", "Copied"} }
 // targets resolves both paths: the source (cp follows a link there, mv
 // moves the link) and the destination name itself. The caller closes
 // both; on error neither is open.
-func (m move) targets(ctx context.Context, src, dst string) (s, d *target, err error) {
-	s, err = inspect(ctx, src, m.name == "cp", objectState)
+func (m move) targets(ctx context.Context, g secrets.Guard, src, dst string) (s, d *target, err error) {
+	s, err = inspect(ctx, g, src, m.name == "cp", objectState)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err = inspect(ctx, dst, false, objectState)
+	d, err = inspect(ctx, g, dst, false, objectState)
 	if err != nil {
 		s.close()
 		return nil, nil, err
@@ -341,7 +342,7 @@ func (m move) targets(ctx context.Context, src, dst string) (s, d *target, err e
 // rules applies what both halves check, on resolved targets.
 func (m move) rules(ctx context.Context, env *tools.Env, a moveArgs, s, d *target) *tools.Result {
 	fail := func(msg string) *tools.Result { r := tools.Fail(msg); return &r }
-	srcMissing := s.kind == "absent" || s.kind == "link" && !existsFollowing(ctx, s.lexical)
+	srcMissing := s.kind == "absent" || s.kind == "link" && !existsFollowing(ctx, s.guard, s.lexical)
 	if srcMissing {
 		return fail(pathres.NotFound(env.Cwd(), a.Source, s.lexical))
 	}
@@ -360,7 +361,7 @@ func (m move) rules(ctx context.Context, env *tools.Env, a moveArgs, s, d *targe
 	if len(d.missing) > 0 {
 		return fail(m.name + " failed: the destination's directory does not exist: " + parentOf(d))
 	}
-	if d.kind == "absent" || d.kind == "link" && !existsFollowing(ctx, d.lexical) {
+	if d.kind == "absent" || d.kind == "link" && !existsFollowing(ctx, d.guard, d.lexical) {
 		return nil // a dangling link counts as missing; the message says it goes
 	}
 	if !a.Force {
@@ -376,8 +377,8 @@ func (m move) rules(ctx context.Context, env *tools.Env, a moveArgs, s, d *targe
 }
 
 // existsFollowing says whether abs exists once every link is followed.
-func existsFollowing(ctx context.Context, abs string) bool {
-	return followedKind(ctx, abs) != "absent"
+func existsFollowing(ctx context.Context, g secrets.Guard, abs string) bool {
+	return followedKind(ctx, g, abs) != "absent"
 }
 
 func (m move) propose(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
@@ -389,7 +390,7 @@ func (m move) propose(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 	if m.name == "mv" && critical(env, src) {
 		return tools.Fail("Refusing to move critical path: " + src)
 	}
-	s, d, err := m.targets(ctx, src, dst)
+	s, d, err := m.targets(ctx, guardOf(env), src, dst)
 	if errors.Is(err, fs.ErrNotExist) {
 		return tools.Fail(pathres.NotFound(env.Cwd(), a.Source, src))
 	}
@@ -423,9 +424,9 @@ func (m move) execute(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 		return tools.Fail("Refusing to move critical path: " + src)
 	}
 	srcWant, dstWant, _ := strings.Cut(*a.ExpectedState, " ")
-	s, d, err := m.targets(ctx, src, dst)
+	s, d, err := m.targets(ctx, guardOf(env), src, dst)
 	if err != nil {
-		now, err := inspect(ctx, src, m.name == "cp", objectState)
+		now, err := inspect(ctx, guardOf(env), src, m.name == "cp", objectState)
 		same := err == nil && now.fingerprint() == srcWant
 		now.close()
 		if !same {
@@ -476,7 +477,7 @@ func (m move) copyAside(ctx context.Context, s, d *target, undone string) (tmp s
 	tmp = tempName(d.leaf)
 	tmpPath := filepath.Join(d.parentPath, tmp)
 	discard = func() { removeAt(context.Background(), d.parent, tmp, tmpPath) }
-	if err := copyAt(ctx, s.parent, s.leaf, s.real, s.st, d.parent, tmp, tmpPath); err != nil {
+	if err := copyAt(ctx, s.guard, s.parent, s.leaf, s.real, s.st, d.parent, tmp, tmpPath); err != nil {
 		discard()
 		r := tools.Fail(m.name + " failed: " + err.Error())
 		if isStop(err) {

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // maxReadBytes bounds the file write_file and edit_file read for their
@@ -26,6 +28,8 @@ type target struct {
 	content []byte   // a file's content (read mode)
 	tree    treeInfo // a directory's (object mode)
 	link    string   // a link's target text
+	// guard judged the target, and judges what its act reads again.
+	guard secrets.Guard
 	// state is the fingerprint text: every step, then the leaf. The
 	// twin recomputes it and compares digests (fingerprint).
 	state string
@@ -47,22 +51,27 @@ const (
 )
 
 // inspect resolves abs and describes its leaf. The caller closes it.
-func inspect(ctx context.Context, abs string, followLeaf bool, mode inspectMode) (*target, error) {
+func inspect(ctx context.Context, g secrets.Guard, abs string, followLeaf bool, mode inspectMode) (*target, error) {
 	l, err := locate(ctx, abs, followLeaf)
 	if err != nil {
 		return nil, err
 	}
-	t := &target{located: l, kind: "absent"}
+	// Nothing of a protected place is read, fingerprinted or acted on.
+	if err := judgeLocated(g, l, followLeaf); err != nil {
+		l.close()
+		return nil, err
+	}
+	t := &target{located: l, kind: "absent", guard: g}
 	leaf := "leaf absent"
 	if l.st != nil {
 		t.kind = kindOf(l.st)
 		switch {
 		case t.kind == "file" && mode == readContent:
-			t.content, err = readRegularAt(ctx, l.parent, l.leaf, l.real, l.st, maxReadBytes)
+			t.content, err = readRegularAt(ctx, g, l.parent, l.leaf, l.real, l.st, maxReadBytes)
 			sum := sha256.Sum256(t.content)
 			leaf = fmt.Sprintf("leaf file %s sha256:%s", identity(l.st), hex.EncodeToString(sum[:]))
 		case t.kind == "dir" && mode == objectState:
-			t.tree, err = inspectTreeAt(ctx, l.parent, l.leaf, l.real, l.st)
+			t.tree, err = inspectTreeAt(ctx, g, l.parent, l.leaf, l.real, l.st)
 			leaf = "leaf " + entryLine(".", l.st, "", true) + " tree " + t.tree.digest
 		case t.kind == "link":
 			t.link, err = readlinkAt(l.parent, l.leaf)

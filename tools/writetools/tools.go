@@ -18,6 +18,17 @@
 // the file and its size, or the directory and how many files,
 // directories and bytes go with it.
 //
+// # Jazz's own files
+//
+// No file tool reads, writes, moves, copies or removes what the read
+// tools refuse to read (secrets.Guard: JAZZ_HOME, process information
+// under /proc, the run's config and key files), through any spelling: a
+// symbolic link, a hard link of one of them, a tree that holds them. The
+// propose half refuses before anyone is asked (its diff, a copy, or the
+// yes/no of "pattern not found" would tell the model their content), and
+// the twin refuses again on its own walk and on every descriptor it reads
+// (guard.go).
+//
 // # Binding an approval to its preview
 //
 // The propose half adds one property to the twin's arguments,

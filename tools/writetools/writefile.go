@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"unicode/utf16"
 
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/unidiff"
 )
@@ -33,8 +34,8 @@ type WriteFileResult struct {
 
 // openWriteTarget resolves and reads what write_file writes, with the
 // rules both halves share. A non-nil Result is the failure to return.
-func openWriteTarget(ctx context.Context, abs string, createDirs bool) (*target, *tools.Result) {
-	t, err := inspect(ctx, abs, true, readContent)
+func openWriteTarget(ctx context.Context, g secrets.Guard, abs string, createDirs bool) (*target, *tools.Result) {
+	t, err := inspect(ctx, g, abs, true, readContent)
 	if err != nil {
 		r := tools.Fail(err.Error())
 		return nil, &r
@@ -62,7 +63,7 @@ func proposeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 		return *r
 	}
 	abs := resolve(env, a.Path)
-	t, fail := openWriteTarget(ctx, abs, a.CreateDirs)
+	t, fail := openWriteTarget(ctx, guardOf(env), abs, a.CreateDirs)
 	if fail != nil {
 		return *fail
 	}
@@ -89,7 +90,7 @@ func executeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 		return noPreview("write_file")
 	}
 	abs := resolve(env, a.Path)
-	t, fail := openWriteTarget(ctx, abs, a.CreateDirs)
+	t, fail := openWriteTarget(ctx, guardOf(env), abs, a.CreateDirs)
 	if fail != nil {
 		// The preview could read it; failing now means it changed.
 		return unlessStopped(ctx, "write_file", changed(abs))

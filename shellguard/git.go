@@ -80,7 +80,7 @@ var gitSubcommands = sync.OnceValue(func() map[string]progCheck {
 		"grep": grammar(grepSpec, nil),
 		"rev-parse": grammar(opts("--show-toplevel --show-prefix --show-cdup --git-dir --absolute-git-dir --git-common-dir"+
 			" --is-inside-work-tree --is-inside-git-dir --is-bare-repository --is-shallow-repository"+
-			" --show-superproject-working-tree --show-ref-format --show-object-format=? --abbrev-ref=? --short=? --verify -q"+
+			" --show-ref-format --show-object-format=? --abbrev-ref=? --short=? --verify -q"+
 			" --quiet --symbolic --symbolic-full-name --all --branches=? --tags=? --remotes=? --glob=? --exclude=?"+
 			" --disambiguate=? --default --prefix --revs-only --no-revs --flags --no-flags --sq --not --local-env-vars"+
 			" --path-format=? --git-path --since=? --after=? --until=? --before=? --shared-index-path --end-of-options"), nil),

@@ -265,6 +265,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 					return a.Response, err
 				},
 				Refused: func(id string, err error) { warn("", "remote answers: an answer to "+id+" was refused: "+err.Error()) },
+				Asked:   checker.Ask,
 			})
 		}
 		r.asker = asker

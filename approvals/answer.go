@@ -114,6 +114,8 @@ const MaxAnswerEnvelope = 2*MaxAnswer + 4096
 // questions: one per run, safe for concurrent questions, remembering
 // every nonce it accepted (single use across all of them). With an
 // audit (WithAudit) it logs each answer taken and each one refused.
+// Each question is open from Ask (or its first Check) until the done
+// Ask returned, and takes at most one answer while open.
 type AnswerChecker struct {
 	reg    *Registry
 	runID  string
@@ -122,12 +124,48 @@ type AnswerChecker struct {
 	failed func(error)
 	mu     sync.Mutex
 	seen   NonceSet
-	// asked are the questions checked against, true once answered: an
-	// answer signed for one still open is that question's to log.
-	asked map[string]bool
+	// asked are the questions checked against: an answer signed for one
+	// still open is that question's to log.
+	asked map[string]questionState
+	// fanout holds, for each answer taken (by nonce), the questions that
+	// were open when it was: each of their subscriptions receives that
+	// one message too, which is no refusal of theirs. Any other sighting
+	// of a taken answer is a replay.
+	fanout map[string]fan
+	// early are the questions that saw an answer (by nonce) before its
+	// own question took it: their copy of that delivery is already used.
+	early map[string]fan
 	// logged are the refused messages already logged: each open question
 	// checks every message, and one refusal is one line.
 	logged map[[sha256.Size]byte]struct{}
+}
+
+type questionState uint8
+
+const (
+	questionOpen questionState = iota + 1
+	questionAnswered
+	// questionClosed: the run stopped waiting (answered at hand, or the
+	// wait ended) with no answer from the bus.
+	questionClosed
+)
+
+type fan struct {
+	at   time.Time
+	left map[string]bool
+}
+
+// fanoutWindow bounds how long after an answer is taken another open
+// question may still see the same delivery without it being a replay.
+const fanoutWindow = 5 * time.Second
+
+// pruneFans drops the entries older than fanoutWindow.
+func pruneFans(m map[string]fan, now time.Time) {
+	for n, f := range m {
+		if now.Sub(f.at) > fanoutWindow {
+			delete(m, n)
+		}
+	}
 }
 
 // maxLoggedSeen bounds AnswerChecker.logged; when full it starts over
@@ -140,7 +178,33 @@ func NewAnswerChecker(reg *Registry, runID string, now func() time.Time) *Answer
 	if now == nil {
 		now = time.Now
 	}
-	return &AnswerChecker{reg: reg, runID: runID, now: now, seen: NonceSet{}, asked: map[string]bool{}, logged: map[[sha256.Size]byte]struct{}{}}
+	return &AnswerChecker{reg: reg, runID: runID, now: now, seen: NonceSet{}, asked: map[string]questionState{},
+		fanout: map[string]fan{}, early: map[string]fan{}, logged: map[[sha256.Size]byte]struct{}{}}
+}
+
+// Ask opens q before anything is checked against it (call it before
+// subscribing for its answers); done closes it when the run stops
+// waiting, answered or not. Once closed a question takes no answer, and
+// what is signed for it is logged by the questions still open.
+func (c *AnswerChecker) Ask(q messages.UserInputRequired) (done func()) {
+	if c == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	if _, ok := c.asked[q.RequestID]; !ok {
+		c.asked[q.RequestID] = questionOpen
+	}
+	c.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			if c.asked[q.RequestID] == questionOpen {
+				c.asked[q.RequestID] = questionClosed
+			}
+			c.mu.Unlock()
+		})
+	}
 }
 
 // WithAudit logs every answer c takes or refuses to a (the run's audit,
@@ -166,7 +230,7 @@ func (c *AnswerChecker) check(raw []byte, q messages.UserInputRequired) (Envelop
 	var env Envelope
 	c.mu.Lock()
 	if _, ok := c.asked[q.RequestID]; !ok {
-		c.asked[q.RequestID] = false
+		c.asked[q.RequestID] = questionOpen
 	}
 	c.mu.Unlock()
 	if c.reg == nil || c.reg.Len() == 0 {
@@ -182,16 +246,37 @@ func (c *AnswerChecker) check(raw []byte, q messages.UserInputRequired) (Envelop
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	a, who, err := VerifyAnswer(env, c.reg, c.runID, q, c.now(), c.seen)
-	if err == nil {
-		c.asked[q.RequestID] = true
+	now := c.now()
+	a, who, err := VerifyAnswer(env, c.reg, c.runID, q, now, c.seen)
+	if err != nil {
+		return env, a, who, err
 	}
-	return env, a, who, err
+	// Exactly once: a question answered, or no longer waited for, takes
+	// no (other) answer.
+	switch c.asked[q.RequestID] {
+	case questionAnswered:
+		return env, a, who, refuse(ReasonReplay, "question %q was already answered", q.RequestID)
+	case questionClosed:
+		return env, a, who, refuse(ReasonExpired, "question %q is no longer asked: the run stopped waiting for it", q.RequestID)
+	}
+	c.asked[q.RequestID] = questionAnswered
+	pruneFans(c.fanout, now)
+	f := fan{at: now, left: map[string]bool{}}
+	for id, st := range c.asked {
+		if st == questionOpen && !c.early[a.Nonce].left[id] {
+			f.left[id] = true
+		}
+	}
+	delete(c.early, a.Nonce)
+	c.fanout[a.Nonce] = f
+	return env, a, who, nil
 }
 
 // record logs the outcome of one check. An answer signed for another
-// question of this run that is still open, or one already taken, is not
-// a refusal of the run: the check against its own question logs it.
+// question of this run that is still open is not a refusal of the run:
+// the check against its own question logs it. Nor is an answer taken,
+// seen once by each question open when it was taken. Seen again, or by
+// a question asked since, it is logged as the replay it is.
 func (c *AnswerChecker) record(raw []byte, q messages.UserInputRequired, env Envelope, a Answer, who Approver, err error) {
 	if c.audit == nil {
 		return
@@ -209,10 +294,35 @@ func (c *AnswerChecker) record(raw []byte, q messages.UserInputRequired, env Env
 	}
 	sum := sha256.Sum256(raw)
 	c.mu.Lock()
-	_, taken := c.seen[a.Nonce]
-	answered, asked := c.asked[a.RequestID]
 	_, dup := c.logged[sum]
-	skip := dup || reason == ReasonOtherRequest && (taken && a.Nonce != "" || asked && !answered)
+	skip := dup
+	if reason == ReasonOtherRequest && !skip {
+		_, taken := c.seen[a.Nonce]
+		f, fresh := c.fanout[a.Nonce]
+		switch {
+		case taken && a.Nonce != "" && fresh && f.left[q.RequestID] && c.now().Sub(f.at) <= fanoutWindow:
+			// This question's own copy of the delivery that was taken.
+			delete(f.left, q.RequestID)
+			skip = true
+		case taken && a.Nonce != "":
+			reason = ReasonReplay
+			err = refuse(ReasonReplay, "the answer to question %q was already taken; this is it again", a.RequestID)
+		case c.asked[a.RequestID] == questionOpen:
+			// Its own question's to take or log; this question's copy
+			// of the delivery is spent.
+			skip = true
+			if a.Nonce != "" {
+				now := c.now()
+				pruneFans(c.early, now)
+				e, ok := c.early[a.Nonce]
+				if !ok {
+					e = fan{at: now, left: map[string]bool{}}
+					c.early[a.Nonce] = e
+				}
+				e.left[q.RequestID] = true
+			}
+		}
+	}
 	if !skip {
 		if len(c.logged) >= maxLoggedSeen {
 			clear(c.logged)

@@ -65,6 +65,10 @@ type Remote struct {
 	Check func(raw []byte, q messages.UserInputRequired) (string, error)
 	// Refused hears each answer refused; may be nil.
 	Refused func(requestID string, err error)
+	// Asked, if set, hears each question before its answers are listened
+	// for; the done it returns is called when the run stops waiting for
+	// it, answered or not (approvals.AnswerChecker.Ask).
+	Asked func(q messages.UserInputRequired) (done func())
 }
 
 // RepublishEvery is how often a question still waiting is published
@@ -141,6 +145,10 @@ func (a *Asker) Ask(ctx context.Context, place messages.Place, task, question st
 // publishes req there until stop is called.
 func (a *Asker) askRemote(ctx context.Context, req messages.UserInputRequired, answers chan string) (stop func(), err error) {
 	r := a.remote
+	closed := func() {}
+	if r.Asked != nil {
+		closed = r.Asked(req)
+	}
 	fctx, cancel := context.WithTimeout(ctx, flushTimeout)
 	sub, err := bus.SubscribeRaw(fctx, r.Bus, messages.InputSignedSubject(a.runID), func(m bus.Raw) {
 		resp, err := r.Check(m.Value, req)
@@ -157,6 +165,7 @@ func (a *Asker) askRemote(ctx context.Context, req messages.UserInputRequired, a
 	}, bus.Registered())
 	cancel()
 	if err != nil {
+		closed()
 		return nil, fmt.Errorf("listen for signed answers: %w", err)
 	}
 	done := make(chan struct{})
@@ -174,7 +183,7 @@ func (a *Asker) askRemote(ctx context.Context, req messages.UserInputRequired, a
 			}
 		}
 	}()
-	return func() { close(done); sub.Stop() }, nil
+	return func() { close(done); sub.Stop(); closed() }, nil
 }
 
 // Tools returns the ask tools for a run where a human is reachable.

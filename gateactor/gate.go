@@ -181,6 +181,16 @@ func (g *Gate) next(c *actor.Context) {
 func (g *Gate) evaluate(c *actor.Context) {
 	p := g.current
 	agent := p.req.Place.AgentID
+	if why := p.req.HumanOnly; why != "" {
+		// The call changes what decides later calls or runs: no
+		// allowlist, remembered "always" or policy approves it.
+		if g.cfg.Reachable {
+			g.ask(c)
+			return
+		}
+		g.resolve(c, false, true, messages.DecidedByNobody, UnattendedRefusal+" (only a person may approve it: "+why+")")
+		return
+	}
 	if g.toolAllow[p.req.ToolName] || g.agentTools[agent][p.req.ToolName] {
 		p.judgedBy = judgedByTool
 		g.resolve(c, true, true, messages.DecidedByAllowlist, "")

@@ -153,3 +153,43 @@ func TestNotAutomaticSkipsTheAutomaticSteps(t *testing.T) {
 		t.Fatalf("decision %+v", d)
 	}
 }
+
+// A call whose propose half found it changes what decides later calls or
+// runs (HumanOnly) is approved by no automatic step, in every
+// combination of policy, tool allowlist, command allowlist and a
+// remembered "always": unattended it is declined with the reason, with a
+// person reachable it is asked, and an "always" answered on it approves
+// no later human-only call.
+func TestHumanOnlyIsDecidedByAPersonOnly(t *testing.T) {
+	send := func(h *harness, id string) {
+		h.engine.Send(h.probe, messages.ApprovalRequired{
+			Place: messages.Place{RunID: runID, ToolCallID: id}, ToolCallID: id, ToolName: "write_file",
+			RiskLevel: messages.LevelHighRisk, Message: "m", ExecuteToolName: "execute_write_file",
+			ExecuteArgs: json.RawMessage(`{}`), HumanOnly: "it writes .git/hooks/pre-commit"})
+	}
+	policies := []string{messages.PolicyNone, messages.PolicyReadOnly, messages.PolicyLowRisk, messages.PolicyHighRisk}
+	for _, policy := range policies {
+		for _, tools := range [][]string{nil, {"write_file"}} {
+			cfg := gateactor.Config{Policy: policy, AutoApproveTools: tools, AutoApprovedCommands: []string{"git status"}, Checks: judgingChecks()}
+			h := newHarness(t, cfg)
+			send(h, "c1")
+			if d := h.expectDecision("c1"); d.Approved || !strings.Contains(d.Note, "only a person may approve it: it writes .git/hooks/pre-commit") {
+				t.Fatalf("policy %q tools %v, unattended: decision %+v", policy, tools, d)
+			}
+			cfg.Reachable = true
+			h = newHarness(t, cfg)
+			send(h, "c2")
+			h.expectAsked("c2")
+			h.answer("c2", true, messages.RememberTool)
+			if d := h.expectDecision("c2"); !d.Approved || d.Auto {
+				t.Fatalf("policy %q tools %v: decision %+v", policy, tools, d)
+			}
+			send(h, "c3")
+			h.expectAsked("c3")
+			h.answer("c3", false, "")
+			if d := h.expectDecision("c3"); d.Approved {
+				t.Fatalf("policy %q tools %v: a remembered answer approved a human-only call: %+v", policy, tools, d)
+			}
+		}
+	}
+}

@@ -60,6 +60,11 @@ type ApprovalRequest struct {
 	// configuration runs programs); only a person or the high-risk
 	// policy may.
 	NotAutomatic string `json:"notAutomatic,omitempty"`
+	// HumanOnly, set by the propose half, says why only a person may
+	// approve the call: it changes what decides later calls or runs (a
+	// policy, an agent's instructions, git's hooks and config, a shell's
+	// startup files). No allowlist, remembered answer or policy does.
+	HumanOnly string `json:"humanOnly,omitempty"`
 }
 
 // ToolResult is the outcome of one tool call as the handler produced it.
@@ -129,6 +134,9 @@ type ApprovalRequired struct {
 	// NotAutomatic is the propose half's reason no automatic step may
 	// approve the call (ApprovalRequest.NotAutomatic).
 	NotAutomatic string `json:"notAutomatic,omitempty"`
+	// HumanOnly is the propose half's reason only a person may approve
+	// the call (ApprovalRequest.HumanOnly).
+	HumanOnly string `json:"humanOnly,omitempty"`
 	// Task is the brief of the sub-agent that made the call (empty for the
 	// top-level agent), so the person deciding sees who asks and why;
 	// Place names the agent and its depth.

@@ -452,6 +452,7 @@ func (c *Call) askGate(ctx *actor.Context, a *messages.ApprovalRequest) {
 		Arguments:       c.args,
 		Task:            c.deps.Task,
 		NotAutomatic:    a.NotAutomatic,
+		HumanOnly:       a.HumanOnly,
 	}
 	req.Place.ToolCallID = c.req.Call.ID
 	if c.tool.Name == "execute_command" {

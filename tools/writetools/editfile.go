@@ -97,7 +97,7 @@ func proposeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) t
 		disp(abs), unidiff.LineCount(old), resolvedNote(t), strings.Join(sim.items, "\n"))
 	state := t.fingerprint()
 	twin := editFileArgs{Path: argPath(abs), Edits: a.Edits, ExpectedState: &state}
-	return approval("edit_file", msg, previewHeader(t)+unidiff.Unified(baseName(abs), old, sim.text), twin)
+	return approvalBy("edit_file", msg, previewHeader(t)+unidiff.Unified(baseName(abs), old, sim.text), humanOnly(env, targetPaths(t)...), twin)
 }
 
 func executeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {

@@ -187,6 +187,9 @@ type treeInfo struct {
 	files, dirs, links, others int
 	bytes                      int64
 	digest                     string
+	// escalates is the first entry (relative path) whose name makes
+	// moving or copying the tree a change only a person approves.
+	escalates string
 }
 
 // entryLine describes one entry for a digest: name, type, identity, mode,
@@ -234,6 +237,9 @@ func inspectTreeAt(ctx context.Context, g secrets.Guard, dirfd int, name, path s
 				// A tree holding JAZZ_HOME or a secret file is not
 				// removed, moved or copied (its copy could be read).
 				return refusal(cpath, ownFile(cpath))
+			}
+			if info.escalates == "" && escalatingName(n) != "" {
+				info.escalates = crel
 			}
 			link := ""
 			switch cst.Mode & unix.S_IFMT {

@@ -113,7 +113,7 @@ func proposeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tool
 	}
 	msg += resolvedNote(t)
 	state := t.fingerprint()
-	return approval("mkdir", msg, "", mkdirArgs{Path: argPath(abs), Recursive: a.Recursive, ExpectedState: &state})
+	return approvalBy("mkdir", msg, "", humanOnly(env, targetPaths(t)...), mkdirArgs{Path: argPath(abs), Recursive: a.Recursive, ExpectedState: &state})
 }
 
 func executeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
@@ -237,7 +237,7 @@ func proposeRm(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.R
 	}
 	msg += disp(abs) + resolvedNote(t) + "\n\nThis removes " + destroyed(t) + ".\n\nThis action may be irreversible."
 	state := t.fingerprint()
-	return approval("rm", msg, "", rmArgs{Path: argPath(abs), Recursive: a.Recursive, Force: a.Force, ExpectedState: &state})
+	return approvalBy("rm", msg, "", humanOnly(env, targetPaths(t)...), rmArgs{Path: argPath(abs), Recursive: a.Recursive, Force: a.Force, ExpectedState: &state})
 }
 
 func executeRm(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
@@ -408,7 +408,16 @@ func (m move) propose(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 		msg += "\n\nThis replaces " + destroyed(d) + "."
 	}
 	state := s.fingerprint() + " " + d.fingerprint()
-	return approval(m.name, msg, "", moveArgs{Source: argPath(src), Destination: argPath(dst), Force: a.Force, ExpectedState: &state})
+	// What lands at the destination (the source's tree entries included)
+	// and what goes: the source for mv, a replaced destination for both.
+	paths := targetPaths(d)
+	if s.tree.escalates != "" {
+		paths = append(paths, filepath.Join(d.real, s.tree.escalates))
+	}
+	if m.name == "mv" {
+		paths = append(paths, targetPaths(s)...)
+	}
+	return approvalBy(m.name, msg, "", humanOnly(env, paths...), moveArgs{Source: argPath(src), Destination: argPath(dst), Force: a.Force, ExpectedState: &state})
 }
 
 func (m move) execute(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {

@@ -178,6 +178,12 @@ func argPath(abs string) string { return strings.ReplaceAll(abs, `\`, `\\`) }
 
 // approval is the propose half's answer: the twin's name and arguments.
 func approval(name, message, preview string, executeArgs any) tools.Result {
+	return approvalBy(name, message, preview, "", executeArgs)
+}
+
+// approvalBy is approval for a change only a person may approve when
+// humanOnly (its reason) is set; the message says so.
+func approvalBy(name, message, preview, humanOnly string, executeArgs any) tools.Result {
 	args, err := json.Marshal(executeArgs)
 	if err != nil {
 		return tools.Fail(fmt.Sprintf("encode %s arguments: %v", name, err))
@@ -185,10 +191,11 @@ func approval(name, message, preview string, executeArgs any) tools.Result {
 	return tools.Result{
 		Error: "Approval required: " + name + " requires user confirmation.",
 		Approval: &messages.ApprovalRequest{
-			Message:         message,
+			Message:         message + humanOnlyNote(humanOnly),
 			PreviewDiff:     preview,
 			ExecuteToolName: tools.TwinName(name),
 			ExecuteArgs:     args,
+			HumanOnly:       humanOnly,
 		},
 	}
 }

@@ -78,7 +78,7 @@ func proposeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 	}
 	state := t.fingerprint()
 	twin := writeFileArgs{Path: argPath(abs), Content: a.Content, CreateDirs: a.CreateDirs, ExpectedState: &state}
-	return approval("write_file", msg, previewHeader(t)+unidiff.Unified(filepath.Base(abs), string(t.content), a.Content), twin)
+	return approvalBy("write_file", msg, previewHeader(t)+unidiff.Unified(filepath.Base(abs), string(t.content), a.Content), humanOnly(env, targetPaths(t)...), twin)
 }
 
 func executeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {

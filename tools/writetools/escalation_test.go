@@ -52,7 +52,9 @@ func TestChangesToWhatDecidesLaterRunsNeedAPerson(t *testing.T) {
 		name string
 		args map[string]any
 	}
-	write := func(p string) call { return call{"write_file", map[string]any{"path": p, "content": "x", "createDirs": true}} }
+	write := func(p string) call {
+		return call{"write_file", map[string]any{"path": p, "content": "x", "createDirs": true}}
+	}
 	edit := func(p string) call {
 		return call{"edit_file", map[string]any{"path": p, "edits": []map[string]any{{"type": "insert", "line": 0, "content": "x"}}}}
 	}

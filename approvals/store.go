@@ -147,7 +147,9 @@ func OpenStore(ctx context.Context, b *bus.Bus, create bool) (*Store, error) {
 		if s.keyTTL {
 			cfg.LimitMarkerTTL = time.Minute
 		}
-		kv, err = js.CreateBucket(ctx, cfg)
+		if kv, err = js.CreateBucket(ctx, cfg); err == nil {
+			err = js.ForbidRollups(ctx, Bucket)
+		}
 	}
 	if errors.Is(err, bus.ErrNoJetStream) {
 		return nil, fmt.Errorf("open approvals bucket %s: the server has no JetStream, which remote approvals need (%w)", Bucket, err)
@@ -170,6 +172,19 @@ func OpenStore(ctx context.Context, b *bus.Bus, create bool) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// Harden makes an existing approvals bucket refuse roll-ups and purges
+// (OpenStore makes a new one so): every runner and approver may write
+// any key, and a `Nats-Rollup: all` header on one would erase every
+// run's requests. It needs an identity that may update streams (the bus
+// server's, `jazz bus init`'s).
+func Harden(ctx context.Context, b *bus.Bus) error {
+	js, err := b.JetStream(ctx)
+	if err != nil {
+		return err
+	}
+	return js.ForbidRollups(ctx, Bucket)
 }
 
 func serverAtLeast(v string, major, minor int) bool {

@@ -125,10 +125,39 @@ func (j *JetStream) EnsureBucket(ctx context.Context, cfg BucketConfig) (*KV, er
 }
 
 // PerKeyTTL reports whether the bucket expires keys one by one (it was
-// created with a LimitMarkerTTL on a server that supports it).
+// created with a LimitMarkerTTL on a server that supports it: its stream
+// takes per-message TTLs).
 func (kv *KV) PerKeyTTL(ctx context.Context) bool {
 	st, err := kv.kv.Status(ctx)
-	return err == nil && st.LimitMarkerTTL() > 0
+	if err != nil {
+		return false
+	}
+	if b, ok := st.(*jetstream.KeyValueBucketStatus); ok && b.StreamInfo() != nil {
+		return b.StreamInfo().Config.AllowMsgTTL
+	}
+	return st.LimitMarkerTTL() > 0
+}
+
+// ForbidRollups makes the stream of bucket refuse roll-ups and purges.
+// A KV bucket's stream takes them by default, and a roll-up is only a
+// header: anyone who may write one key (`Nats-Rollup: all` on it) would
+// erase every key of the bucket, and the server's delete markers for
+// expired keys (LimitMarkerTTL) need roll-ups, so they go too. Keys still
+// expire one by one where the stream takes per-message TTLs.
+func (j *JetStream) ForbidRollups(ctx context.Context, bucket string) error {
+	st, err := j.js.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		return fmt.Errorf("bind bucket %s: %w", bucket, noJetStream(err))
+	}
+	cfg := st.CachedInfo().Config
+	if !cfg.AllowRollup && cfg.DenyPurge && cfg.SubjectDeleteMarkerTTL == 0 {
+		return nil
+	}
+	cfg.AllowRollup, cfg.DenyPurge, cfg.SubjectDeleteMarkerTTL = false, true, 0
+	if _, err := j.js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("bucket %s: forbid roll-ups: %w", bucket, noJetStream(err))
+	}
+	return nil
 }
 
 // Entry is one value of a key.

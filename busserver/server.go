@@ -227,6 +227,9 @@ func ensureAssets(ctx context.Context, srv *server.Server, adminPub string, admi
 	if _, err := approvals.OpenStore(ctx, b, true); err != nil {
 		return err
 	}
+	if err := approvals.Harden(ctx, b); err != nil {
+		return err
+	}
 	if err := workstore.Ensure(ctx, b, replicas); err != nil {
 		return err
 	}

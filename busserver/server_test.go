@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
 	"github.com/jazz-run/jazz/approvals"
@@ -472,5 +474,97 @@ func TestRemovedWorkerIsDisconnected(t *testing.T) {
 	}
 	if !w2.IsConnected() {
 		t.Error("removing w1 disconnected w2")
+	}
+}
+
+// Every runner and approver may write any key of the approvals bucket;
+// none may erase other keys with it: a roll-up header (one key, or the
+// whole bucket) is refused by the server, and the other runs' records
+// stay. A bucket made before (roll-ups on) is hardened when the server
+// starts.
+func TestNoWriterCanEraseTheApprovalsBucket(t *testing.T) {
+	home := t.TempDir()
+	_, seed, err := approvals.AddApprover(home, "lou", "read-only", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := approvals.WriteSecret(approvals.ApproverSeedPath(home, "lou"), seed); err != nil {
+		t.Fatal(err)
+	}
+	for round, soften := range []bool{false, true} {
+		s := serve(t, home, busserver.Options{})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		admin, err := s.AdminBus(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, _ := admin.Connect(ctx)
+		js, _ := jetstream.New(conn)
+		if soften {
+			// As an older jazz made it: a plain bucket, roll-ups and
+			// purges allowed.
+			if err := js.DeleteKeyValue(ctx, approvals.Bucket); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: approvals.Bucket, LimitMarkerTTL: time.Minute}); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			s = serve(t, home, busserver.Options{})
+			if admin, err = s.AdminBus(ctx); err != nil {
+				t.Fatal(err)
+			}
+			conn, _ = admin.Connect(ctx)
+			js, _ = jetstream.New(conn)
+		}
+		kv, err := js.KeyValue(ctx, approvals.Bucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		victims := []string{fmt.Sprintf("run-a%d.ap-1", round), fmt.Sprintf("run-b%d.ap-2", round)}
+		for _, k := range victims {
+			if _, err := kv.Put(ctx, k, []byte(`{"status":"pending"}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, who := range []string{busserver.RoleSeedPath(home, busserver.RoleRunner), approvals.ApproverSeedPath(home, "lou")} {
+			nc := connectAs(t, s.ClientURL(), who, nil)
+			for _, rollup := range []string{"all", "sub"} {
+				for _, key := range []string{"run-x.ap-9", victims[1]} {
+					m := nats.NewMsg(approvals.KeySubject(key))
+					m.Header.Set("Nats-Rollup", rollup)
+					m.Header.Set("KV-Operation", "PURGE")
+					reply, err := nc.RequestMsg(m, 2*time.Second)
+					if err != nil {
+						t.Fatalf("%s: roll-up %s on %s: %v", filepath.Base(who), rollup, key, err)
+					}
+					var ack struct {
+						Error *struct{ Description string } `json:"error"`
+					}
+					if json.Unmarshal(reply.Data, &ack) != nil || ack.Error == nil {
+						t.Errorf("round %d: %s: roll-up %s on %s was stored: %s", round, filepath.Base(who), rollup, key, reply.Data)
+					}
+				}
+			}
+		}
+		for _, k := range victims {
+			if _, err := kv.Get(ctx, k); err != nil {
+				t.Errorf("round %d: %s is gone: %v", round, k, err)
+			}
+		}
+		// Keys still expire one by one.
+		if _, err := kv.Create(ctx, "run-t.ap-t", []byte(`{}`), jetstream.KeyTTL(time.Second)); err != nil {
+			t.Fatalf("round %d: a key with a TTL: %v", round, err)
+		}
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if _, err := kv.Get(ctx, "run-t.ap-t"); err != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: a key with a 1 s TTL is still there after 5 s", round)
+			}
+		}
+		cancel()
+		s.Close()
 	}
 }

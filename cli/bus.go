@@ -60,6 +60,9 @@ func newBusInitCmd(d Deps) *cobra.Command {
 			if _, err := approvals.OpenStore(ctx, nc, true); err != nil {
 				return err
 			}
+			if err := approvals.Harden(ctx, nc); err != nil {
+				return err
+			}
 			if err := workstore.Ensure(ctx, nc, replicas); err != nil {
 				return err
 			}

@@ -46,10 +46,22 @@ func Unified(name, oldText, newText string) string {
 	}
 	script := lineScript(splitLines(oldText), splitLines(newText))
 	var b strings.Builder
-	b.WriteString("--- a/" + name + "\n")
-	b.WriteString("+++ b/" + name + "\n")
+	b.WriteString("--- " + headerName("a/"+name) + "\n")
+	b.WriteString("+++ " + headerName("b/"+name) + "\n")
 	writeHunks(&b, script)
 	return b.String()
+}
+
+// headerName is a header's file name: as is, or C-quoted as git writes
+// it when it holds a quote, a backslash or a character that is not
+// printable (a newline, a control or bidirectional-override character,
+// invalid UTF-8), so that no name can end the header line and forge a
+// hunk, or another file's headers, in what the approver reads.
+func headerName(p string) string {
+	if q := strconv.Quote(p); q[1:len(q)-1] != p {
+		return q
+	}
+	return p
 }
 
 // splitLines cuts s after every "\n"; a last line without one is kept.

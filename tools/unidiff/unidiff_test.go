@@ -251,3 +251,96 @@ func BenchmarkUnifiedDiff(b *testing.B) {
 		}
 	}
 }
+
+// applyUnified is a strict reader of Unified's output, written from the
+// format alone: exactly two header lines, then hunks whose lines each
+// start with "@@ ", " ", "-", "+" or "\". It rebuilds the new text from
+// the old one, so what a person reads in the diff is what is written.
+func applyUnified(old, diff string) (string, error) {
+	lines := strings.SplitAfter(diff, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "--- ") || !strings.HasPrefix(lines[1], "+++ ") {
+		return "", fmt.Errorf("bad headers")
+	}
+	src := strings.SplitAfter(old, "\n")
+	if len(src) > 0 && src[len(src)-1] == "" {
+		src = src[:len(src)-1]
+	}
+	var out []string
+	next := 0 // next old line to copy
+	var last *string
+	for _, l := range lines[2:] {
+		if l == "" {
+			continue
+		}
+		switch l[0] {
+		case '@':
+			var a, b, c, d int
+			if _, err := fmt.Sscanf(l, "@@ -%d,%d +%d,%d @@", &a, &b, &c, &d); err != nil {
+				if _, err := fmt.Sscanf(l, "@@ -%d", &a); err != nil {
+					return "", fmt.Errorf("bad hunk header %q", l)
+				}
+			}
+			start := a - 1
+			if b == 0 && strings.HasPrefix(l, fmt.Sprintf("@@ -%d,0 ", a)) {
+				start = a
+			}
+			for next < start {
+				out = append(out, src[next])
+				next++
+			}
+			last = nil
+		case ' ', '-':
+			if next >= len(src) || strings.TrimSuffix(src[next], "\n") != strings.TrimSuffix(l[1:], "\n") {
+				return "", fmt.Errorf("line %q does not match the old text", l)
+			}
+			if l[0] == ' ' {
+				out = append(out, src[next])
+				last = &out[len(out)-1]
+			} else {
+				last = nil
+			}
+			next++
+		case '+':
+			out = append(out, l[1:])
+			last = &out[len(out)-1]
+		case '\\':
+			if last != nil {
+				*last = strings.TrimSuffix(*last, "\n")
+			}
+		default:
+			return "", fmt.Errorf("line %q is neither header, hunk nor change", l)
+		}
+	}
+	out = append(out, src[next:]...)
+	return strings.Join(out, ""), nil
+}
+
+// FuzzUnifiedIsWhatIsWritten: for any file name and texts (CRLF, no final
+// newline, control, bidi and invalid bytes included), the diff has exactly
+// its two header lines, and reading it back from the old text gives the
+// new text.
+func FuzzUnifiedIsWhatIsWritten(f *testing.F) {
+	f.Add("p.txt", "a\nb\n", "a\nc\n")
+	f.Add("x\n@@ -1 +1 @@\n-safe\n+safe", "a\n", "evil\n")
+	f.Add("n\r\u202e", "a\r\nb\r\n", "a\r\nb")
+	f.Add("q\"\\", "", "x")
+	f.Add("bin", "\x00\xff\n", "\x00\xfe")
+	f.Fuzz(func(t *testing.T, name, old, neu string) {
+		d := Unified(name, old, neu)
+		if old == neu {
+			if d != "" {
+				t.Fatalf("identical texts gave a diff:\n%s", d)
+			}
+			return
+		}
+		head := strings.SplitN(d, "\n", 3)
+		if len(head) < 3 || head[0] != "--- "+headerName("a/"+name) || head[1] != "+++ "+headerName("b/"+name) ||
+			strings.ContainsAny(head[0]+head[1], "\r\n") {
+			t.Fatalf("headers of %q: %q", name, head[:2])
+		}
+		got, err := applyUnified(old, d)
+		if err != nil || got != neu {
+			t.Fatalf("read back %q (%v), want %q\ndiff:\n%s", got, err, neu, d)
+		}
+	})
+}

@@ -127,3 +127,16 @@ func TestKnownSecretsNeverReachChildren(t *testing.T) {
 		t.Errorf("allowlisted FOO = %q", v)
 	}
 }
+
+// TestAutoEnvNoLazyFetch: an automatically approved git never fetches a
+// partial clone's missing objects (a write into .git/objects and a
+// request to the remote); a person's approval leaves git as configured.
+func TestAutoEnvNoLazyFetch(t *testing.T) {
+	base := []string{"PATH=/usr/bin", "GIT_NO_LAZY_FETCH=0"}
+	if v, _ := LookupEnv(AutoEnv(base), "GIT_NO_LAZY_FETCH"); v != "1" {
+		t.Errorf("AutoEnv: GIT_NO_LAZY_FETCH = %q, want 1 (the last value counts)", v)
+	}
+	if v, _ := LookupEnv(HardenEnv(base), "GIT_NO_LAZY_FETCH"); v != "0" {
+		t.Errorf("HardenEnv changed GIT_NO_LAZY_FETCH to %q", v)
+	}
+}

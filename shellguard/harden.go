@@ -40,11 +40,14 @@ func HardenEnv(env []string) []string {
 // allowlist, the static read-only pass, a classifier): git also gets
 // gitinert's overrides, so no pager, file-system monitor, hook or
 // submodule's configuration runs, and GIT_OPTIONAL_LOCKS=0, so an index
-// refresh is not written back. These are the settings git lets the
-// command line decide; what it does not (diff drivers, filters, aliases
-// a repository defines) keeps such a repository from being approved
-// automatically at all (RepoProblem).
+// refresh is not written back, and GIT_NO_LAZY_FETCH=1, so in a partial
+// clone `git show` or `git log -p` of an object the clone lacks does not
+// fetch it from the remote into .git/objects (git 2.44 and later; an
+// older git ignores it, see LIMITATIONS.md). These are the settings git
+// lets the command line decide; what it does not (diff drivers, filters,
+// aliases a repository defines) keeps such a repository from being
+// approved automatically at all (RepoProblem).
 func AutoEnv(env []string) []string {
 	out := gitinert.WithConfig(HardenEnv(env), append(gitinert.Overrides(), gitinert.ReadOnlyOverrides()...)...)
-	return append(out, "GIT_OPTIONAL_LOCKS=0")
+	return append(out, "GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1")
 }

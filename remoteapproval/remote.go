@@ -58,6 +58,10 @@ type Config struct {
 	Audit  *approvals.Audit
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
+	// CheckEvery is how often each pending record is read back, so one
+	// that vanished (deleted, or rewritten to expire, by another client)
+	// is written again; default 2 s.
+	CheckEvery time.Duration
 }
 
 // Remote runs the loop.
@@ -114,6 +118,9 @@ func Start(ctx context.Context, cfg Config) (*Remote, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Minute
+	}
+	if cfg.CheckEvery <= 0 {
+		cfg.CheckEvery = 2 * time.Second
 	}
 	r := &Remote{cfg: cfg, in: make(chan any, 1024), done: make(chan struct{})}
 	prefix := approvals.KeySubject(messages.SubjectToken(cfg.RunID)) + "."
@@ -199,8 +206,21 @@ func (r *Remote) Close(ctx context.Context) {
 func (r *Remote) loop(ctx context.Context) {
 	defer close(r.done)
 	st := &state{r: r, pending: map[string]*pending{}, nonces: approvals.NonceSet{}, policyNonces: approvals.NonceSet{}}
+	check := time.NewTicker(r.cfg.CheckEvery)
+	defer check.Stop()
 	for {
 		select {
+		case <-check.C:
+			// A record can vanish without a write this run hears (a
+			// copy rewritten with a short TTL expires unannounced): each
+			// one written is read back.
+			if !st.lost {
+				for key, p := range st.pending {
+					if p.written && !p.writing {
+						st.fetch(ctx, key, 0)
+					}
+				}
+			}
 		case <-ctx.Done():
 			st.closeAll(approvals.StatusCancelled, "the run ended")
 			return
@@ -367,6 +387,14 @@ func (s *state) fetched(ctx context.Context, f fetched) {
 		s.refused(ctx, p, approvals.Record{Revision: bad.Revision}, &approvals.RefusedError{Reason: approvals.ReasonMalformed, Detail: bad.Err.Error()})
 		return
 	}
+	if errors.Is(f.err, approvals.ErrNoSuchPending) && p.written && !p.writing {
+		// Deleted (or expired early) by another client: approvers would
+		// see nothing to decide. Whoever did it cannot block them; the
+		// request is written again.
+		s.auditRefused(p, "", &approvals.RefusedError{Reason: approvals.ReasonUnsigned, Detail: "the record was deleted by another client; it is written again"})
+		s.write(ctx, f.key, p)
+		return
+	}
 	if f.err != nil {
 		return
 	}
@@ -402,20 +430,26 @@ func (s *state) fetched(ctx context.Context, f fetched) {
 // refused logs a decision the run will not act on and puts the request
 // back up for a genuine one: whoever wrote it cannot block approvers.
 func (s *state) refused(ctx context.Context, p *pending, rec approvals.Record, err error) {
-	reason := err.Error()
 	signer := ""
 	if rec.Decision != nil {
 		signer = rec.Decision.Signer
 	}
-	s.audit(approvals.AuditEntry{Event: approvals.AuditRefused, RequestID: p.req.RequestID, Tool: p.req.Tool, ActionHash: p.req.ActionHash,
-		ApproverKey: signer, Reason: reason, Refusal: refusalCode(err)})
-	s.report(approvals.AuditRefused, fmt.Sprintf("a decision on %s (%s) was refused: %s", p.req.RequestID, p.req.Tool, reason))
+	s.auditRefused(p, signer, err)
 	store, req, rev := s.r.cfg.Store, p.req, rec.Revision
 	go func() {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_ = store.Reopen(rctx, req, rev)
 	}()
+}
+
+// auditRefused logs and reports a write on p's record the run will not
+// act on.
+func (s *state) auditRefused(p *pending, signer string, err error) {
+	reason := err.Error()
+	s.audit(approvals.AuditEntry{Event: approvals.AuditRefused, RequestID: p.req.RequestID, Tool: p.req.Tool, ActionHash: p.req.ActionHash,
+		ApproverKey: signer, Reason: reason, Refusal: refusalCode(err)})
+	s.report(approvals.AuditRefused, fmt.Sprintf("a decision on %s (%s) was refused: %s", p.req.RequestID, p.req.Tool, reason))
 }
 
 func (s *state) policy(data []byte) {

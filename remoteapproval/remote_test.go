@@ -109,7 +109,8 @@ func newRig(t *testing.T, timeout time.Duration, policy, ceiling string) *rig {
 			r.notices = append(r.notices, n)
 			r.mu.Unlock()
 		},
-		Audit: approvals.NewAudit(r.home, r.runBus),
+		Audit:      approvals.NewAudit(r.home, r.runBus),
+		CheckEvery: 200 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -496,4 +497,58 @@ func TestForgedDisplayIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.want(t, true, "remote:alice")
+}
+
+// A pending record made to vanish by another client, announced (a delete
+// marker) or not (a copy of it rewritten with a short TTL, which expires
+// without a word on the bus), is written again and the refusal audited:
+// approvers still see it, and a genuine decision still lands.
+func TestVanishedRecordIsWrittenAgain(t *testing.T) {
+	r := newRig(t, time.Minute, "", "")
+	r.ask("call_1")
+	rec := r.pendingFor("call_1")
+	key := approvals.Key("run-1", rec.Request.RequestID)
+	gone := func(what string) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if _, err := r.apStore.GetKey(context.Background(), key); err != nil {
+				return
+			}
+		}
+		t.Fatalf("%s: the record never went", what)
+	}
+	del := nats.NewMsg(approvals.KeySubject(key))
+	del.Header.Set("KV-Operation", "DEL")
+	if _, err := r.apConn.RequestMsg(del, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	r.noticed(t, approvals.AuditRefused, "deleted by another client")
+	rec = r.pendingFor("call_1")
+	// The same record, rewritten to expire in a second: its write looks
+	// like the run's own (pending), and its end is announced to nobody.
+	data, _ := json.Marshal(approvals.Record{Status: approvals.StatusPending, Request: rec.Request})
+	short := nats.NewMsg(approvals.KeySubject(key))
+	short.Header.Set("Nats-TTL", "1s")
+	short.Data = data
+	ack, err := r.apConn.RequestMsg(short, 2*time.Second)
+	if err != nil || strings.Contains(string(ack.Data), "error") {
+		t.Fatalf("rewrite with a TTL: %v %s", err, ack.Data)
+	}
+	gone("rewritten with a 1 s TTL")
+	rec = r.pendingFor("call_1")
+	if err := r.decide(rec, r.alice, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.want(t, true, "remote:alice")
+	n := 0
+	r.mu.Lock()
+	for _, x := range r.notices {
+		if x.Kind == approvals.AuditRefused && strings.Contains(x.Message, "deleted by another client") {
+			n++
+		}
+	}
+	r.mu.Unlock()
+	if n < 2 {
+		t.Errorf("%d refusals audited for 2 vanished records: %+v", n, r.notices)
+	}
 }

@@ -173,8 +173,16 @@ func resolve(env *tools.Env, input string) string {
 }
 
 // argPath writes an absolute path so that pathres.Resolve gives it back
-// unchanged: Resolve drops the backslash of `\X`, so backslashes double.
-func argPath(abs string) string { return strings.ReplaceAll(abs, `\`, `\\`) }
+// unchanged: Resolve drops the backslash of `\X`, so backslashes double;
+// it trims spaces (a name ending in a space, a tab, U+2028) and strips
+// one pair of surrounding quotes, so such a path is wrapped in quotes.
+func argPath(abs string) string {
+	p := strings.ReplaceAll(abs, `\`, `\\`)
+	if strings.TrimSpace(p) != p {
+		p = `"` + p + `"`
+	}
+	return p
+}
 
 // approval is the propose half's answer: the twin's name and arguments.
 func approval(name, message, preview string, executeArgs any) tools.Result {

@@ -223,6 +223,9 @@ func (s *Subagents) Spawn(ctx context.Context, cwd string, raw json.RawMessage) 
 		lookup = func(name string) (personas.Persona, error) { return personas.Lookup(ctx, home, name) }
 	}
 	p, err := lookup(a.Persona)
+	if err == nil {
+		err = p.Validate()
+	}
 	if err != nil {
 		return tools.Fail(fmt.Sprintf("Cannot start the sub-agent: %v.", err))
 	}
@@ -325,23 +328,29 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona, cwd string) 
 	return cfg, name
 }
 
-// ChildRegistry is a child's tool set: the persona's tools (all of the
-// parent's when it names none) minus its denies, intersected with the
-// ceiling, twins included. Subset only ever keeps names the ceiling
-// holds, so a child can never gain a tool its parent lacks.
+// ChildRegistry is a child's tool set: the ceiling's tools the persona
+// allows (all of them when it lists none), less every pair a deny entry
+// names by either half, twins included (personas.Matches: case, space,
+// patterns and MCP categories are read as a person means them). It only
+// ever keeps names the ceiling holds, so a child can never gain a tool
+// its parent lacks; a persona whose entries cannot be read (Validate)
+// gets no tools at all, since its denies cannot be honoured.
 func ChildRegistry(ceiling *tools.Registry, p personas.Persona) *tools.Registry {
-	if ceiling == nil {
+	if ceiling == nil || p.Validate() != nil {
 		r, _ := tools.NewRegistry()
 		return r
 	}
-	reg := ceiling
-	if p.Tools != nil {
-		reg = ceiling.Subset(p.Tools)
+	if p.Tools == nil && len(p.Deny) == 0 {
+		return ceiling
 	}
-	if len(p.Deny) > 0 {
-		reg = reg.Without(p.Deny...)
+	keep := make([]string, 0, len(ceiling.Names()))
+	for _, t := range ceiling.Visible() {
+		if !p.Allows(t.Name) || p.Denies(t.Name) || (t.Twin != "" && p.Denies(t.Twin)) {
+			continue
+		}
+		keep = append(keep, t.Name)
 	}
-	return reg
+	return ceiling.Subset(keep)
 }
 
 // TaskPreview is the task as subagent_start shows it: over 80 characters,

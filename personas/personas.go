@@ -162,15 +162,8 @@ func readFile(ctx context.Context, path, name string) (Persona, error) {
 	if p.Name != name {
 		return Persona{}, fmt.Errorf("%w %s: its name is %q but the file is named for %q", ErrInvalid, path, p.Name, name)
 	}
-	for i, t := range p.Tools {
-		if strings.TrimSpace(t) == "" {
-			return Persona{}, fmt.Errorf("%w %s: tools[%d] is empty", ErrInvalid, path, i)
-		}
-	}
-	for i, t := range p.Deny {
-		if strings.TrimSpace(t) == "" {
-			return Persona{}, fmt.Errorf("%w %s: deny[%d] is empty", ErrInvalid, path, i)
-		}
+	if err := p.Validate(); err != nil {
+		return Persona{}, fmt.Errorf("%w %s: %w", ErrInvalid, path, err)
 	}
 	return p, nil
 }

@@ -205,7 +205,7 @@ func (r *Remote) Close(ctx context.Context) {
 
 func (r *Remote) loop(ctx context.Context) {
 	defer close(r.done)
-	st := &state{r: r, pending: map[string]*pending{}, nonces: approvals.NonceSet{}, policyNonces: approvals.NonceSet{}}
+	st := &state{r: r, pending: map[string]*pending{}, nonces: approvals.NonceSet{}, policyNonces: approvals.NonceSet{}, decided: map[string]taken{}}
 	check := time.NewTicker(r.cfg.CheckEvery)
 	defer check.Stop()
 	for {
@@ -241,7 +241,20 @@ type state struct {
 	nonces       approvals.NonceSet
 	policyNonces approvals.NonceSet
 	lost         bool
+	// decided are the requests a remote decision was taken for, with the
+	// revision it was read at: any later write there is someone else's
+	// (a decision replayed on it, a record rewritten) and is audited.
+	decided      map[string]taken
+	decidedOrder []string
 }
+
+type taken struct {
+	req approvals.Request
+	rev uint64
+}
+
+// maxDecidedKept bounds state.decided; the oldest go first.
+const maxDecidedKept = 1024
 
 func (s *state) handle(ctx context.Context, m any) {
 	cfg := s.r.cfg
@@ -263,7 +276,7 @@ func (s *state) handle(ctx context.Context, m any) {
 		}
 		s.decline(m.key, messages.DecidedByNobody, "The approval request could not be recorded on the bus ("+m.err.Error()+"), so this call was declined.")
 	case hint:
-		if s.pending[m.key] != nil {
+		if _, done := s.decided[m.key]; s.pending[m.key] != nil || done {
 			s.fetch(ctx, m.key, m.after)
 		}
 	case fetched:
@@ -380,6 +393,9 @@ func (s *state) fetched(ctx context.Context, f fetched) {
 	cfg := s.r.cfg
 	p := s.pending[f.key]
 	if p == nil {
+		if t, ok := s.decided[f.key]; ok {
+			s.afterTaken(t, f)
+		}
 		return
 	}
 	var bad *approvals.MalformedError
@@ -424,7 +440,47 @@ func (s *state) fetched(ctx context.Context, f fetched) {
 	if !approved && note == "" {
 		note = "Denied by " + who.Name + "."
 	}
+	s.keepDecided(f.key, taken{req: p.req, rev: rec.Revision})
 	s.decide(f.key, approved, DecidedByPrefix+who.Name, note)
+}
+
+func (s *state) keepDecided(key string, t taken) {
+	if len(s.decidedOrder) >= maxDecidedKept {
+		delete(s.decided, s.decidedOrder[0])
+		s.decidedOrder = s.decidedOrder[1:]
+	}
+	s.decided[key] = t
+	s.decidedOrder = append(s.decidedOrder, key)
+}
+
+// afterTaken audits a write on a request already decided: the decision
+// was taken once and nothing written there since changes it.
+func (s *state) afterTaken(t taken, f fetched) {
+	var bad *approvals.MalformedError
+	var err error
+	var rec approvals.Record
+	switch {
+	case errors.As(f.err, &bad):
+		if bad.Revision <= t.rev {
+			return
+		}
+		err = &approvals.RefusedError{Reason: approvals.ReasonMalformed, Detail: "a decided record was overwritten: " + bad.Err.Error()}
+	case f.err != nil:
+		return // deleted or unreadable: nothing to act on
+	case f.rec.Revision <= t.rev:
+		return // the record the decision was taken from
+	default:
+		rec = f.rec
+		err = &approvals.RefusedError{Reason: approvals.ReasonUnsigned, Detail: "a decided record was rewritten (" + rec.Status + ")"}
+		if rec.Decision != nil {
+			err = &approvals.RefusedError{Reason: approvals.ReasonReplay, Detail: "the request was already decided; a decision written on it again is not taken"}
+		}
+	}
+	signer := ""
+	if rec.Decision != nil {
+		signer = rec.Decision.Signer
+	}
+	s.auditRefused(&pending{req: t.req}, signer, err)
 }
 
 // refused logs a decision the run will not act on and puts the request

@@ -552,3 +552,54 @@ func TestVanishedRecordIsWrittenAgain(t *testing.T) {
 		t.Errorf("%d refusals audited for 2 vanished records: %+v", n, r.notices)
 	}
 }
+
+// A request is decided once. Written again afterwards, with the decision
+// taken (a replay) or reopened and decided anew, the record changes
+// nothing: the gate hears no second decision, and each write is audited.
+func TestDecisionOnADecidedRequestIsAudited(t *testing.T) {
+	r := newRig(t, time.Minute, "", "")
+	r.ask("call_1")
+	rec := r.pendingFor("call_1")
+	if err := r.decide(rec, r.alice, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.want(t, true, "remote:alice")
+	ctx := context.Background()
+	key := approvals.Key("run-1", rec.Request.RequestID)
+	done, err := r.apStore.GetKey(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The decided record, written again as it is.
+	data, _ := json.Marshal(done)
+	rev, err := r.apStore.RawUpdate(ctx, key, data, done.Revision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.noticed(t, approvals.AuditRefused, "("+approvals.ReasonReplay+")")
+	// Put back as pending, then decided again (denied this time) by
+	// another approver through the store as a client does.
+	pend, _ := json.Marshal(approvals.Record{Status: approvals.StatusPending, Request: rec.Request})
+	if _, err := r.apStore.RawUpdate(ctx, key, pend, rev); err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.apStore.GetKey(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.decide(again, r.admin, func(d *approvals.Decision) { d.Approved = false }); err != nil {
+		t.Fatal(err)
+	}
+	r.nothing(t, 300*time.Millisecond)
+	n := 0
+	r.mu.Lock()
+	for _, x := range r.notices {
+		if x.Kind == approvals.AuditRefused && strings.Contains(x.Message, "already decided") {
+			n++
+		}
+	}
+	r.mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d refusals audited for 2 decisions written on a decided request: %+v", n, r.notices)
+	}
+}

@@ -2,7 +2,11 @@ package shellguard
 
 import (
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/jazz-run/jazz/secrets"
@@ -138,5 +142,89 @@ func TestAutoEnvNoLazyFetch(t *testing.T) {
 	}
 	if v, _ := LookupEnv(HardenEnv(base), "GIT_NO_LAZY_FETCH"); v != "0" {
 		t.Errorf("HardenEnv changed GIT_NO_LAZY_FETCH to %q", v)
+	}
+}
+
+// TestAutoEnvAbsoluteLocations: in an automatic approval's environment
+// no variable that says where code or configuration comes from names the
+// working directory, by a relative path or an empty list entry; other
+// variables and absolute locations pass unchanged.
+func TestAutoEnvAbsoluteLocations(t *testing.T) {
+	parent := []string{
+		"PATH=/usr/bin::bin", "LD_LIBRARY_PATH=/opt/x/lib:", "LD_PRELOAD=./evil.so /opt/ok.so", "LD_AUDIT=a.so",
+		"HOME=./evilhome", "XDG_CONFIG_HOME=/home/u/.config", "GIT_EXEC_PATH=bin", "GIT_DIR=evilbare",
+		"GIT_WORK_TREE=.", "GIT_CONFIG_GLOBAL=../x", "RIPGREP_CONFIG_PATH=.ripgreprc", "TMPDIR=tmp",
+		"GNUPGHOME=g", "MAGIC=m.mgc", "GOPATH=/go:", "TERMINFO_DIRS=:/usr/share/terminfo", "NO_COLOR=1", "EDITOR=vi",
+	}
+	want := map[string]string{
+		"PATH": "/usr/bin", "LD_LIBRARY_PATH": "/opt/x/lib", "LD_PRELOAD": "/opt/ok.so",
+		"XDG_CONFIG_HOME": "/home/u/.config", "GOPATH": "/go", "TERMINFO_DIRS": "/usr/share/terminfo",
+		"NO_COLOR": "1", "EDITOR": "vi",
+	}
+	env := AutoEnv(parent)
+	for k, v := range want {
+		if got, ok := LookupEnv(env, k); !ok || got != v {
+			t.Errorf("%s = %q (set %v), want %q", k, got, ok, v)
+		}
+	}
+	for _, k := range []string{"LD_AUDIT", "HOME", "GIT_EXEC_PATH", "GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_GLOBAL", "RIPGREP_CONFIG_PATH", "TMPDIR", "GNUPGHOME", "MAGIC"} {
+		if v, ok := LookupEnv(env, k); ok {
+			t.Errorf("%s kept as %q", k, v)
+		}
+	}
+	// The property, over every variable AutoEnv kept.
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		switch locationKind(name) {
+		case "list":
+			for _, e := range strings.FieldsFunc(val, func(r rune) bool { return r == ':' || r == ';' || r == ' ' }) {
+				if !filepath.IsAbs(e) {
+					t.Errorf("%s keeps the relative entry %q", name, e)
+				}
+			}
+			if strings.HasPrefix(val, ":") || strings.HasSuffix(val, ":") || strings.Contains(val, "::") {
+				t.Errorf("%s=%q keeps an empty entry (the working directory)", name, val)
+			}
+		case "one":
+			if !filepath.IsAbs(val) {
+				t.Errorf("%s=%q is relative", name, val)
+			}
+		}
+	}
+}
+
+// TestAutoEnvLoaderIgnoresWorkingDirectory proves the loader case end to
+// end: with a parent's LD_LIBRARY_PATH ending in a colon, a libc.so.6 in
+// the working directory is what `cat` loads (it then fails for want of
+// glibc's symbols, the sign it was loaded) unless AutoEnv drops the empty
+// entry. It needs a C compiler.
+func TestAutoEnvLoaderIgnoresWorkingDirectory(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler")
+	}
+	catPath, err := exec.LookPath("cat")
+	if err != nil {
+		t.Skip("no cat")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "fake.c")
+	if err := os.WriteFile(src, []byte("int jazz_fake_libc;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", filepath.Join(dir, "libc.so.6"), src).CombinedOutput(); err != nil {
+		t.Skipf("cannot build a shared library: %v\n%s", err, out)
+	}
+	run := func(env []string) error {
+		cmd := exec.Command(catPath, "/dev/null")
+		cmd.Dir, cmd.Env = dir, env
+		return cmd.Run()
+	}
+	parent := []string{"PATH=/usr/bin:/bin", "LD_LIBRARY_PATH=/nonexistent:"}
+	if run(parent) == nil {
+		t.Skip("this loader does not read an empty LD_LIBRARY_PATH entry as the working directory")
+	}
+	if err := run(AutoEnv(parent)); err != nil {
+		t.Fatalf("under AutoEnv, cat still loaded the working directory's libc.so.6: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,7 +96,7 @@ type world struct {
 	root string
 }
 
-var propertyNames = []string{"a", "b", "c", "A", "B"}
+var propertyNames = []string{"a", "b", "c", "A", "B", ".git"}
 
 func (w *world) name() string { return propertyNames[w.rng.IntN(len(propertyNames))] }
 
@@ -214,9 +215,10 @@ func (w *world) linkTarget(dir, self string) string {
 }
 
 func (w *world) build() {
-	for _, d := range []string{"A", "B"} {
+	for _, d := range []string{"A", "B", "J"} {
 		must(w.t, os.Mkdir(filepath.Join(w.root, d), 0o755))
 	}
+	must(w.t, os.WriteFile(filepath.Join(w.root, "J", "config.json"), []byte("{}\n"), 0o600))
 	for range 14 {
 		ds := w.dirs()
 		dir := ds[w.rng.IntN(len(ds))]
@@ -238,34 +240,43 @@ func (w *world) build() {
 // disturb makes n random changes of the kind an attacker races in,
 // mostly on the way to focus.
 func (w *world) disturb(n int, focus []string) {
+	// JAZZ_HOME (J) is out of reach of anything racing the tools: the
+	// commands a run starts see it as an empty read-only mount.
+	outside := func(list []string) []string {
+		return slices.DeleteFunc(list, func(p string) bool { return under(p, filepath.Join(w.root, "J")) })
+	}
 	for range n {
 		switch w.rng.IntN(5) {
 		case 0: // retarget a link
-			if ls := w.entries("link"); len(ls) > 0 {
+			if ls := outside(w.entries("link")); len(ls) > 0 {
 				l := w.pick(ls, focus)
 				must(w.t, os.Remove(l))
 				must(w.t, os.Symlink(w.linkTarget(filepath.Dir(l), l), l))
 			}
 		case 1: // a directory swapped for a link to it, moved
-			if ds := w.dirs(); len(ds) > 1 {
+			if ds := outside(w.dirs()); len(ds) > 1 {
 				d := w.pick(ds[1:], focus)
+
 				moved := d + "-moved"
 				if os.Rename(d, moved) == nil {
 					must(w.t, os.Symlink(moved, d))
 				}
 			}
 		case 2: // a link replaced by a real directory
-			if ls := w.entries("link"); len(ls) > 0 {
+			if ls := outside(w.entries("link")); len(ls) > 0 {
 				l := w.pick(ls, focus)
 				must(w.t, os.Remove(l))
 				must(w.t, os.Mkdir(l, 0o755))
 			}
 		case 3: // a file rewritten
-			if files := w.entries("file"); len(files) > 0 {
+			if files := outside(w.entries("file")); len(files) > 0 {
 				must(w.t, os.WriteFile(w.pick(files, focus), []byte("rewritten\n"), 0o644))
 			}
 		case 4: // something appears
 			p := w.randPath()
+			if under(p, filepath.Join(w.root, "J")) {
+				continue
+			}
 			if fi, err := os.Stat(filepath.Dir(p)); err == nil && fi.IsDir() {
 				os.WriteFile(p, []byte("appeared\n"), 0o644) // may fail: p is a dir or a dangling link's target
 			}
@@ -298,6 +309,8 @@ func propertyCase(t *testing.T, seed uint64) (string, string) {
 	h := newHarness(t)
 	w := &world{t: t, rng: rand.New(rand.NewPCG(seed, 7)), root: h.root}
 	w.build()
+	jazzHome := filepath.Join(h.root, "J")
+	h.env.JazzHome = jazzHome
 	rel := func(p string) string { r, _ := filepath.Rel(h.root, p); return r }
 	marker := fmt.Sprintf("NEW %d\n", seed)
 	var tool string
@@ -338,6 +351,11 @@ func propertyCase(t *testing.T, seed uint64) (string, string) {
 	}
 	names := named(r.Approval.Message, lexical...)
 	for _, n := range names {
+		if under(n, jazzHome) {
+			t.Fatalf("%s %v: asked to approve a change inside JAZZ_HOME:\n%s", tool, args, r.Approval.Message)
+		}
+	}
+	for _, n := range names {
 		if !under(n, scope) {
 			return tool, "out of scope" // a link leads outside this test's directory
 		}
@@ -346,6 +364,19 @@ func propertyCase(t *testing.T, seed uint64) (string, string) {
 	before := snapshot(t, scope)
 	res := h.approve(&r)
 	after := snapshot(t, scope)
+	changes := snapDiff(before, after)
+	for _, l := range strings.Split(changes, "\n") {
+		if l == "" {
+			continue
+		}
+		p := strings.Fields(l)[1]
+		if under(p, jazzHome) {
+			t.Fatalf("%s %v changed JAZZ_HOME: %s", tool, args, l)
+		}
+		if r.Approval.HumanOnly == "" && slices.Contains(strings.Split(p, "/"), ".git") {
+			t.Fatalf("%s %v changed %s, in a .git directory, with an approval any policy may give:\n%s", tool, args, p, r.Approval.Message)
+		}
+	}
 	for p := range after {
 		if strings.Contains(p, ".jazz-") {
 			t.Fatalf("left a work file %s (%+v)", p, res)

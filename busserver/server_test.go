@@ -568,3 +568,64 @@ func TestNoWriterCanEraseTheApprovalsBucket(t *testing.T) {
 		s.Close()
 	}
 }
+
+// No identity the server admits reaches the system account's services,
+// or any JetStream API that writes, deletes, purges, restores or moves a
+// stream; none but a worker reads the task stream, and a worker (whose
+// key may leak with its machine) writes nothing a run or an approver
+// acts on. The server says no to each (a permissions violation).
+func TestNoRoleReachesTheSystemOrWritesStreams(t *testing.T) {
+	home := t.TempDir()
+	if _, seed, err := approvals.AddApprover(home, "ada", "high-risk", true); err != nil {
+		t.Fatal(err)
+	} else if err := approvals.WriteSecret(approvals.ApproverSeedPath(home, "ada"), seed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := busserver.AddWorker(home, "w1", busserver.Pool{Name: "gpu"}); err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, home, busserver.Options{})
+	streams := []string{"KV_" + approvals.Bucket, "KV_" + workstore.Bucket, workstore.TaskStream, workstore.OutStream, approvals.AuditStream}
+	var everyone []string
+	for _, sys := range []string{"$SYS.REQ.SERVER.PING", "$SYS.REQ.SERVER.PING.CONNZ", "$SYS.REQ.ACCOUNT.PING.CONNZ", "$SYS.REQ.ACCOUNT.$G.CONNZ",
+		"$SYS.REQ.USER.INFO", "$SYS.REQ.SERVER.x.RELOAD", "$JS.API.ACCOUNT.PURGE.$G", "$JS.API.META.LEADER.STEPDOWN", "$JS.API.SERVER.REMOVE"} {
+		everyone = append(everyone, sys)
+	}
+	for _, st := range streams {
+		for _, op := range []string{"STREAM.CREATE", "STREAM.UPDATE", "STREAM.DELETE", "STREAM.PURGE", "STREAM.MSG.DELETE", "STREAM.SNAPSHOT",
+			"STREAM.RESTORE", "STREAM.LEADER.STEPDOWN", "STREAM.PEER.REMOVE"} {
+			everyone = append(everyone, "$JS.API."+op+"."+st)
+		}
+		everyone = append(everyone, "$JS.API.CONSUMER.DURABLE.CREATE."+st+".x", "$JS.API.CONSUMER.LEADER.STEPDOWN."+st+".x")
+	}
+	task := []string{"$JS.API.DIRECT.GET." + workstore.TaskStream, "$JS.API.STREAM.MSG.GET." + workstore.TaskStream,
+		"$JS.API.CONSUMER.CREATE." + workstore.TaskStream + ".x", "$JS.API.CONSUMER.DELETE." + workstore.TaskStream + "." + workstore.ConsumerName("default")}
+	worker := append(append([]string{}, everyone...), task[2:]...)
+	worker = append(worker, "$JS.API.DIRECT.GET.KV_"+approvals.Bucket, "$JS.API.CONSUMER.CREATE.KV_"+approvals.Bucket+".x",
+		approvals.KeySubject("run-1.ap-1"), workstore.KeySubject("cancel.t1"), messages.PolicySubject("run-1"),
+		messages.InputSignedSubject("run-1"), messages.ApprovalDecidedSubject("run-1"), messages.EventSubject("run-1", "text"),
+		approvals.AuditSubject+".run-1")
+	// w1 may join gpu alone.
+	w1 := append(append([]string{}, worker...), "$JS.API.CONSUMER.MSG.NEXT."+workstore.TaskStream+"."+workstore.ConsumerName("default"))
+	for who, subjects := range map[string][]string{
+		busserver.RoleSeedPath(home, busserver.RoleRunner):   append(append([]string{}, everyone...), task...),
+		busserver.RoleSeedPath(home, busserver.RoleObserver): append(append([]string{}, everyone...), task...),
+		approvals.ApproverSeedPath(home, "ada"):              append(append([]string{}, everyone...), task...),
+		busserver.WorkerSeedPath(home, "w1"):                 w1,
+		busserver.RoleSeedPath(home, busserver.RoleWorker):   worker,
+	} {
+		var v violations
+		nc := connectAs(t, s.ClientURL(), who, &v)
+		for _, subj := range subjects {
+			if err := nc.PublishRequest(subj, "_INBOX.probe", []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for _, subj := range subjects {
+			v.wait(t, "Permissions Violation for Publish to \""+subj+"\"")
+		}
+	}
+}

@@ -29,10 +29,10 @@ absolute directories.
 NAT64/6to4 addresses carrying one of those, are refused. The check runs on the address each connection is made to, after the
 name was resolved. `+"`JAZZ_NET_ALLOW`"+` (your environment: a comma-separated list of addresses and CIDR ranges) allows some anyway.
 
-- Redirects: at most %d, each target checked on its own connection; credentials (authorization, cookies, API keys) are dropped when the host changes.
+- Redirects: at most %d, each target checked on its own connection; `+"`web_fetch`"+` drops credentials (authorization, cookies, API keys) when the host changes, and `+"`http_request`"+` follows them only within the approved URL's origin (same host and port, or http to https), returning a redirect elsewhere as its result (`+"`redirectNotFollowed`"+`).
 - Proxies: `+"`HTTPS_PROXY`"+`, `+"`HTTP_PROXY`"+`, `+"`NO_PROXY`"+` (and lower-case); the target is resolved and checked here and the proxy is asked for the checked address. http(s) proxies only.
 - `+"`web_fetch`"+`: %s and %d bytes per fetch, text/html, text/plain, application/json and XML only; HTML becomes its title and visible text (scripts and styles dropped, nothing executed).
-- `+"`http_request`"+`: gated before it is sent; the approval shows the method, URL, headers (credentials masked) and body size. Credential headers are masked in the result too.`,
+- `+"`http_request`"+`: gated before it is sent; the approval shows the method, URL, headers (credentials masked) and the body bytes as they are sent (a JSON body as written, space taken out); headers the transport sets itself (Host, Content-Length, Transfer-Encoding, Connection and the other hop-by-hop ones) are refused. Credential headers are masked in the result too.`,
 			webtools.MaxRedirects, toolsdoc.Duration(webtools.FetchTimeout), webtools.FetchMaxBytes)},
 	}
 }

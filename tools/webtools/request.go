@@ -41,7 +41,7 @@ const requestSchema = `{"type":"object","properties":{
  {"type":"object","properties":{"type":{"const":"form"},"value":{"type":"object","additionalProperties":{"type":"string"}}},"required":["type","value"],"additionalProperties":false}],
  "description":"Body: {type:json, value}, {type:text, value}, or {type:form, value:{field:value}}."},
 "timeoutMs":{"type":"integer","minimum":1,"maximum":120000,"description":"Timeout in ms (default 15000)."},
-"followRedirects":{"type":"boolean","description":"Follow redirects, at most 5 (default true)."},
+"followRedirects":{"type":"boolean","description":"Follow redirects within the URL's origin, at most 5 (default true); a redirect elsewhere is returned, not followed."},
 "maxResponseBytes":{"type":"integer","minimum":1,"maximum":5000000,"description":"Most response bytes read (default 1048576)."},
 "cacheTtlSeconds":{"type":"integer","minimum":1,"maximum":3600,"description":"Sends Cache-Control: max-age=<n>."}},
 "required":["method","url"],"additionalProperties":false}`
@@ -81,7 +81,11 @@ type built struct {
 // approved is what is sent.
 func build(raw json.RawMessage) (*built, error) {
 	var a requestArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
+	// Numbers stay as written: a query value is sent as its literal, not
+	// as the float64 nearest to it.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&a); err != nil {
 		return nil, fmt.Errorf("Invalid arguments: %w", err)
 	}
 	u, err := url.Parse(strings.TrimSpace(a.URL))
@@ -109,8 +113,8 @@ func build(raw json.RawMessage) (*built, error) {
 				q.Set(k, v)
 			case bool:
 				q.Set(k, strconv.FormatBool(v))
-			case float64:
-				q.Set(k, strconv.FormatFloat(v, 'f', -1, 64))
+			case json.Number:
+				q.Set(k, v.String())
 			}
 		}
 		u.RawQuery = q.Encode()
@@ -123,12 +127,15 @@ func build(raw json.RawMessage) (*built, error) {
 		var ct string
 		switch a.Body.Type {
 		case "json":
-			var v any
-			if err := json.Unmarshal(a.Body.Value, &v); err != nil {
+			// The value is sent as written, only its insignificant space
+			// taken out: decoding and encoding it again would round big
+			// integers to float64 and escape <, > and &, sending other
+			// bytes than the arguments approved.
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, a.Body.Value); err != nil {
 				return nil, fmt.Errorf("body.value: %w", err)
 			}
-			b.body, _ = json.Marshal(v)
-			ct = "application/json"
+			b.body, ct = buf.Bytes(), "application/json"
 		case "text":
 			var s string
 			if err := json.Unmarshal(a.Body.Value, &s); err != nil {
@@ -205,6 +212,8 @@ func headersInOrder(raw json.RawMessage, h http.Header) error {
 			return errors.New("Header names cannot be empty.")
 		case !validHeaderName(name):
 			return fmt.Errorf("Invalid header name %q. Header names must use visible ASCII characters without spaces.", name)
+		case transportHeaders[strings.ToLower(name)]:
+			return fmt.Errorf("Header %q cannot be set: the HTTP transport writes or drops it itself, so it would not be sent as approved.", name)
 		case utf8.RuneCountInString(v) > MaxHeaderValue:
 			return fmt.Errorf("Header %q value is too long (maximum 4096 characters).", name)
 		case strings.ContainsAny(v, "\r\n\x00"):
@@ -214,6 +223,15 @@ func headersInOrder(raw json.RawMessage, h http.Header) error {
 	}
 	return nil
 }
+
+// transportHeaders are the request headers Go's HTTP client writes from
+// the request itself or drops (Host is the URL's, Content-Length and
+// Transfer-Encoding the body's, Trailer unsupported) and the hop-by-hop
+// ones that are the connection's business (refused by HTTP/2 outright):
+// a value given for one of them would be shown for approval and then
+// not be what is sent.
+var transportHeaders = map[string]bool{"host": true, "content-length": true, "transfer-encoding": true, "trailer": true,
+	"connection": true, "keep-alive": true, "proxy-connection": true, "te": true, "upgrade": true}
 
 // validHeaderName is an RFC 7230 token.
 func validHeaderName(s string) bool {
@@ -246,13 +264,15 @@ func describeRequest(raw json.RawMessage) (string, error) {
 		fmt.Fprintf(&s, "  %s: %s\n", n, strconv.Quote(masked[n])[1:len(strconv.Quote(masked[n]))-1])
 	}
 	if b.givenBody {
-		fmt.Fprintf(&s, "Body: %s, %d bytes\n", b.bodyType, len(b.body))
+		// The bytes sent, as they will be sent.
+		fmt.Fprintf(&s, "Body: %s, %d bytes:\n%s\n", b.bodyType, len(b.body), b.body)
 	} else {
 		s.WriteString("Body: none\n")
 	}
 	redirects := "not followed"
 	if b.follow {
-		redirects = fmt.Sprintf("followed (at most %d), each target checked", MaxRedirects)
+		redirects = fmt.Sprintf("followed within %s://%s only (at most %d), each target checked; a redirect elsewhere is returned, not followed",
+			b.url.Scheme, b.url.Host, MaxRedirects)
 	}
 	fmt.Fprintf(&s, "Redirects: %s\nTimeout: %dms\n\nPrivate, loopback and link-local addresses are refused.", redirects, b.timeout.Milliseconds())
 	return s.String(), nil
@@ -280,6 +300,9 @@ type ResponseEcho struct {
 	Size       int               `json:"size"`
 	Truncated  bool              `json:"truncated"`
 	Body       any               `json:"body"`
+	// RedirectNotFollowed is the target of a redirect to another origin:
+	// the approval covered this origin only, so it is for a new request.
+	RedirectNotFollowed string `json:"redirectNotFollowed,omitempty"`
 }
 
 // RequestResult is http_request's result, for any status.
@@ -301,7 +324,8 @@ func requestHandler(o Options) tools.Handler {
 		if b.givenBody {
 			body = b.body
 		}
-		ex, err := o.dialer().send(ctx, outgoing{method: b.method, url: b.url, header: b.header, body: body, follow: b.follow, maxBody: int64(b.maxBytes)})
+		ex, err := o.dialer().send(ctx, outgoing{method: b.method, url: b.url, header: b.header, body: body, follow: b.follow,
+			maxBody: int64(b.maxBytes), sameOrigin: true})
 		if err != nil && ex == nil {
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return tools.Fail(fmt.Sprintf("Request timed out after %dms.", b.timeout.Milliseconds()))
@@ -318,6 +342,7 @@ func requestHandler(o Options) tools.Handler {
 		res := RequestResult{Request: echo, Response: ResponseEcho{
 			Status: ex.resp.StatusCode, StatusText: http.StatusText(ex.resp.StatusCode), Headers: maskedHeaders(ex.resp.Header),
 			ElapsedMs: time.Since(start).Milliseconds(), Size: len(ex.body), Truncated: ex.truncated, Body: rbody,
+			RedirectNotFollowed: ex.notFollowed,
 		}}
 		if err != nil {
 			// The headers came, the body broke off: say so, keep what came.

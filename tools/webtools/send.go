@@ -21,6 +21,9 @@ type exchange struct {
 	body      []byte
 	truncated bool
 	final     *url.URL
+	// notFollowed is the target of a redirect to another origin that a
+	// request confined to its origin did not follow.
+	notFollowed string
 }
 
 // outgoing is a request as the model asked for it.
@@ -31,6 +34,10 @@ type outgoing struct {
 	body    []byte
 	follow  bool
 	maxBody int64
+	// sameOrigin confines the redirects followed to the request's origin
+	// (SameOrigin): an approval of a request to one origin covers no
+	// request, its headers or its body, to another.
+	sameOrigin bool
 }
 
 // send performs the request, following redirects itself when asked so
@@ -47,10 +54,21 @@ func (d *dialer) send(ctx context.Context, o outgoing) (*exchange, error) {
 			return nil, err
 		}
 		loc := resp.Header.Get("Location")
-		if !o.follow || !isRedirect(resp.StatusCode) || loc == "" {
+		var next *url.URL
+		notFollowed := ""
+		if o.follow && isRedirect(resp.StatusCode) && loc != "" {
+			if next, err = u.Parse(loc); err != nil {
+				resp.Body.Close()
+				return nil, fmt.Errorf("bad redirect location %q: %w", loc, err)
+			}
+			if o.sameOrigin && !SameOrigin(o.url, next) {
+				notFollowed, next = redactUser(next), nil
+			}
+		}
+		if next == nil {
 			data, err := io.ReadAll(io.LimitReader(resp.Body, o.maxBody+1))
 			resp.Body.Close()
-			ex := &exchange{resp: resp, body: data, final: u}
+			ex := &exchange{resp: resp, body: data, final: u, notFollowed: notFollowed}
 			if int64(len(data)) > o.maxBody {
 				ex.body, ex.truncated = data[:o.maxBody], true
 			}
@@ -63,10 +81,6 @@ func (d *dialer) send(ctx context.Context, o outgoing) (*exchange, error) {
 		resp.Body.Close()
 		if redirects == MaxRedirects {
 			return nil, fmt.Errorf("stopped after %d redirects (the last one to %s)", MaxRedirects, loc)
-		}
-		next, err := u.Parse(loc)
-		if err != nil {
-			return nil, fmt.Errorf("bad redirect location %q: %w", loc, err)
 		}
 		switch resp.StatusCode {
 		case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther:
@@ -86,6 +100,31 @@ func (d *dialer) send(ctx context.Context, o outgoing) (*exchange, error) {
 		}
 		u = next
 	}
+}
+
+// SameOrigin says whether a redirect from a to b stays where a request
+// to a was approved to go: the same host name (any case) and port with
+// the same scheme, or the upgrade of http on port 80 to https on 443 of
+// the same host name.
+func SameOrigin(a, b *url.URL) bool {
+	if !strings.EqualFold(a.Hostname(), b.Hostname()) {
+		return false
+	}
+	pa, pb := effectivePort(a), effectivePort(b)
+	switch {
+	case a.Scheme == b.Scheme:
+		return pa == pb
+	case a.Scheme == "http" && b.Scheme == "https":
+		return pa == "80" && pb == "443"
+	}
+	return false
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	return map[string]string{"http": "80", "https": "443"}[u.Scheme]
 }
 
 // bodyError is a failure while reading a response body.

@@ -11,7 +11,10 @@
 // to after the name was resolved, so a name that resolves differently the
 // second time (DNS rebinding) gains nothing. Redirects (at most 5) are
 // followed by the tool itself, each target judged on its own connection,
-// credentials dropped when the host changes. Through a proxy (HTTPS_PROXY,
+// credentials dropped when the host changes; http_request, whose
+// approval names one origin, follows them only within it and returns a
+// redirect elsewhere instead, and sends exactly the headers and body bytes
+// its approval shows. Through a proxy (HTTPS_PROXY,
 // HTTP_PROXY, NO_PROXY: the user's configuration, trusted), the target
 // name is resolved and checked here and the proxy is asked for the checked
 // address, never for the name.

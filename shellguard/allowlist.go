@@ -155,6 +155,12 @@ func (sc simpleCommand) actionProblem() string {
 // redirectProblem allows only fd duplications (`2>&1`, `>&2`, `<&0`, `>&-`),
 // /dev/null, and here-documents; anything else names a file.
 func redirectProblem(r *syntax.Redirect) string {
+	if r.N != nil && !isDigits(r.N.Value) {
+		// bash's {name}>&1 opens a new descriptor and assigns its number
+		// to name ({PATH}>&1 sets PATH=10); mvdan refuses it today, which
+		// a newer version need not.
+		return fmt.Sprintf("a redirection that assigns a variable (%s)", r.N.Value)
+	}
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
 		return ""

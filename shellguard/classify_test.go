@@ -63,6 +63,7 @@ func TestStaticClassify(t *testing.T) {
 		"sed -f s f", "sed 1p -i f", "sed p f -i", "awk -f p f", "awk -W exec x", "awk 'BEGIN{\"date\" | getline}'",
 		"awk '@load \"x\"'", "find . -fprint x", "find -D exec . -delete", "find . -newer", "seq 1 -o",
 		"grep --pre x f", "ls --col=never", "git log --no-p", "echo {1..99999999}", "sort $x", "ls ${x}",
+		"ls {PATH}>&1", "cat {fd}</dev/null",
 	}
 	for _, cmd := range undecided {
 		t.Run("not-read-only/"+cmd, func(t *testing.T) {

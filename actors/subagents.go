@@ -31,6 +31,14 @@ const (
 	// MaxTaskChars bounds a task: a brief, not a document. Bigger material
 	// belongs in a file the child can read.
 	MaxTaskChars = 100_000
+	// MaxNameChars bounds a child's name: a role label, which every
+	// approval the child asks for shows the person deciding.
+	MaxNameChars = 80
+	// DefaultMaxLive is how many sub-agents of one tree may run at once
+	// unless Subagents.MaxLive says otherwise. Breadth (calls at once)
+	// to the power of depth is otherwise the only bound, and at the
+	// deepest allowed nesting that is more agents than any machine holds.
+	DefaultMaxLive = 1000
 	// stopGrace is how long a child asked to stop may take to hand back
 	// what it has (its partial texts and spend) before it is torn down.
 	stopGrace = 500 * time.Millisecond
@@ -46,6 +54,8 @@ const (
 	NoContentResult      = "Sub-agent completed but returned no content."
 	NoParentContext      = "Sub-agent tool requires parent agent context. This is a bug — please report it."
 	nestingLimit         = "Sub-agent nesting limit reached (depth %d of %d). Do this task yourself instead of delegating it further."
+	liveLimit            = "Too many sub-agents are running in this run (the limit is %d at once). Wait for the ones you started to finish, or do this task yourself."
+	noTimeLeft           = "No time is left for a sub-agent: this agent's own time limit is (nearly) up. Answer with what you have."
 )
 
 // SubagentPreamble opens a child's only user message; the task follows.
@@ -82,6 +92,15 @@ type Subagents struct {
 	// Seq numbers children across the whole tree, so ids are unique in
 	// the run; NewSubagents sets it and children share it.
 	Seq *atomic.Int64
+	// Live counts the tree's sub-agents running now, against MaxLive (0
+	// means DefaultMaxLive); NewSubagents sets it and children share it.
+	// Without it no child starts.
+	Live    *atomic.Int64
+	MaxLive int
+	// until is when the agent this spawner serves must be done (unix
+	// nanoseconds, 0 for no limit): its own run's time limit, set when
+	// it starts (attempt). Its children's time limits end no later.
+	until *atomic.Int64
 	// IDPrefix starts every child id ("subagent" when empty). A worker
 	// running a task's agent gives its children the agent's id, so the
 	// submitter can tell the task's agents from its own.
@@ -141,7 +160,8 @@ type ChildOutcome struct {
 // child counter; set the optional fields (Timeout, Spec, Personas) on the
 // result before the run starts.
 func NewSubagents(engine *actor.Engine, parent Config, maxDepth, maxIterations int) *Subagents {
-	return &Subagents{Engine: engine, Parent: parent, MaxDepth: maxDepth, MaxIterations: maxIterations, Seq: new(atomic.Int64)}
+	return &Subagents{Engine: engine, Parent: parent, MaxDepth: maxDepth, MaxIterations: maxIterations, Seq: new(atomic.Int64),
+		Live: new(atomic.Int64)}
 }
 
 // SubagentTool is spawn_subagent. It is low-risk, so it passes the gate
@@ -193,7 +213,7 @@ func spawnSubagent(ctx context.Context, env *tools.Env, args json.RawMessage) to
 // every failure is a result, never a panic or an error, and a crash is
 // also escalated to the run's root (DefaultSubagentSpec).
 func (s *Subagents) Spawn(ctx context.Context, cwd string, raw json.RawMessage) tools.Result {
-	if s.Engine == nil || s.Seq == nil {
+	if s.Engine == nil || s.Seq == nil || s.Live == nil {
 		return tools.Fail(NoParentContext)
 	}
 	var a subagentArgs
@@ -206,6 +226,9 @@ func (s *Subagents) Spawn(ctx context.Context, cwd string, raw json.RawMessage) 
 	}
 	if n := utf8.RuneCountInString(task); n > MaxTaskChars {
 		return tools.Fail(fmt.Sprintf("The task is %d characters long; the limit is %d. Put the material in a file and give the sub-agent its path and a short brief instead.", n, MaxTaskChars))
+	}
+	if n := utf8.RuneCountInString(strings.TrimSpace(a.Name)); n > MaxNameChars {
+		return tools.Fail(fmt.Sprintf("The name is %d characters long; the limit is %d. A name is a short role label; put the details in the task.", n, MaxNameChars))
 	}
 	if s.MaxDepth < 0 || s.MaxDepth > config.MaxSubagentDepthLimit {
 		return tools.Fail(fmt.Sprintf("Sub-agents are misconfigured: maxSubagentDepth is %d, but it must be between 0 and %d. Do this task yourself.", s.MaxDepth, config.MaxSubagentDepthLimit))
@@ -237,6 +260,26 @@ func (s *Subagents) Spawn(ctx context.Context, cwd string, raw json.RawMessage) 
 		return tools.Fail(fmt.Sprintf("Cannot start the sub-agent: %v.", err))
 	}
 
+	timeout := s.timeout()
+	if u := s.untilNanos(); u != 0 {
+		// A child never outlives its parent: its limit ends with the
+		// parent's, here and, through the task, on a worker.
+		left := time.Until(time.Unix(0, u))
+		if left < time.Millisecond {
+			return tools.Fail(noTimeLeft)
+		}
+		timeout = min(timeout, left)
+	}
+	maxLive := s.MaxLive
+	if maxLive <= 0 {
+		maxLive = DefaultMaxLive
+	}
+	if s.Live.Add(1) > int64(maxLive) {
+		s.Live.Add(-1)
+		return tools.Fail(fmt.Sprintf(liveLimit, maxLive))
+	}
+	defer s.Live.Add(-1)
+
 	cfg, name := s.childConfig(a, p, cwd)
 	start := time.Now()
 	em := s.Parent.Events
@@ -252,7 +295,7 @@ func (s *Subagents) Spawn(ctx context.Context, cwd string, raw json.RawMessage) 
 	// through the child's waits for a person.
 	idle := deadline.Idle(ctx)
 	run := ChildRun{Config: cfg, Engine: s.Engine, Prompt: SubagentPreamble + task, Trace: telemetry.Inject(sctx),
-		Timeout: s.timeout(), MaxDepth: s.MaxDepth, SubagentIterations: s.MaxIterations, SubagentTimeout: s.timeout(), Spec: spec}
+		Timeout: timeout, MaxDepth: s.MaxDepth, SubagentIterations: s.MaxIterations, SubagentTimeout: s.timeout(), Spec: spec}
 	var o ChildOutcome
 	if s.Runner != nil {
 		o = s.Runner.RunChild(sctx, run)
@@ -302,6 +345,9 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona, cwd string) 
 	if cfg.MaxIterations <= 0 {
 		cfg.MaxIterations = DefaultSubagentIterations
 	}
+	// Never a bigger budget than the parent's own (an agent runs at
+	// least one iteration, whatever its config says).
+	cfg.MaxIterations = min(cfg.MaxIterations, max(s.Parent.MaxIterations, 1))
 	cfg.Stream = false // children run internally: no live text
 	if a.ReasoningEffort != "" {
 		cfg.ReasoningEffort = a.ReasoningEffort
@@ -324,6 +370,7 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona, cwd string) 
 	cfg.Env = env
 	child := *s
 	child.Parent = cfg
+	child.until = new(atomic.Int64) // the child's own limit, set when it starts
 	env.Subagents = &child
 	return cfg, name
 }
@@ -361,6 +408,23 @@ func TaskPreview(task string) string {
 		return task
 	}
 	return "..." + string(r[len(r)-77:])
+}
+
+// untilNanos is s.until's value, 0 when it has none.
+func (s *Subagents) untilNanos() int64 {
+	if s.until == nil {
+		return 0
+	}
+	return s.until.Load()
+}
+
+// envSpawner is the agent's own spawner, when env holds one of ours.
+func envSpawner(env *tools.Env) (*Subagents, bool) {
+	if env == nil {
+		return nil, false
+	}
+	own, ok := env.Subagents.(*Subagents)
+	return own, ok && own != nil
 }
 
 func (s *Subagents) timeout() time.Duration {
@@ -401,6 +465,14 @@ func (s *Subagents) attempt(ctx context.Context, run ChildRun, spec supervisor.S
 	childCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cfg.Ctx = childCtx
+	if own, ok := envSpawner(cfg.Env); ok {
+		// What this attempt's children may have left, at most. Written
+		// before the child exists, so before any Spawn of its reads it.
+		if own.until == nil {
+			own.until = new(atomic.Int64)
+		}
+		own.until.Store(time.Now().Add(timeout).UnixNano())
+	}
 	done := make(chan ChildOutcome, 1)
 	deliver := func(o ChildOutcome) {
 		select {

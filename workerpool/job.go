@@ -322,7 +322,7 @@ func (j *job) run() messages.WorkResult {
 		env := *cfg.Env
 		cfg.Env = &env
 		sub := &actors.Subagents{Engine: j.w.engine, MaxDepth: t.MaxDepth, MaxIterations: t.SubagentIterations,
-			Timeout: time.Duration(t.SubagentTimeoutMs) * time.Millisecond, Seq: new(atomic.Int64), IDPrefix: t.Place.AgentID,
+			Timeout: time.Duration(t.SubagentTimeoutMs) * time.Millisecond, Seq: new(atomic.Int64), Live: new(atomic.Int64), IDPrefix: t.Place.AgentID,
 			Scope: scope}
 		sub.Parent = cfg
 		env.Subagents = sub

@@ -9,6 +9,7 @@ import (
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/humanio"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/asktools"
 	"github.com/jazz-run/jazz/visible"
@@ -81,8 +82,9 @@ func stderrOf(o RunOptions) io.Writer {
 //
 // The event names the run and the agent: the one that warned, else the
 // run's top-level agent (a run-wide notice is about its run).
-func warner(stderr io.Writer, sink *events.Sink, em *events.Emitter, top messages.Place) func(agent, msg string) {
+func warner(stderr io.Writer, sink *events.Sink, em *events.Emitter, top messages.Place, red *secrets.Redactor) func(agent, msg string) {
 	return func(agent, msg string) {
+		agent, msg = red.String(agent), red.String(msg)
 		place := messages.Place{RunID: top.RunID, AgentID: top.AgentID, AgentName: top.AgentName}
 		if agent != "" && agent != top.AgentName {
 			place.AgentID, place.AgentName = "", agent
@@ -90,7 +92,7 @@ func warner(stderr io.Writer, sink *events.Sink, em *events.Emitter, top message
 		ev := messages.Event{Type: messages.EventWarning, Place: place, Message: msg}
 		switch {
 		case sink != nil && sink.Writes():
-			sink.WriteLine(events.Render(ev))
+			sink.WriteLine(sink.Render(ev))
 			return
 		case sink != nil:
 			em.Emit(ev)

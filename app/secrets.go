@@ -2,9 +2,12 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 
 	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/secrets"
 )
 
@@ -32,4 +35,63 @@ func runSecrets(ctx context.Context, o RunOptions) *secrets.Set {
 		src.Headers = c.Telemetry.OTLP.Headers
 	}
 	return secrets.Collect(ctx, src)
+}
+
+// redactedError is an error whose text had the run's secrets replaced;
+// errors.Is and errors.As still see the original chain.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactError replaces set's secrets in err's text.
+func redactError(set *secrets.Set, err error) error {
+	if err == nil || set == nil {
+		return err
+	}
+	msg := err.Error()
+	if clean := set.Redact(msg); clean != msg {
+		return &redactedError{msg: clean, err: err}
+	}
+	return err
+}
+
+// redactFinished replaces set's secrets in every string of f: its error,
+// answer and transcript, before they are printed or saved.
+func redactFinished(set *secrets.Set, f messages.RunFinished) messages.RunFinished {
+	if set == nil {
+		return f
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		return f
+	}
+	clean := set.RedactJSON(data)
+	if string(clean) == string(data) {
+		return f
+	}
+	var out messages.RunFinished
+	if err := json.Unmarshal(clean, &out); err != nil {
+		return messages.RunFinished{Place: f.Place, Error: secrets.Placeholder}
+	}
+	return out
+}
+
+// redactingPublisher passes the run's RunFinished on with set's secrets
+// replaced: whoever watches the bus (another runner, an approver) reads
+// how the run ended, never the key a provider's error echoed. Events
+// reach it already redacted by the run's emitter.
+type redactingPublisher struct {
+	next events.Publisher
+	set  *secrets.Set
+}
+
+func (p redactingPublisher) Publish(subject string, msg any, trace messages.Trace) error {
+	if f, ok := msg.(messages.RunFinished); ok {
+		msg = redactFinished(p.set, f)
+	}
+	return p.next.Publish(subject, msg, trace)
 }

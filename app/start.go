@@ -114,7 +114,7 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 		}
 	}()
 	if err := r.start(ctx, getenv); err != nil {
-		return nil, err
+		return nil, redactError(r.secrets, err)
 	}
 	ok = true
 	go r.supervise(ctx)
@@ -128,6 +128,9 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	// up at --timeout too: nothing may hang.
 	loadCtx, loaded := withTimeout(ctx, o.Timeout)
 	defer loaded()
+	// The run's secrets are known first: every line, event and error the
+	// run writes has them replaced, from its first notice on.
+	r.secrets = runSecrets(context.WithoutCancel(ctx), o)
 	prov, err := openProvider(loadCtx, o, getenv)
 	if err != nil {
 		return err
@@ -199,6 +202,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	var pub events.Publisher = r.bus
 	if filter.Active() || o.Bridge {
 		r.sink = events.NewSink(o.Stderr, filter)
+		r.sink.SetRedactor(r.secrets.Redactor())
 		if o.Stderr == nil && filter.Active() {
 			r.stream = r.sink.Stream()
 		}
@@ -209,10 +213,10 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 			toRoot(messages.ActorFailed{Place: place, Actor: "sink", Reason: reason, Role: messages.RoleSink})
 		})
 	}
-	emitter := events.NewEmitter(pub, runID)
+	emitter := events.NewEmitter(pub, runID).WithRedactor(r.secrets.Redactor())
 	// The stream's first line: which run this is.
 	emitter.Emit(runStart(o, place, convID))
-	warn := warner(stderrOf(o), r.sink, emitter, place)
+	warn := warner(stderrOf(o), r.sink, emitter, place, r.secrets.Redactor())
 	notice = warn
 	pool, err := r.startPool(ctx, warn)
 	if err != nil {
@@ -225,7 +229,6 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	}
 	// One trace per run. Shut down last: the spans of the whole teardown
 	// are flushed, within telemetry.ShutdownTimeout.
-	r.secrets = runSecrets(runCtx, o)
 	r.tel = openTelemetry(context.WithoutCancel(runCtx), o.Config, getenv, r.secrets.Redactor(), func(msg string) { warn("", msg) })
 	parent := runParent(o.Traceparent, getenv, func(msg string) { warn("", msg) })
 
@@ -392,7 +395,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 		Budget:  teardownBudget(o) - closeReserve,
 		Ledger:  account,
 		Events:  emitter,
-		Bus:     pub,
+		Bus:     redactingPublisher{next: pub, set: r.secrets},
 		FailOn:  o.FailOn,
 		Finished: func(out actors.RunOutcome) {
 			select {
@@ -538,12 +541,16 @@ func (r *Run) supervise(ctx context.Context) {
 			out = actors.RunOutcome{RunFinished: messages.RunFinished{Place: r.place, Error: runErr.Error()}, Cause: cause}
 			out.StopReason = messages.StopReasonOf(out.RunFinished, cause)
 			if r.sink != nil {
-				r.sink.WriteLine(events.Render(actors.RunEnd(out.RunFinished)))
+				r.sink.WriteLine(r.sink.Render(actors.RunEnd(out.RunFinished)))
 			}
 		}
 		out.OK = false
 		out.Error = runErr.Error()
 	}
+	// What the caller prints (the envelope, stdout, stderr) and what the
+	// conversation keeps never holds one of the run's secrets, whatever
+	// put it there (a provider's error echoing the key).
+	out.RunFinished = redactFinished(r.secrets, out.RunFinished)
 	r.out = Outcome{RunFinished: out.RunFinished}
 	r.err = runErr
 	if out.OK && r.opts.Conversation != "" {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // Publisher is where actors send events; the bus implements it, and so
@@ -36,10 +37,21 @@ type Idler interface {
 type Emitter struct {
 	pub   Publisher
 	runID string
+	red   *secrets.Redactor
 }
 
 // NewEmitter publishes events of runID on pub. A nil pub drops them.
 func NewEmitter(pub Publisher, runID string) *Emitter { return &Emitter{pub: pub, runID: runID} }
+
+// WithRedactor has e replace the run's known secrets (red) in every
+// event before it is published: whatever put a key into an event (a
+// provider's error echoing it, a notice quoting a server's reply), no
+// reader of the bus, the stream or a parent run's relay sees it. It
+// returns e; call it before the first Emit.
+func (e *Emitter) WithRedactor(red *secrets.Redactor) *Emitter {
+	e.red = red
+	return e
+}
 
 // Active says whether an event emitted now can reach anyone: false for a
 // nil emitter or publisher, and while an Idler is idle. A hot path asks
@@ -64,6 +76,13 @@ func (e *Emitter) Emit(ev messages.Event) {
 	// text_chunk carries the whole text so far: uncut, a long answer
 	// streamed in n chunks would put O(n²) bytes on the bus. Every reader
 	// renders at most MaxString characters of it anyway.
+	// Secrets are replaced before the cut, which would otherwise leave
+	// the first half of a key that straddles it: in what stays, plus
+	// room for the longest secret that could start there.
+	if e.red.Len() > 0 {
+		ev.Accumulated = cutAt(ev.Accumulated, MaxString+redactMargin)
+		ev = RedactEvent(e.red, ev)
+	}
 	ev.Accumulated = Cut(ev.Accumulated)
 	_ = e.pub.Publish(messages.EventSubject(e.runID, ev.Type), ev, ev.Trace)
 }
@@ -150,6 +169,9 @@ type Sink struct {
 	// stream, when asked for, queues events for Stream's channel.
 	stream *queue[Event]
 	hook   func(messages.Event)
+	// red replaces the run's known secrets in everything the sink
+	// writes or streams (see SetRedactor).
+	red *secrets.Redactor
 }
 
 // delivery is one published message for the sink: an event, or the
@@ -167,6 +189,39 @@ type delivery struct {
 // goroutine, where a panic is a crash of the sink (the fault tests inject
 // one). Call it before Local.
 func (s *Sink) Hook(fn func(messages.Event)) { s.hook = fn }
+
+// SetRedactor has the sink replace the run's known secrets (red) in every
+// event it renders or streams, before long strings are cut (a key cut in
+// half would show its first half), and in every line handed to WriteLine.
+// Call it before Local.
+func (s *Sink) SetRedactor(red *secrets.Redactor) { s.red = red }
+
+// Render is the package's Render with the sink's secrets replaced first.
+func (s *Sink) Render(ev messages.Event) []byte { return render(ev, s.red, Whole(ev.Type)) }
+
+// RedactEvent returns ev with every known secret (red) replaced in all
+// of its strings; a nil red, or an event holding none, is returned as is.
+// An event that cannot be re-read after replacing keeps only its type
+// and place, and says why: never the original text.
+func RedactEvent(red *secrets.Redactor, ev messages.Event) messages.Event {
+	if red.Len() == 0 {
+		return ev
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return ev // encode() renders it as an EncodeError, text and all dropped
+	}
+	clean := red.JSON(data)
+	if string(clean) == string(data) {
+		return ev
+	}
+	var out messages.Event
+	if err := json.Unmarshal(clean, &out); err != nil {
+		return messages.Event{Type: ev.Type, Place: ev.Place, Trace: ev.Trace, Message: secrets.Placeholder}
+	}
+	out.Trace = ev.Trace // not part of the JSON
+	return out
+}
 
 // NewSink renders to w (nil: nowhere) what filter allows, plus the
 // always types.
@@ -245,10 +300,11 @@ func (s *Sink) prepare(ev messages.Event) delivery {
 		return d
 	}
 	if s.w != nil {
-		d.line = Render(ev)
+		d.line = s.Render(ev)
 	}
 	if s.stream != nil {
 		d.data, _ = messages.Encode(ev)
+		d.data = s.red.JSON(d.data)
 	}
 	return d
 }
@@ -345,10 +401,10 @@ func (s *Sink) Write(ev messages.Event) {
 		return
 	}
 	if s.w != nil {
-		s.WriteLine(Render(ev))
+		s.WriteLine(s.Render(ev))
 	}
 	if s.stream != nil {
-		s.stream.push(ev)
+		s.stream.push(RedactEvent(s.red, ev))
 	}
 }
 
@@ -356,10 +412,15 @@ func (s *Sink) Write(ev messages.Event) {
 func (s *Sink) Writes() bool { return s.w != nil }
 
 // WriteLine writes one already rendered line, serialized with the events,
-// so protocol lines of a bridge never interleave with them.
+// so protocol lines of a bridge never interleave with them. The run's
+// known secrets are replaced in it (see SetRedactor): a line rendered
+// elsewhere (a bridge's request) passes the same check.
 func (s *Sink) WriteLine(line []byte) {
 	if s.w == nil {
 		return
+	}
+	if s.red.Len() > 0 {
+		line = []byte(s.red.String(string(line)))
 	}
 	s.mu.Lock()
 	_, _ = s.w.Write(line)
@@ -369,16 +430,23 @@ func (s *Sink) WriteLine(line []byte) {
 // MaxString is the cut for string values in rendered events.
 const MaxString = 200
 
+// redactMargin is how far past the cut a secret may reach and still be
+// replaced whole before the cut: a PEM private key block fits.
+const redactMargin = 16 << 10
+
 // Cut shortens s to MaxString characters plus "…" when it is longer.
-func Cut(s string) string {
-	if len(s) <= MaxString {
+func Cut(s string) string { return cutAt(s, MaxString) }
+
+// cutAt shortens s to max characters plus "…" when it is longer.
+func cutAt(s string, max int) string {
+	if len(s) <= max {
 		return s
 	}
 	// Never count past MaxString runes: a stream's text so far is cut at
 	// every chunk, and counting it whole made a long answer quadratic.
 	n := 0
 	for i := range s {
-		if n == MaxString {
+		if n == max {
 			return s[:i] + "…"
 		}
 		n++
@@ -393,9 +461,12 @@ func Cut(s string) string {
 // `; touch x` behind it. Characters that would draw nothing or move the
 // cursor when the line is read on a terminal are written as \u escapes
 // (see EscapeHidden).
-func Render(ev messages.Event) []byte {
-	data := encode(ev)
-	if !Whole(ev.Type) {
+func Render(ev messages.Event) []byte { return render(ev, nil, Whole(ev.Type)) }
+
+// render is Render with red's secrets replaced before strings are cut.
+func render(ev messages.Event, red *secrets.Redactor, whole bool) []byte {
+	data := red.JSON(encode(ev))
+	if !whole {
 		data = TruncateStrings(data)
 	}
 	return append(EscapeHidden(data), '\n')

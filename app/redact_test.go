@@ -1,0 +1,106 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jazz-run/jazz/app"
+	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/e2e/chatserver"
+	"github.com/jazz-run/jazz/internal/testutil"
+	"github.com/jazz-run/jazz/internal/testutil/syncbuf"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/store/agents"
+)
+
+// TestProviderErrorEchoingTheKeyIsRedacted: a provider that answers 401
+// (or 500, retried) with the API key in its error body, as OpenAI's
+// "Incorrect API key provided: sk-…" does, never gets the key into what
+// the run writes: the outcome the CLI prints as the envelope, the event
+// stream and the plain notices on stderr, and the RunFinished a watcher
+// of a shared bus reads. One key has a known shape, the other is known
+// only because it is the environment's OPENAI_API_KEY.
+func TestProviderErrorEchoingTheKeyIsRedacted(t *testing.T) {
+	srv := testutil.StartNATS(t, testutil.NATSOptions{Listen: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	watcher, err := bus.Start(ctx, bus.Options{URL: srv.URL, Name: "watcher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watcher.Close(context.Background()) }()
+	var mu sync.Mutex
+	var watched []string
+	sub, err := bus.Subscribe(ctx, watcher, messages.FinishedWildcard, func(m bus.Msg[messages.RunFinished]) {
+		mu.Lock()
+		watched = append(watched, m.Value.Error)
+		mu.Unlock()
+	}, bus.Registered())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+
+	for _, key := range []string{"sk-proj-Q7wE9rT1yU3iO5pA2sD4fG6h", "plainkey-88a1c4e7f20b9d63"} {
+		for _, status := range []int{http.StatusUnauthorized, http.StatusInternalServerError} {
+			for _, evs := range [][]string{{messages.CategoryAll}, nil} {
+				name := key[:8] + "/" + http.StatusText(status) + "/events=" + strings.Join(evs, ",")
+				t.Run(name, func(t *testing.T) {
+					t.Setenv("OPENAI_API_KEY", key)
+					model := chatserver.NewFunc(func(int, chatserver.Request) chatserver.Turn {
+						return chatserver.Turn{Status: status, ErrorMessage: "Incorrect API key provided: " + key + " (Authorization: Bearer " + key + ")"}
+					})
+					defer model.Close()
+					home := t.TempDir()
+					env := map[string]string{"OPENAI_API_KEY": key, "OPENAI_BASE_URL": model.URL(), "JAZZ_OFFLINE": "1"}
+					agent := agents.Agent{ID: "k", Name: "k", Config: agents.Config{LLMProvider: "openai", LLMModel: "gpt-4o-mini"}}
+					var stderr syncbuf.Buffer
+					run, err := app.Start(ctx, app.RunOptions{Agent: agent, Config: &config.Config{Home: home, MaxRetries: 1},
+						Prompt: "hi", Events: evs, Stderr: &stderr, NATSURL: srv.URL, Cwd: home,
+						Getenv: func(k string) string { return env[k] }})
+					if err != nil {
+						t.Fatal(err)
+					}
+					out, _ := run.Wait()
+					run.Close()
+					if out.OK {
+						t.Fatal("the run succeeded against a failing model")
+					}
+					if !strings.Contains(out.Error, "Incorrect API key provided") {
+						t.Fatalf("the outcome lost the provider's message: %q", out.Error)
+					}
+					for what, text := range map[string]string{"outcome error": out.Error, "answer": out.Answer, "stderr": stderr.String()} {
+						if strings.Contains(text, key) {
+							t.Errorf("%s holds the API key: %q", what, text)
+						}
+					}
+				})
+			}
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(watched)
+		mu.Unlock()
+		if n >= 8 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(watched) < 8 {
+		t.Errorf("the watcher saw %d of 8 run ends", len(watched))
+	}
+	for _, e := range watched {
+		if strings.Contains(e, "Q7wE9rT1yU3iO5pA2sD4fG6h") || strings.Contains(e, "88a1c4e7f20b9d63") {
+			t.Errorf("a bus watcher read the API key: %q", e)
+		}
+	}
+}

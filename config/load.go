@@ -204,6 +204,9 @@ func readFile(ctx context.Context, path string, required, private bool) (loaded,
 		}
 		return loaded{}, append(warnings, fmt.Sprintf("config %s is empty; ignored", printable(path))), nil
 	}
+	if err := checkJSON(data); err != nil {
+		return loaded{}, warnings, fmt.Errorf("config file %s: %v: %w", path, err, ErrInvalid)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any

@@ -463,8 +463,11 @@ func validServerName(name string) bool {
 }
 
 // decodeJSON decodes one JSON value with numbers kept exact; trailing
-// data is an error.
+// data, a key given twice and a byte-order mark are errors (checkJSON).
 func decodeJSON(data []byte, v any) error {
+	if err := checkJSON(data); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {

@@ -289,7 +289,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 	if err := checkHome(home); err != nil {
 		return fail(err.Error(), 0)
 	}
-	cfg, warnings, err := config.Load(loadCtx, config.LoadOptions{Home: home, ConfigFlag: o.ConfigPath, Getenv: getenv, Cwd: d.Cwd, Debug: o.Debug})
+	cfg, warnings, err := config.Load(loadCtx, config.LoadOptions{Home: home, ConfigFlag: o.ConfigPath, Getenv: getenv, Cwd: d.Cwd, FlagDir: start, Debug: o.Debug})
 	if err != nil {
 		return fail(err.Error(), 0)
 	}

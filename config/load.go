@@ -29,6 +29,11 @@ type LoadOptions struct {
 	// Cwd is where ./.jazz/config.json is looked for and relative paths are
 	// resolved; "" means the process's working directory.
 	Cwd string
+	// FlagDir is where jazz was started: a relative --config or
+	// JAZZ_CONFIG_PATH names a file there, never one in the project
+	// directory a run was pointed at (--cwd), whose files a cloned
+	// repository chooses. "" means Cwd.
+	FlagDir string
 	// Debug is --debug: it forces logging.level "debug".
 	Debug bool
 }
@@ -95,11 +100,15 @@ func Load(ctx context.Context, opts LoadOptions) (*Config, []string, error) {
 	// The global file: --config, else JAZZ_CONFIG_PATH, else JAZZ_HOME/config.json.
 	var global string
 	required := false
+	flagDir := cwd
+	if opts.FlagDir != "" {
+		flagDir = opts.FlagDir
+	}
 	switch {
 	case strings.TrimSpace(opts.ConfigFlag) != "":
-		global, required = resolve(strings.TrimSpace(opts.ConfigFlag), getenv, cwd), true
+		global, required = resolve(strings.TrimSpace(opts.ConfigFlag), getenv, flagDir), true
 	case strings.TrimSpace(getenv("JAZZ_CONFIG_PATH")) != "":
-		global = resolve(strings.TrimSpace(getenv("JAZZ_CONFIG_PATH")), getenv, cwd)
+		global = resolve(strings.TrimSpace(getenv("JAZZ_CONFIG_PATH")), getenv, flagDir)
 	default:
 		global = filepath.Join(opts.Home, "config.json")
 	}

@@ -29,6 +29,15 @@
 // the twin refuses again on its own walk and on every descriptor it reads
 // (guard.go).
 //
+// # What only a person approves
+//
+// A change to what decides later calls or runs (a .git directory, .jazz,
+// .agents, an AGENTS.md, a dot entry of the home directory; judged on
+// every path touched, as written and resolved, and on the entries of a
+// moved or copied tree) carries HumanOnly in its approval request: no
+// tool allowlist, remembered answer or policy approves it, only a person
+// (escalation.go).
+//
 // # Binding an approval to its preview
 //
 // The propose half adds one property to the twin's arguments,

@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 )
 
@@ -317,6 +320,23 @@ func TestRemoteApprovalOnStandaloneNATSServer(t *testing.T) {
 	run := e.start(hlRunOpts{args: []string{"run", "--agent", "remote", "--json", "--remote-approvals",
 		"--nats-url", url, "--nkey", runnerFile, "--approval-timeout", "60000", "write the note"}})
 	list := waitPending(t, e, 1, "--nats-url", url, "--nkey", alice.SeedFile)
+	// Another runner may write any key, but erases none with a roll-up
+	// header: bus init made the bucket refuse them.
+	rb, err := busclient.Connect(ctx, busclient.Options{URL: url, Nkey: runnerFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rollup := range []string{"all", "sub"} {
+		m := nats.NewMsg(approvals.KeySubject(approvals.Key(list[0].Request.RunID, list[0].Request.RequestID)))
+		m.Header.Set("Nats-Rollup", rollup)
+		m.Header.Set("KV-Operation", "PURGE")
+		reply, err := rb.Conn().RequestMsg(m, 5*time.Second)
+		if err != nil || !strings.Contains(string(reply.Data), `"error"`) {
+			t.Fatalf("a roll-up %s on the pending request was taken: %v %+v", rollup, err, reply)
+		}
+	}
+	rb.CloseNow()
+	list = waitPending(t, e, 1, "--nats-url", url, "--nkey", alice.SeedFile)
 	r := e.run(hlRunOpts{args: []string{"approvals", "approve", list[0].Request.RequestID, "--nats-url", url, "--nkey", alice.SeedFile}})
 	if r.code != 0 {
 		t.Fatalf("approve: %+v", r)

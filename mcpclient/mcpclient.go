@@ -19,6 +19,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -275,7 +276,7 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer) (*mcp.ClientSessi
 	case config.MCPHTTP:
 		t := &mcp.StreamableClientTransport{
 			Endpoint:             d.URL,
-			HTTPClient:           &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: d.Headers}},
+			HTTPClient:           httpClient(d),
 			MaxRetries:           -1,
 			DisableStandaloneSSE: true,
 		}
@@ -454,14 +455,58 @@ func overlay(env []string, vars map[string]string) []string {
 	return out
 }
 
-// headerTransport adds a server's configured headers to every request.
+// httpClient reaches a Streamable HTTP server: its configured headers
+// (a token, most often) go with requests to the configured origin only,
+// and a redirect is followed only within that origin. The headers are
+// added below the redirect logic, to every request the client sends, so
+// without both rules a Location naming another host would get them.
+func httpClient(d config.MCPServer) *http.Client {
+	origin, _ := url.Parse(d.URL)
+	return &http.Client{
+		Transport: headerTransport{base: http.DefaultTransport, headers: d.Headers, origin: origin},
+		CheckRedirect: func(r *http.Request, via []*http.Request) error {
+			if origin == nil || !sameOrigin(origin, r.URL) {
+				return fmt.Errorf("MCP server %s redirected to %s, outside %s; not followed", d.Name, redacted(r.URL), redacted(origin))
+			}
+			if len(via) >= 5 {
+				return fmt.Errorf("MCP server %s: stopped after %d redirects", d.Name, len(via))
+			}
+			return nil
+		},
+	}
+}
+
+// sameOrigin: same scheme, host (any case) and port.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		return map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// redacted is u without its userinfo and query, for messages.
+func redacted(u *url.URL) string {
+	if u == nil {
+		return "the configured URL"
+	}
+	c := *u
+	c.User, c.RawQuery, c.ForceQuery = nil, "", false
+	return c.String()
+}
+
+// headerTransport adds a server's configured headers to every request
+// to its origin.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	origin  *url.URL
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 {
+	if len(h.headers) > 0 && h.origin != nil && sameOrigin(h.origin, r.URL) {
 		r = r.Clone(r.Context())
 		for k, v := range h.headers {
 			r.Header.Set(k, v)

@@ -104,3 +104,28 @@ func TestProviderErrorEchoingTheKeyIsRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyFromGetenvIsRedacted: a caller that gives the run its own
+// environment (RunOptions.Getenv: a bridge, a worker, a test) has the
+// provider key it holds known to the run as well, though the process
+// environment does not hold it.
+func TestKeyFromGetenvIsRedacted(t *testing.T) {
+	const key = "getenvonly-5e1f0a9c3b7d2486"
+	model := chatserver.NewFunc(func(int, chatserver.Request) chatserver.Turn {
+		return chatserver.Turn{Status: http.StatusUnauthorized, ErrorMessage: "Incorrect API key provided: " + key}
+	})
+	defer model.Close()
+	home := t.TempDir()
+	env := map[string]string{"OPENAI_API_KEY": key, "OPENAI_BASE_URL": model.URL(), "JAZZ_OFFLINE": "1"}
+	agent := agents.Agent{ID: "g", Name: "g", Config: agents.Config{LLMProvider: "openai", LLMModel: "gpt-4o-mini"}}
+	var stderr syncbuf.Buffer
+	out, err := app.RunAndWait(context.Background(), app.RunOptions{Agent: agent, Config: &config.Config{Home: home},
+		Prompt: "hi", Events: []string{messages.CategoryAll}, Stderr: &stderr, Cwd: home, Timeout: 20 * time.Second,
+		Getenv: func(k string) string { return env[k] }})
+	if out.OK || !strings.Contains(out.Error, "Incorrect API key provided") {
+		t.Fatalf("run: ok=%v %q %v", out.OK, out.Error, err)
+	}
+	if strings.Contains(out.Error, key) || strings.Contains(stderr.String(), key) {
+		t.Errorf("the key given through Getenv leaked: %q", out.Error)
+	}
+}

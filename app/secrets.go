@@ -8,6 +8,7 @@ import (
 	"github.com/jazz-run/jazz/config"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/provider/registry"
 	"github.com/jazz-run/jazz/secrets"
 )
 
@@ -21,7 +22,7 @@ func runSecrets(ctx context.Context, o RunOptions) *secrets.Set {
 	src := secrets.Sources{
 		Environ:   os.Environ(),
 		Documents: []any{o.Agent},
-		Values:    secrets.Find(o.NATSURL),
+		Values:    append(secrets.Find(o.NATSURL), providerKeys(getenvOf(o))...),
 		KeyFiles:  o.KeyFiles,
 	}
 	if c := o.Config; c != nil {
@@ -94,4 +95,20 @@ func (p redactingPublisher) Publish(subject string, msg any, trace messages.Trac
 		msg = redactFinished(p.set, f)
 	}
 	return p.next.Publish(subject, msg, trace)
+}
+
+// providerKeys are the provider keys the run's environment holds, read
+// the way the providers read them (o.Getenv): a caller that hands the
+// run an environment of its own (a bridge, a worker) has its keys known
+// too, not only those of the process environment.
+func providerKeys(getenv func(string) string) []string {
+	var out []string
+	for _, name := range registry.Names() {
+		if k := registry.KeyEnv(name); k != "" {
+			if v := getenv(k); v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }

@@ -173,6 +173,12 @@ var authPats = []pattern{
 var urlPat = pattern{compiled(`\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@"']+@[^\s"']*`),
 	func(v value) bool { return v.has("://") && v.has("@") }}
 
+// tokenURLPat finds URLs with a path; those whose path carries their
+// credential (a Slack, Discord or Teams webhook, a signed link: see
+// tokenPath) are secrets whole, whatever the variable holding them is
+// called.
+var tokenURLPat = pattern{compiled(`\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#"'@]+/[^\s?#"']*`), lits("://")}
+
 // SecretValue reports whether a value holds something credential-shaped:
 // a URL with userinfo, an Authorization-style header, a known key format
 // or a PEM key block.
@@ -234,7 +240,46 @@ func find(v string, prefilter bool) []string {
 			add(m)
 		}
 	}
+	if !skip(tokenURLPat) {
+		for _, m := range tokenURLPat.re().FindAllString(v, -1) {
+			if tokenPath(m) {
+				add(m)
+			}
+		}
+	}
 	return out
+}
+
+// minTokenSegment is the shortest URL path segment tokenPath takes for a
+// credential.
+const minTokenSegment = 20
+
+// tokenPath reports whether a URL's path has a segment shaped like a
+// token: minTokenSegment or more of [A-Za-z0-9_-], letters and digits
+// both (a word-only slug or a number is a page, not a key).
+func tokenPath(u string) bool {
+	rest := u[strings.Index(u, "://")+3:]
+	for _, seg := range strings.Split(rest, "/")[1:] {
+		if len(seg) < minTokenSegment {
+			continue
+		}
+		letter, digit, other := false, false, false
+		for i := 0; i < len(seg); i++ {
+			switch c := seg[i]; {
+			case c >= '0' && c <= '9':
+				digit = true
+			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+				letter = true
+			case c == '_' || c == '-':
+			default:
+				other = true
+			}
+		}
+		if letter && digit && !other {
+			return true
+		}
+	}
+	return false
 }
 
 // rawPassword is the password of a userinfo URL as written.

@@ -59,6 +59,12 @@ func TestFind(t *testing.T) {
 		{"AKIAIOSFODNN7EXAMPLE", []string{"AKIAIOSFODNN7EXAMPLE"}},
 		{"SUACSSL3UAHUDXKFSNVUZRF5UHPMWZ6BFDTJ7M6USDXIEDNPPQYYYCU3VY", []string{"SUACSSL3UAHUDXKFSNVUZRF5UHPMWZ6BFDTJ7M6USDXIEDNPPQYYYCU3VY"}},
 		{"-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----", []string{"-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----"}},
+		// A URL whose path is its credential, under any name.
+		{"https://hooks.slack.com/services/T0AAAAAAA/B0BBBBBBB/abcdefghijkl0123456789wx", []string{"https://hooks.slack.com/services/T0AAAAAAA/B0BBBBBBB/abcdefghijkl0123456789wx"}},
+		{"post to https://discord.com/api/webhooks/1234567890/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 now", []string{"https://discord.com/api/webhooks/1234567890/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}},
+		{"https://docs.example.com/guides/getting-started-with-the-runtime", nil},
+		{"https://example.com/issues/123456789012345678901234", nil},
+		{"https://api.openai.com/v1", nil},
 		{"/usr/local/bin:/usr/bin", nil},
 		{"https://example.com/path?q=1", nil},
 		{"en_US.UTF-8", nil},

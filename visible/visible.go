@@ -12,12 +12,17 @@
 // Everything else (C0 and C1 controls, DEL, format characters such as the
 // bidi controls and zero-width joiners, separators other than the ASCII
 // space, private-use and unassigned code points, invalid UTF-8) is escaped.
+// A combining mark is drawn only where it cannot draw over anything it
+// should not (markState); else it is escaped too.
 package visible
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -54,27 +59,74 @@ func render(s string, block bool) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
+	var m markState
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
+		invalid := r == utf8.RuneError && size == 1
+		raw := false
 		switch {
-		case r == utf8.RuneError && size == 1:
+		case invalid:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\n' || r == '\t':
 			if block {
 				b.WriteRune(r)
+				raw = true
 			} else {
 				b.WriteString(escape(r))
 			}
 		case r == '\\' && !block:
 			b.WriteString(`\\`)
-		case Hidden(r):
+		case Hidden(r) || !m.drawn(r):
 			b.WriteString(escape(r))
 		default:
 			b.WriteString(s[i : i+size])
+			raw = true
 		}
+		if invalid {
+			r = utf8.RuneError
+		}
+		m.next(r, raw)
 		i += size
 	}
 	return b.String()
+}
+
+// maxMarks is how many combining marks in a row one base character may
+// carry and still be drawn: enough for the accents and tone marks of the
+// world's scripts, too few to stack a column of marks over the lines
+// around it.
+const maxMarks = 2
+
+// markState follows the combining marks after a base character. A
+// combining mark draws over what comes before it, so one is drawn as is
+// only on a non-ASCII character that was itself drawn as is, at most
+// maxMarks in a row, and never an enclosing mark (a circle or a box drawn
+// round what comes before). Every other mark is an escape: a strike-
+// through or an accent over a command's ASCII ("rm" made a lookalike), a
+// mark over an escape's last character or over the gutter, a stack that
+// overwrites the lines around it.
+type markState struct {
+	base  bool // the base and the marks after it so far were drawn as is, and the base is not ASCII
+	marks int  // combining marks since the base
+}
+
+// drawn reports whether r may be written as is after what m has seen.
+func (m *markState) drawn(r rune) bool {
+	if !unicode.Is(unicode.M, r) {
+		return true
+	}
+	return m.base && m.marks < maxMarks && !unicode.Is(unicode.Me, r)
+}
+
+// next records r, written as is or not.
+func (m *markState) next(r rune, raw bool) {
+	if unicode.Is(unicode.M, r) {
+		m.base = m.base && raw
+		m.marks++
+		return
+	}
+	m.base = raw && r >= utf8.RuneSelf
+	m.marks = 0
 }
 
 // clean is the fast path: nothing in s needs an escape.
@@ -96,7 +148,10 @@ func clean(s string, block bool) bool {
 	return true
 }
 
+// cleanRunes is clean from the first non-ASCII byte of s on; what came
+// before it was ASCII, so a mark right at the start would sit on ASCII.
 func cleanRunes(s string, block bool) bool {
+	var m markState
 	for i, r := range s {
 		if r == utf8.RuneError {
 			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
@@ -104,11 +159,13 @@ func cleanRunes(s string, block bool) bool {
 			}
 		}
 		if (r == '\n' || r == '\t') && block {
+			m.next(r, true)
 			continue
 		}
-		if (r == '\\' && !block) || Hidden(r) {
+		if (r == '\\' && !block) || Hidden(r) || !m.drawn(r) {
 			return false
 		}
+		m.next(r, true)
 	}
 	return true
 }
@@ -130,4 +187,83 @@ func escape(r rune) string {
 		return fmt.Sprintf(`\u%04x`, r)
 	}
 	return fmt.Sprintf(`\U%08x`, r)
+}
+
+// Gutter starts every line of a model's text inside a prompt (Quote): no
+// line the model wrote can start like a line of the prompt itself (an
+// option, an "Approve?" line, a field), however it breaks its lines.
+const Gutter = "│ "
+
+// Quote renders s, which may span lines, as a quoted block: each line is
+// prefix, the Gutter, then the line as Block renders it. There is no
+// newline after the last line.
+func Quote(prefix, s string) string {
+	lines := strings.Split(Block(s), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + Gutter + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Code renders s, a command, a path or a name that is acted on, for one
+// line, with every rune outside printable ASCII written as an escape: a
+// Cyrillic "а" in a path, a combining accent on a command, a no-break
+// space are not what they look like, and in Code they do not look like
+// it. Like Line it is lossless: a backslash is written `\\`.
+func Code(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r >= 0x20 && r < 0x7f:
+			b.WriteByte(byte(r))
+		default:
+			b.WriteString(escape(r))
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// JSON renders a JSON value for a person to read what runs: indented
+// under prefix, and with every rune outside printable ASCII in its
+// strings written as a JSON \u escape, so the text is still exactly the
+// JSON that runs, and a lookalike or an invisible character in an
+// argument is plain to see. raw that is not JSON is shown as Code.
+func JSON(raw []byte, prefix string) string {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil || dec.More() {
+		return Code(string(raw))
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, "  ")
+	if enc.Encode(v) != nil {
+		return Code(string(raw))
+	}
+	out := strings.TrimSuffix(buf.String(), "\n")
+	var b strings.Builder
+	b.Grow(len(out))
+	for _, r := range out {
+		switch {
+		case r == 0x7f:
+			b.WriteString(`\u007f`) // the encoder keeps DEL
+		case r < utf8.RuneSelf:
+			b.WriteRune(r) // the encoder escaped every other control
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }

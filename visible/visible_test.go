@@ -1,6 +1,7 @@
 package visible
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,6 +104,66 @@ func FuzzVisible(f *testing.F) {
 		}
 		if back := unescape(t, line); back != s {
 			t.Fatalf("Line(%q) = %q reads back as %q", s, line, back)
+		}
+	})
+}
+
+// TestMarksAndLookalikes: a combining mark that draws over ASCII (a
+// strike-through on a command), an enclosing mark, or a stack of them is
+// an escape; accents on non-ASCII letters stay. Code escapes every
+// non-ASCII rune, JSON every one inside a string, so a lookalike in what
+// runs is plain.
+func TestMarksAndLookalikes(t *testing.T) {
+	for _, tc := range []struct{ in, block string }{
+		{"rm\u0336 -rf", `rm\u0336 -rf`},
+		{"é and ё", "é and ё"},
+		{"ё\u0301", "ё\u0301"},
+		{"ё\u0301\u0301\u0301", "ё\u0301\u0301" + `\u0301`},
+		{"ж\u20dd", `ж\u20dd`},
+		{"\u200b\u0301", `\u200b\u0301`},
+		{"\u0301", `\u0301`},
+	} {
+		if got := Block(tc.in); got != tc.block {
+			t.Errorf("Block(%q) = %q, want %q", tc.in, got, tc.block)
+		}
+	}
+	if got := Code("/home/\u0430lice\\x \u00a0\x1b"); got != `/home/\u0430lice\\x \u00a0\x1b` {
+		t.Errorf("Code = %q", got)
+	}
+	if got := JSON([]byte(`{"p":"/home/\u0430lice","d":"\u007f\u202e😀"}`), ""); got != "{\n  \"d\": \"\\u007f\\u202e\\ud83d\\ude00\",\n  \"p\": \"/home/\\u0430lice\"\n}" {
+		t.Errorf("JSON = %q", got)
+	}
+}
+
+// FuzzCode: Code and JSON write printable ASCII only (JSON: and the
+// newlines of its indentation), Code is lossless, and Quote starts every
+// line with the gutter.
+func FuzzCode(f *testing.F) {
+	for _, s := range []string{"", "а", "\u0301", `"\u0430"`, "a\nb", "\x1b[2J"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c := Code(s)
+		for _, r := range c {
+			if r < 0x20 || r >= 0x7f {
+				t.Fatalf("Code(%q) = %q keeps %U", s, c, r)
+			}
+		}
+		if back := unescape(t, c); back != s {
+			t.Fatalf("Code(%q) = %q reads back as %q", s, c, back)
+		}
+		raw, _ := json.Marshal(map[string]string{s: s})
+		for _, in := range [][]byte{raw, []byte(s)} {
+			for _, r := range JSON(in, "  ") {
+				if r != '\n' && (r < 0x20 || r >= 0x7f) {
+					t.Fatalf("JSON(%q) keeps %U", in, r)
+				}
+			}
+		}
+		for _, l := range strings.Split(Quote("  ", s), "\n") {
+			if !strings.HasPrefix(l, "  "+Gutter) {
+				t.Fatalf("Quote(%q) has line %q without the gutter", s, l)
+			}
 		}
 	})
 }

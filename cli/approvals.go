@@ -475,25 +475,30 @@ func (c *approverConn) render(w io.Writer, r approvals.Record) {
 		// `approve ID --shown` with this refuses a record changed since.
 		field("shown", shown)
 	}
+	// The message and the diff are the run's (the model's) text: quoted
+	// behind the gutter, so no line of them passes for a field above.
 	if q.Message != "" {
-		fmt.Fprintf(w, "  %s\n", indent(visible.Block(q.Message)))
+		fmt.Fprintln(w, visible.Quote("  ", q.Message))
 	}
 	if len(q.ExecuteArgs) > 0 {
 		canon, err := approvals.Canonical(q.ExecuteArgs)
 		if err != nil {
 			canon = q.ExecuteArgs
 		}
-		fmt.Fprintf(w, "  %-10s %s\n", "executes", visible.Line(string(canon)))
+		// ASCII JSON: a lookalike or invisible character is a \u escape.
+		fmt.Fprintf(w, "  %-10s %s\n", "executes", visible.JSON(canon, "  "))
 	}
 	if q.PreviewDiff != "" {
-		fmt.Fprintln(w, colourDiff(visible.Block(q.PreviewDiff), colour))
+		lines := strings.Split(colourDiff(visible.Block(strings.TrimSuffix(q.PreviewDiff, "\n")), colour), "\n")
+		for i, l := range lines {
+			lines[i] = "  " + visible.Gutter + l
+		}
+		fmt.Fprintln(w, strings.Join(lines, "\n"))
 	}
 	if r.Status != approvals.StatusPending {
 		fmt.Fprintln(w, "  "+outcomeLine(r))
 	}
 }
-
-func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
 
 func colourDiff(diff string, colour bool) string {
 	if !colour {
@@ -611,7 +616,7 @@ anyone it does not admit, and any answer it has already taken.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.d.IO.ErrOut, "❓ %s (%s in run %s, %s)\n", indent(visible.Block(q.Question)), visible.Line(q.RequestID), visible.Line(run), hash)
+			fmt.Fprintf(c.d.IO.ErrOut, "❓ question %s in run %s (%s):\n%s\n", visible.Line(q.RequestID), visible.Line(run), hash, visible.Quote("  ", q.Question))
 			if want != "" && want != hash {
 				return fmt.Errorf("question %s is not the one you were shown (it is %s now, you saw %s); not answering it", id, hash, want)
 			}

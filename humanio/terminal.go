@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -162,7 +163,13 @@ func (t *Terminal) publishAnswer(q messages.UserInputRequired, response string) 
 // carriage return in a question must not repaint what the person reads.
 func FormatQuestion(q messages.UserInputRequired) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "❓ %s\n", indent(visible.Block(q.Question)))
+	// Every line of the question after its first is quoted behind the
+	// gutter, so none can pass for an option or the answer line.
+	first, rest, more := strings.Cut(q.Question, "\n")
+	fmt.Fprintf(&b, "❓ %s\n", visible.Block(first))
+	if more {
+		b.WriteString(visible.Quote("  ", rest) + "\n")
+	}
 	if q.Place.Depth > 0 {
 		b.WriteString(asker(q.Place, q.Task))
 	}
@@ -171,10 +178,16 @@ func FormatQuestion(q messages.UserInputRequired) string {
 		if label == "" {
 			label = s.Value
 		}
+		shown := visible.Line(label)
+		if label != s.Value {
+			// A number answers with the value, not the label: the person
+			// reads what their answer will say.
+			shown += " (answers " + visible.Line(strconv.Quote(s.Value)) + ")"
+		}
 		if s.Description != "" {
-			fmt.Fprintf(&b, "  %d) %s — %s\n", i+1, visible.Line(label), visible.Line(s.Description))
+			fmt.Fprintf(&b, "  %d) %s — %s\n", i+1, shown, visible.Line(s.Description))
 		} else {
-			fmt.Fprintf(&b, "  %d) %s\n", i+1, visible.Line(label))
+			fmt.Fprintf(&b, "  %d) %s\n", i+1, shown)
 		}
 	}
 	if len(q.Suggestions) > 0 {
@@ -236,32 +249,109 @@ func (t *Terminal) decide(req messages.ApprovalRequired, approved bool, note, re
 // (package visible), so what the person reads is what will run.
 func FormatApproval(req messages.ApprovalRequired) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "🔐 %s wants to run (%s)\n", visible.Line(req.ToolName), visible.Line(req.RiskLevel))
+	fmt.Fprintf(&b, "🔐 %s wants to run (%s)\n", visible.Code(req.ToolName), visible.Line(req.RiskLevel))
 	b.WriteString(asker(req.Place, req.Task))
+	// What the model wrote (its description in the message, the file in
+	// the diff) is quoted behind the gutter: no line of it can pass for a
+	// line of this prompt.
 	if req.Message != "" {
-		fmt.Fprintf(&b, "  %s\n", indent(visible.Block(req.Message)))
+		b.WriteString(visible.Quote("  ", req.Message) + "\n")
 	}
 	args := req.ExecuteArgs
 	if len(args) == 0 {
 		args = req.Arguments
 	}
 	if len(args) > 0 {
-		var pretty any
-		if json.Unmarshal(args, &pretty) == nil {
-			if out, err := json.MarshalIndent(pretty, "  ", "  "); err == nil {
-				args = out
-			}
-		}
-		fmt.Fprintf(&b, "  arguments: %s\n", visible.Block(string(args)))
+		// What runs, in ASCII JSON: a lookalike or invisible character in
+		// an argument is a \u escape.
+		fmt.Fprintf(&b, "  arguments: %s\n", visible.JSON(args, "  "))
 	}
 	if req.PreviewDiff != "" {
-		diff := visible.Block(req.PreviewDiff)
-		b.WriteString(diff)
-		if !strings.HasSuffix(diff, "\n") {
-			b.WriteByte('\n')
+		b.WriteString(visible.Quote("", strings.TrimSuffix(req.PreviewDiff, "\n")) + "\n")
+	}
+	b.WriteString(decides(req, args, strings.Count(b.String(), "\n")))
+	b.WriteString(approvalChoices(req))
+	return b.String()
+}
+
+// summaryValue is how much of one argument the closing summary shows.
+const summaryValue = 120
+
+// tallRequest is the height (lines) above which the summary says the
+// request is taller than a screen.
+const tallRequest = 20
+
+// decides is the line just above the choices that says again what the
+// answer decides: the tool and its short arguments, in Code. A request
+// taller than a screen, or a huge argument, scrolls its start out of
+// sight; this line stays next to the cursor, says so, and shows the start
+// of every long argument, so no argument can hide behind its own length.
+func decides(req messages.ApprovalRequired, args []byte, height int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  ▶ you decide: %s", visible.Code(req.ToolName))
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) == nil {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s=%s", visible.Code(k), summarize(m[k]))
 		}
 	}
-	b.WriteString(approvalChoices(req))
+	if height > tallRequest {
+		fmt.Fprintf(&b, " ⟪the request is %d lines: read it all above⟫", height)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// summarize is one argument value for the summary line: a string as Code
+// (quoted), its whitespace runs counted, cut at summaryValue with a
+// count of what is left; any other value as ASCII JSON, cut the same way.
+// The marks ⟪…⟫ are not ASCII, so no Code text can forge them.
+func summarize(raw json.RawMessage) string {
+	var s string
+	out := ""
+	if json.Unmarshal(raw, &s) == nil {
+		out = `"` + spaces(visible.Code(s)) + `"`
+	} else {
+		out = visible.JSON(raw, "")
+		out = strings.ReplaceAll(out, "\n", " ")
+	}
+	if len(out) > summaryValue {
+		// Code and JSON output is ASCII except for the marks; cut on a
+		// rune boundary.
+		r := []rune(out)
+		if len(r) > summaryValue {
+			out = string(r[:summaryValue]) + fmt.Sprintf("⟪+%d more chars, above⟫", len(r)-summaryValue)
+		}
+	}
+	return out
+}
+
+// spaces writes every run of more than three spaces as a count, so a
+// command cannot push its end out of sight with blanks.
+func spaces(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		switch n := j - i; {
+		case n > 3:
+			fmt.Fprintf(&b, "⟪%d spaces⟫", n)
+			i = j
+		case n > 0:
+			b.WriteString(s[i:j])
+			i = j
+		default:
+			b.WriteByte(s[i])
+			i++
+		}
+	}
 	return b.String()
 }
 
@@ -296,10 +386,6 @@ func asker(p messages.Place, task string) string {
 }
 
 func quoteName(name string) string { return "\"" + name + "\"" }
-
-// indent puts the continuation lines of a multi-line value under its
-// first line, so no line of it can pass for a line of the prompt.
-func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
 
 // approvalChoices is the answer line; "always" says how far it reaches:
 // the whole run on the top-level agent's prompt, only that sub-agent on a

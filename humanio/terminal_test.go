@@ -59,7 +59,7 @@ func TestParseDecision(t *testing.T) {
 func TestFormatQuestion(t *testing.T) {
 	q := messages.UserInputRequired{Question: "Which database?", Suggestions: []messages.Suggestion{
 		{Value: "pg", Label: "Postgres", Description: "the default"}, {Value: "SQLite"}}}
-	want := "❓ Which database?\n  1) Postgres — the default\n  2) SQLite\nAnswer (number, or type your own; empty to skip): "
+	want := "❓ Which database?\n  1) Postgres (answers \"pg\") — the default\n  2) SQLite\nAnswer (number, or type your own; empty to skip): "
 	if got := FormatQuestion(q); got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}

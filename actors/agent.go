@@ -58,6 +58,9 @@ type Config struct {
 	// Task is the brief a sub-agent was spawned with (empty at the top):
 	// every approval it asks for says it, with its name and depth.
 	Task string
+	// Persona is the persona a sub-agent was spawned as (empty at the
+	// top): its approvals say it, beside its model-chosen name.
+	Persona string
 	// Ledger is this agent's node of the run tree's account (usage, calls,
 	// declines); nil makes the agent the root of its own, priced by Price.
 	Ledger *ledger.Ledger
@@ -515,7 +518,7 @@ func (a *Agent) idleWorker(c *actor.Context) *callWorker {
 		}
 	}
 	deps := toolactors.Deps{Registry: a.cfg.Registry, Env: a.cfg.Env, Gate: a.cfg.Gate, Events: a.cfg.Events, Ctx: a.ctx, Telemetry: a.cfg.Telemetry,
-		Task: a.cfg.Task, Deadline: a.cfg.Deadline}
+		Task: a.cfg.Task, Persona: a.cfg.Persona, Deadline: a.cfg.Deadline}
 	self, place := c.PID(), a.cfg.Place
 	report := func(rc *actor.Context, f supervisor.Failure) {
 		// The agent knows which call the actor ran (childFailed).

@@ -341,6 +341,7 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona, cwd string) 
 	}
 	cfg.Registry = ChildRegistry(s.Parent.Registry, p)
 	cfg.Task = strings.TrimSpace(a.Task)
+	cfg.Persona = p.Name
 	cfg.MaxIterations = s.MaxIterations
 	if cfg.MaxIterations <= 0 {
 		cfg.MaxIterations = DefaultSubagentIterations

@@ -233,3 +233,39 @@ func TestSubagentNameIsBounded(t *testing.T) {
 		t.Fatalf("%d children started, want 1", n)
 	}
 }
+
+// TestChildApprovalSaysItsPersona: a child's gated call reaches the
+// root's gate saying the child's persona and task beside its
+// model-chosen name, so a child named "Sub-Agent (researcher)" that is
+// really a coder cannot pass for a researcher.
+func TestChildApprovalSaysItsPersona(t *testing.T) {
+	var n atomic.Int32
+	call := func(ctx context.Context, req provider.Request, _ func(provider.Delta)) (provider.Response, error) {
+		if n.Add(1) == 1 {
+			return provider.Response{Message: messages.ChatMessage{Role: messages.RoleAssistant,
+				ToolCalls: []messages.ToolCall{{ID: "w", Name: "execute_command", Arguments: `{"command":"echo hi","description":"say hi"}`}}}}, nil
+		}
+		return answer("done"), nil
+	}
+	s, _ := limitTree(t, call, 5)
+	s.Parent.Registry = saAllTools(t).Subset([]string{"note", "execute_command"})
+	asked := make(chan messages.ApprovalRequired, 4)
+	s.Parent.Gate = s.Engine.SpawnFunc(func(c *actor.Context) {
+		if m, ok := c.Message().(messages.ApprovalRequired); ok {
+			asked <- m
+			c.Respond(messages.ApprovalDecided{Place: m.Place, ToolCallID: m.ToolCallID, ToolName: m.ToolName, Approved: false})
+		}
+	}, "recording-gate")
+	args := `{"task":"check the build","persona":"coder","name":"Sub-Agent (researcher)"}`
+	if r := s.Spawn(context.Background(), "", json.RawMessage(args)); !r.Success {
+		t.Fatalf("spawn: %+v", r)
+	}
+	select {
+	case m := <-asked:
+		if m.Persona != "coder" || m.Task != "check the build" || m.Place.Depth != 1 || m.Place.AgentName != "Sub-Agent (researcher)" {
+			t.Fatalf("approval = persona %q task %q place %+v", m.Persona, m.Task, m.Place)
+		}
+	default:
+		t.Fatal("the child's call never reached the gate")
+	}
+}

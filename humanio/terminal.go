@@ -171,7 +171,7 @@ func FormatQuestion(q messages.UserInputRequired) string {
 		b.WriteString(visible.Quote("  ", rest) + "\n")
 	}
 	if q.Place.Depth > 0 {
-		b.WriteString(asker(q.Place, q.Task))
+		b.WriteString(asker(q.Place, "", q.Task))
 	}
 	for i, s := range q.Suggestions {
 		label := s.Label
@@ -250,7 +250,7 @@ func (t *Terminal) decide(req messages.ApprovalRequired, approved bool, note, re
 func FormatApproval(req messages.ApprovalRequired) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "🔐 %s wants to run (%s)\n", visible.Code(req.ToolName), visible.Line(req.RiskLevel))
-	b.WriteString(asker(req.Place, req.Task))
+	b.WriteString(asker(req.Place, req.Persona, req.Task))
 	// What the model wrote (its description in the message, the file in
 	// the diff) is quoted behind the gutter: no line of it can pass for a
 	// line of this prompt.
@@ -360,8 +360,8 @@ func spaces(s string) string {
 const taskPreview = 160
 
 // asker says which agent raised a request: the top-level agent by name,
-// a sub-agent by name, depth, parent and the start of its task.
-func asker(p messages.Place, task string) string {
+// a sub-agent by name, depth, persona, parent and the start of its task.
+func asker(p messages.Place, persona, task string) string {
 	if p.Depth == 0 {
 		if p.AgentName == "" {
 			return ""
@@ -369,7 +369,11 @@ func asker(p messages.Place, task string) string {
 		return fmt.Sprintf("  asked by: %s (the top-level agent)\n", visible.Line(p.AgentName))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "  asked by: sub-agent %s (depth %d", visible.Line(quoteName(p.AgentName)), p.Depth)
+	fmt.Fprintf(&b, "  asked by: sub-agent %s (depth %d", quoteName(p.AgentName), p.Depth)
+	if persona != "" {
+		// The name is the model's to choose; the persona is what it is.
+		fmt.Fprintf(&b, ", persona %s", quoteName(persona))
+	}
 	if p.ParentAgentID != "" {
 		fmt.Fprintf(&b, ", spawned by %s", visible.Line(p.ParentAgentID))
 	}
@@ -385,7 +389,12 @@ func asker(p messages.Place, task string) string {
 	return b.String()
 }
 
-func quoteName(name string) string { return "\"" + name + "\"" }
+// quoteName is a name made visible (visible.Line) between quotes; a quote
+// in it is escaped, so no name can close its quotes and write on as if it
+// were the prompt's own text (Line has already doubled every backslash).
+func quoteName(name string) string {
+	return "\"" + strings.ReplaceAll(visible.Line(name), "\"", "\\\"") + "\""
+}
 
 // approvalChoices is the answer line; "always" says how far it reaches:
 // the whole run on the top-level agent's prompt, only that sub-agent on a
@@ -393,7 +402,7 @@ func quoteName(name string) string { return "\"" + name + "\"" }
 func approvalChoices(req messages.ApprovalRequired) string {
 	scope := ""
 	if req.Place.Depth > 0 || req.RememberScope == messages.ScopeAgent {
-		scope = fmt.Sprintf(" (for sub-agent %s only)", visible.Line(quoteName(req.Place.AgentName)))
+		scope = fmt.Sprintf(" (for sub-agent %s only)", quoteName(req.Place.AgentName))
 	}
 	if req.Command != "" {
 		return "Approve? y = yes, n [note] = no, a = always this tool" + scope + ", c = always this command" + scope + ": "

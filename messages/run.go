@@ -141,6 +141,10 @@ type ApprovalRequired struct {
 	// top-level agent), so the person deciding sees who asks and why;
 	// Place names the agent and its depth.
 	Task string `json:"task,omitempty"`
+	// Persona is the persona the asking sub-agent runs as (empty for the
+	// top-level agent): its name is the model's choice and may claim any
+	// role, its persona says which tools and instructions it really has.
+	Persona string `json:"persona,omitempty"`
 	// RememberScope is how far "always" answered on this request reaches
 	// (ScopeRun or ScopeAgent); the gate sets it when it asks.
 	RememberScope string `json:"rememberScope,omitempty"`

@@ -44,8 +44,10 @@ type Deps struct {
 	// whose run was cancelled) waits for its handler's own report of
 	// what it did; 0 means DefaultSettleGrace.
 	SettleGrace time.Duration
-	// Task is the calling sub-agent's brief, shown with its approvals.
-	Task string
+	// Task is the calling sub-agent's brief, shown with its approvals,
+	// and Persona the persona it runs as.
+	Task    string
+	Persona string
 	// Deadline is the run's budget: a running handler marks itself busy
 	// on it, so it counts even while a person is waited for elsewhere.
 	Deadline *deadline.Deadline
@@ -451,6 +453,7 @@ func (c *Call) askGate(ctx *actor.Context, a *messages.ApprovalRequest) {
 		ExecuteArgs:     a.ExecuteArgs,
 		Arguments:       c.args,
 		Task:            c.deps.Task,
+		Persona:         c.deps.Persona,
 		NotAutomatic:    a.NotAutomatic,
 		HumanOnly:       a.HumanOnly,
 	}

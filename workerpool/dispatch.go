@@ -796,7 +796,8 @@ func (t *remote) check(r messages.ApprovalRequired) (messages.ApprovalRequired, 
 		r.Command = ca.Command
 	}
 	if r.Place.AgentID == t.cfg.Place.AgentID {
-		r.Task = t.cfg.Task
+		// The runner's own word for its child, not the worker's.
+		r.Task, r.Persona = t.cfg.Task, t.cfg.Persona
 	}
 	if r.Place.ToolCallID == "" {
 		r.Place.ToolCallID = r.ToolCallID

@@ -1,0 +1,34 @@
+package workerpool
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/tools"
+)
+
+// A worker's approval request for the task's own agent is told to the
+// person in the runner's words: the task and the persona the runner
+// spawned it as, whatever the worker wrote; the tier is the runner's.
+func TestCheckTellsTheRunnersPersona(t *testing.T) {
+	h := func(context.Context, *tools.Env, json.RawMessage) tools.Result { return tools.OK("x") }
+	reg, err := tools.NewRegistry(
+		tools.Tool{Name: "write_file", Level: messages.LevelLowRisk, Twin: "execute_write_file", Handler: h},
+		tools.Tool{Name: "execute_write_file", Level: messages.LevelLowRisk, Hidden: true, Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := messages.Place{RunID: "r", AgentID: "subagent-1-1", AgentName: "Reviewer", Depth: 1, ParentAgentID: "top"}
+	rt := &remote{cfg: actors.Config{Place: me, Registry: reg, Task: "review it", Persona: "researcher"}}
+	req, why := rt.check(messages.ApprovalRequired{Place: me, ToolCallID: "c1", ToolName: "write_file", RiskLevel: messages.LevelReadOnly,
+		ExecuteToolName: "execute_write_file", ExecuteArgs: json.RawMessage(`{}`), Task: "something else", Persona: "default"})
+	if why != "" {
+		t.Fatal(why)
+	}
+	if req.Persona != "researcher" || req.Task != "review it" || req.RiskLevel != messages.LevelLowRisk {
+		t.Fatalf("request = persona %q task %q tier %q, want the runner's", req.Persona, req.Task, req.RiskLevel)
+	}
+}

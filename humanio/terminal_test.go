@@ -111,6 +111,7 @@ func TestTerminal(t *testing.T) {
 	must(b.Publish(messages.ApprovalRequiredSubject(run), messages.ApprovalRequired{RequestID: "apr-1", ToolCallID: "call_1", ToolName: "execute_command",
 		RiskLevel: "high-risk", Message: "Run git push", Command: "git push", ExecuteArgs: []byte(`{"command":"git push"}`),
 		PreviewDiff: "--- a\n+++ b\n"}, nil))
+	waitFor(t, out, "Approve?")
 	_, _ = io.WriteString(inW, "perhaps\n")
 	_, _ = io.WriteString(inW, "c\n")
 	d := recv(t, decided)
@@ -125,6 +126,7 @@ func TestTerminal(t *testing.T) {
 
 	must(b.Publish(messages.InputRequiredSubject(run), messages.UserInputRequired{RequestID: "ui-1", Question: "When?",
 		Suggestions: []messages.Suggestion{{Value: "today"}, {Value: "tomorrow"}}}, nil))
+	waitFor(t, out, "Answer (")
 	_, _ = io.WriteString(inW, "2\n")
 	if a := recv(t, answered); a.RequestID != "ui-1" || a.Response != "tomorrow" {
 		t.Errorf("answer = %+v", a)
@@ -192,5 +194,78 @@ func TestPromptsSayWhoAsks(t *testing.T) {
 	q := FormatQuestion(messages.UserInputRequired{Place: child, Question: "Which?", Task: "check it"})
 	if !strings.Contains(q, `asked by: sub-agent "Reviewer" (depth 2`) || !strings.Contains(q, "its task: check it") {
 		t.Errorf("question:\n%s", q)
+	}
+}
+
+// waitFor polls out until it holds want, for at most 5 s.
+func waitFor(t *testing.T, out *syncbuf.Buffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q within 5 s:\n%s", want, out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestTypedAheadLineAnswersNothing: the second line of a two-line paste
+// into a question (or a double Enter) came in before the approval that
+// follows was shown: it does not answer it; a line typed after does.
+func TestTypedAheadLineAnswersNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b, err := bus.Start(ctx, bus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, done := context.WithTimeout(context.Background(), 2*time.Second)
+		defer done()
+		_ = b.Close(c)
+	})
+	const run = "run-ahead"
+	decided := make(chan messages.ApprovalDecided, 4)
+	answered := make(chan messages.UserInputAnswered, 4)
+	s1, _ := b.Conn().Subscribe(messages.ApprovalDecidedSubject(run), func(m *nats.Msg) {
+		d, _ := messages.Decode[messages.ApprovalDecided](m.Data)
+		decided <- d
+	})
+	s2, _ := b.Conn().Subscribe(messages.InputAnsweredSubject(run), func(m *nats.Msg) {
+		a, _ := messages.Decode[messages.UserInputAnswered](m.Data)
+		answered <- a
+	})
+	defer s1.Unsubscribe()
+	defer s2.Unsubscribe()
+	out := &syncbuf.Buffer{}
+	term := NewTerminal(run, b, out)
+	if err := term.Attach(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	defer term.Detach()
+	inR, inW := io.Pipe()
+	go term.Serve(ctx, inR)
+
+	if err := b.Publish(messages.InputRequiredSubject(run), messages.UserInputRequired{RequestID: "ui-1", Question: "Paste the config"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, out, "Answer (")
+	go func() { _, _ = io.WriteString(inW, "port=8080\ny\n") }() // one read: both lines at once
+	if a := recv(t, answered); a.Response != "port=8080" {
+		t.Fatalf("answer = %+v", a)
+	}
+	if err := b.Publish(messages.ApprovalRequiredSubject(run), messages.ApprovalRequired{RequestID: "apr-1", ToolCallID: "c1", ToolName: "execute_command",
+		RiskLevel: "high-risk", Command: "rm -rf ~"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, out, "ignored a line typed before this prompt")
+	select {
+	case d := <-decided:
+		t.Fatalf("a line typed before the approval decided it: %+v", d)
+	case <-time.After(50 * time.Millisecond):
+	}
+	go func() { _, _ = io.WriteString(inW, "n\n") }()
+	if d := recv(t, decided); d.Approved || d.RequestID != "apr-1" {
+		t.Fatalf("decision = %+v", d)
 	}
 }

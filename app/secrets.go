@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 
 	"github.com/jazz-run/jazz/config"
@@ -63,19 +62,8 @@ func redactError(set *secrets.Set, err error) error {
 // redactFinished replaces set's secrets in every string of f: its error,
 // answer and transcript, before they are printed or saved.
 func redactFinished(set *secrets.Set, f messages.RunFinished) messages.RunFinished {
-	if set == nil {
-		return f
-	}
-	data, err := json.Marshal(f)
-	if err != nil {
-		return f
-	}
-	clean := set.RedactJSON(data)
-	if string(clean) == string(data) {
-		return f
-	}
-	var out messages.RunFinished
-	if err := json.Unmarshal(clean, &out); err != nil {
+	out, ok := secrets.RedactValue(set, f)
+	if !ok {
 		return messages.RunFinished{Place: f.Place, Error: secrets.Placeholder}
 	}
 	return out

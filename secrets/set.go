@@ -112,3 +112,26 @@ func (s *Set) Hidden(home string) []string {
 	}
 	return append(out, s.Files()...)
 }
+
+// RedactValue returns v with s's secrets replaced in every string it
+// holds, by a JSON round trip; v itself when it holds none. ok is false
+// when the redacted document no longer decodes into a T (the caller then
+// keeps none of v's text).
+func RedactValue[T any](s *Set, v T) (out T, ok bool) {
+	if s.Redactor().Len() == 0 {
+		return v, true
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return v, false
+	}
+	clean := s.RedactJSON(data)
+	if string(clean) == string(data) {
+		return v, true
+	}
+	if err := json.Unmarshal(clean, &out); err != nil {
+		var zero T
+		return zero, false
+	}
+	return out, true
+}

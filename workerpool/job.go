@@ -15,6 +15,7 @@ import (
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/supervisor"
 	"github.com/jazz-run/jazz/workstore"
 )
@@ -309,7 +310,14 @@ func (j *job) run() messages.WorkResult {
 	cfg.Place = t.Place
 	cfg.Gate = j.gate
 	cfg.Root = nil
-	cfg.Events = events.NewEmitter(relay{j}, t.Place.RunID)
+	// What goes back to the runner (events, the result) carries none of
+	// the worker's own secrets: its provider key, echoed by a provider's
+	// error or repeated by the model, is not the runner's to see.
+	var sec *secrets.Set
+	if cfg.Env != nil {
+		sec = cfg.Env.Secrets
+	}
+	cfg.Events = events.NewEmitter(relay{j}, t.Place.RunID).WithRedactor(sec.Redactor())
 	cfg.Ledger = j.ledger
 	cfg.Task = t.Task
 	cfg.Deadline = nil // the runner's clock bounds the run
@@ -341,7 +349,12 @@ func (j *job) run() messages.WorkResult {
 		f.Transcript = nil
 	}
 	f.ToolCalls, f.Declined = nil, nil
-	res.Finished, res.Kind, res.Reason = f, string(o.Kind), o.Reason
+	if clean, ok := secrets.RedactValue(sec, f); ok {
+		f = clean
+	} else {
+		f = messages.RunFinished{Place: f.Place, Error: secrets.Placeholder}
+	}
+	res.Finished, res.Kind, res.Reason = f, string(o.Kind), sec.Redact(o.Reason)
 	j.cancelledAs(&res)
 	tot := j.ledger.Totals()
 	res.Usage, res.UsageUnknown, res.Calls, res.Declined = tot.Usage, !tot.CostKnown, tot.ToolCalls, tot.Declined

@@ -37,6 +37,9 @@ type fixture struct {
 	// wrap, when set, stands between the workers started after it is
 	// set and their runtime.
 	wrap func(workerpool.Runtime) workerpool.Runtime
+	// workerKey, when set, is the provider key of the workers started
+	// after it is set (the runner's stays sk-test-worker).
+	workerKey string
 }
 
 func newFixture(t testing.TB, nodes int, respond chatserver.Responder) *fixture {
@@ -97,7 +100,16 @@ func (f *fixture) workerAs(seed, key, name string, capacity int, lease time.Dura
 		doc = `{"maxRetries": 0}`
 	}
 	cfg := f.config(doc)
-	rt, err := app.NewWorkerRuntime(ctx, app.WorkerOptions{Config: cfg, Getenv: f.getenv, WorkDir: f.cwd})
+	getenv := f.getenv
+	if key := f.workerKey; key != "" {
+		getenv = func(k string) string {
+			if k == "OPENAI_API_KEY" {
+				return key
+			}
+			return f.getenv(k)
+		}
+	}
+	rt, err := app.NewWorkerRuntime(ctx, app.WorkerOptions{Config: cfg, Getenv: getenv, WorkDir: f.cwd})
 	if err != nil {
 		f.t.Fatal(err)
 	}

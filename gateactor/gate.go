@@ -356,6 +356,13 @@ func (g *Gate) ask(c *actor.Context) {
 	g.resume = g.cfg.Deadline.Pause()
 	g.current.req.RequestID = id
 	g.current.req.RememberScope = RememberScope(g.current.req.Place)
+	if cmd := g.current.req.Command; cmd != "" && g.cfg.Checks.Keys != nil {
+		// What "always this command" would add (remember computes the
+		// same keys from the same command), for the person to read.
+		if keys, err := g.cfg.Checks.Keys(cmd); err == nil {
+			g.current.req.CommandKeys = keys
+		}
+	}
 	req := g.current.req
 	g.announce(req, "")
 	if g.cfg.Bus != nil {

@@ -462,3 +462,21 @@ func TestAlwaysOnAChildIsScopedToIt(t *testing.T) {
 		t.Fatalf("a child after the parent's always: %+v", d)
 	}
 }
+
+// A command's request says which keys "always this command" adds, the
+// same ones the answer then remembers: `npm -v` keys as "npm", so the
+// person reads that "c" approves every npm command, not only this one.
+func TestAskedCommandSaysWhatAlwaysAdds(t *testing.T) {
+	h := newHarness(t, gateactor.Config{Reachable: true})
+	h.request("c1", "execute_command", messages.LevelHighRisk, "npm -v")
+	r := h.expectAsked("c1")
+	if strings.Join(r.CommandKeys, ",") != "npm" {
+		t.Fatalf("keys shown %q, want [npm]", r.CommandKeys)
+	}
+	h.answer("c1", true, messages.RememberCommand)
+	h.expectDecision("c1")
+	h.request("c2", "execute_command", messages.LevelHighRisk, "npm publish")
+	if d := h.expectDecision("c2"); !d.Approved || d.DecidedBy != messages.DecidedByAllowlist {
+		t.Fatalf("the key shown is not the key remembered: %+v", d)
+	}
+}

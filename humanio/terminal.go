@@ -455,9 +455,25 @@ func approvalChoices(req messages.ApprovalRequired) string {
 		scope = fmt.Sprintf(" (for sub-agent %s only)", quoteName(req.Place.AgentName))
 	}
 	if req.Command != "" {
-		return "Approve? y = yes, n [note] = no, a = always this tool" + scope + ", c = always this command" + scope + ": "
+		return "Approve? y = yes, n [note] = no, a = always this tool" + scope + ", c = always this command" + commandReach(req.CommandKeys) + scope + ": "
 	}
 	return "Approve? y = yes, n [note] = no, a = always this tool" + scope + ": "
+}
+
+// commandReach says which allowlist keys "c" adds: the key of `npm -v`
+// is "npm", which approves every later npm command, more than the
+// command on screen.
+func commandReach(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		// Quoted and ASCII: a key is the model's text, and a quote in it
+		// must not end the list early.
+		quoted[i] = strconv.QuoteToASCII(k)
+	}
+	return " (every command keyed " + strings.Join(quoted, ", ") + ")"
 }
 
 // Decision is a parsed answer to an approval prompt.

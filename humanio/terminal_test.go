@@ -109,7 +109,7 @@ func TestTerminal(t *testing.T) {
 		}
 	}
 	must(b.Publish(messages.ApprovalRequiredSubject(run), messages.ApprovalRequired{RequestID: "apr-1", ToolCallID: "call_1", ToolName: "execute_command",
-		RiskLevel: "high-risk", Message: "Run git push", Command: "git push", ExecuteArgs: []byte(`{"command":"git push"}`),
+		RiskLevel: "high-risk", Message: "Run git push", Command: "git push", CommandKeys: []string{"git push"}, ExecuteArgs: []byte(`{"command":"git push"}`),
 		PreviewDiff: "--- a\n+++ b\n"}, nil))
 	waitFor(t, out, "Approve?")
 	_, _ = io.WriteString(inW, "perhaps\n")
@@ -118,7 +118,7 @@ func TestTerminal(t *testing.T) {
 	if !d.Approved || d.Remember != messages.RememberCommand || d.ToolCallID != "call_1" || d.RequestID != "apr-1" || d.DecidedBy != messages.DecidedByHuman {
 		t.Errorf("decision = %+v", d)
 	}
-	for _, want := range []string{"execute_command", "high-risk", "Run git push", `"command": "git push"`, "+++ b", "c = always this command"} {
+	for _, want := range []string{"execute_command", "high-risk", "Run git push", `"command": "git push"`, "+++ b", `c = always this command (every command keyed "git push")`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("prompt lacks %q:\n%s", want, out.String())
 		}
@@ -267,5 +267,18 @@ func TestTypedAheadLineAnswersNothing(t *testing.T) {
 	go func() { _, _ = io.WriteString(inW, "n\n") }()
 	if d := recv(t, decided); d.Approved || d.RequestID != "apr-1" {
 		t.Fatalf("decision = %+v", d)
+	}
+}
+
+// The keys "c" adds are the model's text: each is quoted in ASCII, so
+// none can end the list, add a line or hide a character.
+func TestCommandKeysAreShownInert(t *testing.T) {
+	key := "x\", every command keyed \"ls\n\u202e"
+	out := FormatApproval(messages.ApprovalRequired{ToolName: "execute_command", RiskLevel: "high-risk",
+		Command: "x", CommandKeys: []string{key, "git diff"}})
+	last := out[strings.LastIndex(out, "\n")+1:]
+	want := `c = always this command (every command keyed "x\", every command keyed \"ls\n\u202e", "git diff")`
+	if !strings.Contains(last, want) {
+		t.Fatalf("choices line %q lacks %q", last, want)
 	}
 }

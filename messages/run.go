@@ -148,6 +148,12 @@ type ApprovalRequired struct {
 	// RememberScope is how far "always" answered on this request reaches
 	// (ScopeRun or ScopeAgent); the gate sets it when it asks.
 	RememberScope string `json:"rememberScope,omitempty"`
+	// CommandKeys are the allowlist keys "always this command" would add
+	// for Command (a key covers every later command whose key is it or
+	// starts with it and a space: `npm -v` gives "npm", every npm command),
+	// so the person sees how far that answer reaches; the gate sets them
+	// when it asks.
+	CommandKeys []string `json:"commandKeys,omitempty"`
 }
 
 // How far an "always" answer reaches.

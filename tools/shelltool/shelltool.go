@@ -227,8 +227,12 @@ func (s *shell) propose(ctx context.Context, env *tools.Env, raw json.RawMessage
 	if real != wd {
 		shown = fmt.Sprintf("%s (resolved from %s)", real, wd)
 	}
+	// Each field's later lines are indented: a newline in the model's
+	// command or description (or in a directory's name) cannot start a
+	// line of its own that reads as another field ("Working Directory:
+	// /safe") to a person or to a program that reads the message.
 	msg := fmt.Sprintf("Command: %s\nDescription: %s\nWorking Directory: %s\nTimeout: %dms\n\nThis command will be executed on your system. Only approve commands you trust.",
-		a.Command, a.Description, shown, a.Timeout)
+		fieldValue(a.Command), fieldValue(a.Description), fieldValue(shown), a.Timeout)
 	// Where it will run, with the environment an automatic approval
 	// would give it: a git repository there whose configuration runs
 	// programs keeps every automatic step from approving it.
@@ -390,4 +394,11 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 			Error: fmt.Sprintf("Command killed by signal %s (exit status %d): it did not exit normally.", out.Signal, out.ExitCode)}
 	}
 	return tools.Result{Success: true, Value: res, Truncated: out.Truncated}
+}
+
+// fieldValue is a value of the approval message's "Name: value" lines,
+// its continuation lines indented under it.
+func fieldValue(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.NewReplacer("\n", "\n  ", "\r", "\n  ").Replace(s)
 }

@@ -593,3 +593,30 @@ func TestExecuteChecksTheJudgement(t *testing.T) {
 		}
 	})
 }
+
+// The model writes the command and the description: a line break in
+// either (LF, CR or CRLF) continues its field, indented, and cannot add a
+// line that reads as another field of the message.
+func TestMessageFieldsCannotBeForged(t *testing.T) {
+	f := newFixture(t)
+	for _, nl := range []string{"\n", "\r", "\r\n"} {
+		forged := "x" + nl + "Working Directory: /forged" + nl + "Timeout: 1ms"
+		res := f.propose.Handler(context.Background(), f.env, args("printf '%s' '"+forged+"'", "description", forged))
+		if res.Approval == nil {
+			t.Fatalf("%q: no approval request: %+v", nl, res)
+		}
+		lines := strings.FieldsFunc(res.Approval.Message, func(r rune) bool { return r == '\n' || r == '\r' })
+		var dirs, timeouts []string
+		for _, l := range lines {
+			if v, ok := strings.CutPrefix(l, "Working Directory: "); ok {
+				dirs = append(dirs, v)
+			}
+			if v, ok := strings.CutPrefix(l, "Timeout: "); ok {
+				timeouts = append(timeouts, v)
+			}
+		}
+		if len(dirs) != 1 || dirs[0] != f.dir || len(timeouts) != 1 {
+			t.Fatalf("%q: fields read from the message: dirs %q timeouts %q\n%s", nl, dirs, timeouts, res.Approval.Message)
+		}
+	}
+}

@@ -69,39 +69,8 @@ func TestFormatQuestion(t *testing.T) {
 // approval answered after an invalid line, then a question, both read
 // from one stdin; at EOF the next approval is declined.
 func TestTerminal(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	b, err := bus.Start(ctx, bus.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, done := context.WithTimeout(context.Background(), 2*time.Second)
-		defer done()
-		_ = b.Close(c)
-	})
 	const run = "run-t"
-	decided := make(chan messages.ApprovalDecided, 4)
-	answered := make(chan messages.UserInputAnswered, 4)
-	s1, _ := b.Conn().Subscribe(messages.ApprovalDecidedSubject(run), func(m *nats.Msg) {
-		d, _ := messages.Decode[messages.ApprovalDecided](m.Data)
-		decided <- d
-	})
-	s2, _ := b.Conn().Subscribe(messages.InputAnsweredSubject(run), func(m *nats.Msg) {
-		a, _ := messages.Decode[messages.UserInputAnswered](m.Data)
-		answered <- a
-	})
-	defer s1.Unsubscribe()
-	defer s2.Unsubscribe()
-
-	out := &syncbuf.Buffer{}
-	term := NewTerminal(run, b, out)
-	if err := term.Attach(ctx, b); err != nil {
-		t.Fatal(err)
-	}
-	defer term.Detach()
-	inR, inW := io.Pipe()
-	go term.Serve(ctx, inR)
+	b, decided, answered, out, inW := newTerminalRig(t, run)
 
 	must := func(err error) {
 		if err != nil {
@@ -213,38 +182,8 @@ func waitFor(t *testing.T, out *syncbuf.Buffer, want string) {
 // into a question (or a double Enter) came in before the approval that
 // follows was shown: it does not answer it; a line typed after does.
 func TestTypedAheadLineAnswersNothing(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	b, err := bus.Start(ctx, bus.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, done := context.WithTimeout(context.Background(), 2*time.Second)
-		defer done()
-		_ = b.Close(c)
-	})
 	const run = "run-ahead"
-	decided := make(chan messages.ApprovalDecided, 4)
-	answered := make(chan messages.UserInputAnswered, 4)
-	s1, _ := b.Conn().Subscribe(messages.ApprovalDecidedSubject(run), func(m *nats.Msg) {
-		d, _ := messages.Decode[messages.ApprovalDecided](m.Data)
-		decided <- d
-	})
-	s2, _ := b.Conn().Subscribe(messages.InputAnsweredSubject(run), func(m *nats.Msg) {
-		a, _ := messages.Decode[messages.UserInputAnswered](m.Data)
-		answered <- a
-	})
-	defer s1.Unsubscribe()
-	defer s2.Unsubscribe()
-	out := &syncbuf.Buffer{}
-	term := NewTerminal(run, b, out)
-	if err := term.Attach(ctx, b); err != nil {
-		t.Fatal(err)
-	}
-	defer term.Detach()
-	inR, inW := io.Pipe()
-	go term.Serve(ctx, inR)
+	b, decided, answered, out, inW := newTerminalRig(t, run)
 
 	if err := b.Publish(messages.InputRequiredSubject(run), messages.UserInputRequired{RequestID: "ui-1", Question: "Paste the config"}, nil); err != nil {
 		t.Fatal(err)
@@ -281,4 +220,44 @@ func TestCommandKeysAreShownInert(t *testing.T) {
 	if !strings.Contains(last, want) {
 		t.Fatalf("choices line %q lacks %q", last, want)
 	}
+}
+
+// newTerminalRig is a Terminal serving run on an in-process bus: the
+// decisions and answers it publishes, what it prints, and the pipe that
+// is its stdin. Everything stops when the test ends.
+func newTerminalRig(t *testing.T, run string) (*bus.Bus, chan messages.ApprovalDecided, chan messages.UserInputAnswered, *syncbuf.Buffer, *io.PipeWriter) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b, err := bus.Start(ctx, bus.Options{})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, done := context.WithTimeout(context.Background(), 2*time.Second)
+		defer done()
+		_ = b.Close(c)
+	})
+	t.Cleanup(cancel)
+	decided := make(chan messages.ApprovalDecided, 4)
+	answered := make(chan messages.UserInputAnswered, 4)
+	s1, _ := b.Conn().Subscribe(messages.ApprovalDecidedSubject(run), func(m *nats.Msg) {
+		d, _ := messages.Decode[messages.ApprovalDecided](m.Data)
+		decided <- d
+	})
+	s2, _ := b.Conn().Subscribe(messages.InputAnsweredSubject(run), func(m *nats.Msg) {
+		a, _ := messages.Decode[messages.UserInputAnswered](m.Data)
+		answered <- a
+	})
+	t.Cleanup(func() { _ = s1.Unsubscribe() })
+	t.Cleanup(func() { _ = s2.Unsubscribe() })
+	out := &syncbuf.Buffer{}
+	term := NewTerminal(run, b, out)
+	if err := term.Attach(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(term.Detach)
+	inR, inW := io.Pipe()
+	go term.Serve(ctx, inR)
+	return b, decided, answered, out, inW
 }

@@ -399,6 +399,6 @@ func (s *shell) execute(ctx context.Context, env *tools.Env, raw json.RawMessage
 // fieldValue is a value of the approval message's "Name: value" lines,
 // its continuation lines indented under it.
 func fieldValue(s string) string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	return strings.NewReplacer("\n", "\n  ", "\r", "\n  ").Replace(s)
+	// CRLF first: the Replacer tries its pairs in order at each position.
+	return strings.NewReplacer("\r\n", "\n  ", "\n", "\n  ", "\r", "\n  ").Replace(s)
 }

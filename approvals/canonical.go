@@ -10,6 +10,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Canonical re-encodes one JSON value with object keys sorted (by their
@@ -95,7 +97,7 @@ func canonObject(dec *json.Decoder, buf *bytes.Buffer, depth int) error {
 			return fmt.Errorf("canonical JSON: %w", err)
 		}
 		key, _ := tok.(string)
-		folded := strings.ToLower(key)
+		folded := foldKey(key)
 		if seen[folded] {
 			return fmt.Errorf("canonical JSON: key %q appears twice (keys must differ by more than case)", key)
 		}
@@ -121,6 +123,34 @@ func canonObject(dec *json.Decoder, buf *bytes.Buffer, depth int) error {
 	}
 	buf.WriteByte('}')
 	return nil
+}
+
+// foldKey folds key as encoding/json does when it matches a key to a
+// struct field: ASCII letters to upper case, any other rune to the least
+// rune of its Unicode simple-fold orbit. So "ſ" (U+017F) folds with "s"
+// and "K" (U+212A) with "k", which strings.ToLower keeps apart: two keys
+// the decoder would put in one field always fold to one string here.
+func foldKey(key string) string {
+	var b strings.Builder
+	for _, r := range key {
+		if r < utf8.RuneSelf {
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+			b.WriteRune(r)
+			continue
+		}
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				r = next
+				break
+			}
+			r = next
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // writeString writes s as a JSON string with the minimal escapes: one

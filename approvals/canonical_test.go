@@ -2,6 +2,8 @@ package approvals_test
 
 import (
 	"encoding/json"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +156,52 @@ func TestShownHashCoversEverythingShown(t *testing.T) {
 		if got, _ := approvals.ShownHash(q); got == want {
 			t.Errorf("changing the %s leaves the shown hash as it was", name)
 		}
+	}
+}
+
+// TestCanonicalRefusesWhatTheDecoderWouldMerge is differential: for keys
+// built from letters with non-ASCII case partners (ſ folds with s, K with
+// k), whenever Canonical accepts {a:1, b:2}, Go's decoder filling a field
+// tagged a takes a's value, never b's. A key that lands in another's
+// field would show a person (or a bridge's JSON.parse) one argument and
+// run another.
+func TestCanonicalRefusesWhatTheDecoderWouldMerge(t *testing.T) {
+	alphabet := []rune{'s', 'S', 'ſ', 'k', 'K', 'K', 'a', 'å', 'Å', 'Å', 'µ', 'μ', 'Μ', '_'}
+	keys := []string{"old_string", "task", "path"}
+	for i := 0; i < len(alphabet); i++ {
+		for j := 0; j < len(alphabet); j++ {
+			keys = append(keys, string(alphabet[i])+string(alphabet[j]))
+		}
+	}
+	variants := func(k string) []string {
+		out := []string{k, strings.ToUpper(k)}
+		out = append(out, strings.ReplaceAll(k, "s", "ſ"), strings.ReplaceAll(k, "k", "K"))
+		return out
+	}
+	checked := 0
+	for _, a := range keys {
+		for _, b := range append(variants(a), keys...) {
+			if a == b {
+				continue
+			}
+			ka, _ := json.Marshal(a)
+			kb, _ := json.Marshal(b)
+			doc := []byte("{" + string(ka) + ":1," + string(kb) + ":2}")
+			if _, err := approvals.Canonical(doc); err != nil {
+				continue
+			}
+			field := reflect.StructOf([]reflect.StructField{{Name: "F", Type: reflect.TypeOf(0), Tag: reflect.StructTag(`json:` + strconv.Quote(a))}})
+			v := reflect.New(field)
+			if err := json.Unmarshal(doc, v.Interface()); err != nil {
+				t.Fatal(err)
+			}
+			if got := v.Elem().Field(0).Int(); got != 1 {
+				t.Errorf("Canonical accepted %s, but the decoder fills %q with %d", doc, a, got)
+			}
+			checked++
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d documents checked", checked)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jazz-run/jazz/tools"
@@ -76,6 +77,8 @@ func snapshot(t *testing.T, dir string) map[string]entry {
 			e.link, err = os.Readlink(p)
 		case fi.IsDir():
 			e.kind = "dir"
+		case !fi.Mode().IsRegular():
+			e.kind = fi.Mode().Type().String() // a FIFO: never opened
 		default:
 			e.kind = "file"
 			var b []byte
@@ -246,7 +249,7 @@ func (w *world) disturb(n int, focus []string) {
 		return slices.DeleteFunc(list, func(p string) bool { return under(p, filepath.Join(w.root, "J")) })
 	}
 	for range n {
-		switch w.rng.IntN(5) {
+		switch w.rng.IntN(9) {
 		case 0: // retarget a link
 			if ls := outside(w.entries("link")); len(ls) > 0 {
 				l := w.pick(ls, focus)
@@ -279,6 +282,35 @@ func (w *world) disturb(n int, focus []string) {
 			}
 			if fi, err := os.Stat(filepath.Dir(p)); err == nil && fi.IsDir() {
 				os.WriteFile(p, []byte("appeared\n"), 0o644) // may fail: p is a dir or a dangling link's target
+			}
+		case 5: // a file's mode changed, its bytes kept
+			if files := outside(w.entries("file")); len(files) > 0 {
+				must(w.t, os.Chmod(w.pick(files, focus), fs.FileMode(0o600+w.rng.IntN(2)*0o155)))
+			}
+		case 6: // a file removed and made again with the same bytes (the
+			// freed inode number is often reused)
+			if files := outside(w.entries("file")); len(files) > 0 {
+				f := w.pick(files, focus)
+				b, err := os.ReadFile(f)
+				must(w.t, err)
+				must(w.t, os.Remove(f))
+				must(w.t, os.WriteFile(f, b, 0o644))
+			}
+		case 7: // a file replaced by a hard link of another with its bytes
+			if files := outside(w.entries("file")); len(files) > 0 {
+				f := w.pick(files, focus)
+				b, err := os.ReadFile(f)
+				must(w.t, err)
+				other := filepath.Join(filepath.Dir(w.root), fmt.Sprintf("other-%d", w.rng.Int()))
+				must(w.t, os.WriteFile(other, b, 0o644))
+				must(w.t, os.Remove(f))
+				must(w.t, os.Link(other, f))
+			}
+		case 8: // a file replaced by a FIFO
+			if files := outside(w.entries("file")); len(files) > 0 {
+				f := w.pick(files, focus)
+				must(w.t, os.Remove(f))
+				must(w.t, syscall.Mkfifo(f, 0o644))
 			}
 		}
 	}
@@ -360,6 +392,10 @@ func propertyCase(t *testing.T, seed uint64) (string, string) {
 			return tool, "out of scope" // a link leads outside this test's directory
 		}
 	}
+	// What the person approved is a change of the tree as the preview
+	// saw it: the oracle compares with that, not with the tree after
+	// the race.
+	atPreview := snapshot(t, scope)
 	w.disturb(min(2, w.rng.IntN(4)), append(names, lexical...))
 	before := snapshot(t, scope)
 	res := h.approve(&r)
@@ -398,10 +434,10 @@ func propertyCase(t *testing.T, seed uint64) (string, string) {
 	case "write_file", "edit_file":
 		content := marker
 		if tool == "edit_file" {
-			content = marker + before[realSrc].content
+			content = marker + atPreview[realSrc].content
 		}
 		mode := fs.FileMode(0o644)
-		if e, ok := before[realSrc]; ok {
+		if e, ok := atPreview[realSrc]; ok {
 			mode = e.mode
 		}
 		expect[realSrc] = entry{kind: "file", content: content, mode: mode}

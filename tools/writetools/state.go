@@ -40,7 +40,8 @@ type inspectMode int
 
 const (
 	// readContent reads a file leaf whole and fingerprints its content
-	// (write_file, edit_file: the preview's diff is of this content).
+	// (write_file, edit_file: the preview's diff is of this content)
+	// with its identity, mode, size and times.
 	readContent inspectMode = iota
 	// objectState fingerprints the leaf as an object to remove, move or
 	// copy: its identity, mode, size and time, a directory's whole tree.
@@ -68,8 +69,12 @@ func inspect(ctx context.Context, g secrets.Guard, abs string, followLeaf bool, 
 		switch {
 		case t.kind == "file" && mode == readContent:
 			t.content, err = readRegularAt(ctx, g, l.parent, l.leaf, l.real, l.st, maxReadBytes)
+			// The content is what the diff was computed from; the rest of
+			// the entry is what the write keeps (the mode) and what tells
+			// this file from one made since under a reused inode number
+			// (the change time, which no one can set back).
 			sum := sha256.Sum256(t.content)
-			leaf = fmt.Sprintf("leaf file %s sha256:%s", identity(l.st), hex.EncodeToString(sum[:]))
+			leaf = "leaf " + entryLine(".", l.st, "", true) + " sha256:" + hex.EncodeToString(sum[:])
 		case t.kind == "dir" && mode == objectState:
 			t.tree, err = inspectTreeAt(ctx, g, l.parent, l.leaf, l.real, l.st)
 			leaf = "leaf " + entryLine(".", l.st, "", true) + " tree " + t.tree.digest

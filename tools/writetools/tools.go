@@ -43,8 +43,11 @@
 // The propose half adds one property to the twin's arguments,
 // expectedState: a digest of every component the walk went through (its
 // physical path, type, device and inode, and for a link its target) and
-// of the leaf as the operation sees it (a file's content, a directory's
-// whole tree, a link's target). The twin walks again and refuses with
+// of the leaf as the operation sees it (a file's identity, mode, size,
+// times and, for a write or an edit, content; a directory's whole tree; a
+// link's target). The change time is what tells a file from one removed
+// and made again, even with the same bytes and a reused inode number, and
+// the mode is what a write keeps. The twin walks again and refuses with
 // `<abs> changed since the preview was approved; propose the change
 // again.` when any of it differs. The property exists only in the twins'
 // schemas.

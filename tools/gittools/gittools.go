@@ -57,7 +57,12 @@
 // again.` when it differs; where git can take the previewed object itself
 // (a commit id to push, merge or tag, a lease on the remote ref) it does,
 // so the window between the check and the change is as narrow as git
-// allows.
+// allows. A commit has no such id to take: its twin commits a private copy
+// of the index, made under git's own index lock and checked against the
+// approved entries (with all, the tracked files' changes are staged into
+// the copy and checked to be the approved diff), and checks that the
+// commit went on the approved branch right after the approved HEAD,
+// undoing it by compare-and-swap otherwise (pin.go).
 package gittools
 
 import (

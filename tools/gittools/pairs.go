@@ -47,6 +47,10 @@ type plan struct {
 	state []string
 	// facts the twin acts on, found by the same plan function.
 	oid, ref, kind string
+	// branch is HEAD's branch ("detached" when none) and index and
+	// worktree the state lines of the index entries and the tracked
+	// files' changes, for a twin that pins them (pinIndex).
+	branch, index, worktree string
 	// done, when set, is the propose half's whole answer: nothing needs
 	// approval (a merge that is already up to date).
 	done *tools.Result

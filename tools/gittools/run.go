@@ -58,6 +58,9 @@ type gitCmd struct {
 	// bare one must be under safe.bareRepository=explicit.
 	gitDir  string
 	environ func() []string
+	// indexFile, when set, is the index git reads and writes instead of
+	// the repository's own (GIT_INDEX_FILE): a twin's pinned copy.
+	indexFile string
 	// box keeps git and what it runs from jazz's secrets; nil runs git
 	// as it is (tests of these internals).
 	box *sandbox
@@ -144,6 +147,9 @@ func (g *gitCmd) env() []string {
 	)
 	if g.readOnly {
 		out = append(out, "GIT_OPTIONAL_LOCKS=0")
+	}
+	if g.indexFile != "" {
+		out = append(out, "GIT_INDEX_FILE="+g.indexFile)
 	}
 	// PATH keeps only absolute directories: a relative entry would let
 	// the repository's own `ssh` or helper stand in for the real one.

@@ -295,7 +295,8 @@ func planCommit(ctx context.Context, r *repo, a *commitArgs) (*plan, *tools.Resu
 	if unstaged != "" {
 		b.WriteString("\nChanges of tracked files staged by all: true:\n" + capText(unstaged))
 	}
-	p := &plan{message: `Commit changes with message: "` + quoted(a.Message) + `"`, preview: b.String(), state: state}
+	p := &plan{message: `Commit changes with message: "` + quoted(a.Message) + `"`, preview: b.String(), state: state,
+		branch: branch, oid: head, index: state[1], worktree: state[2]} // baseState: HEAD, index, worktree, untracked
 	if a.All {
 		p.after = "\nMode: all changes"
 	}
@@ -320,17 +321,32 @@ type CommitResult struct {
 	CommitHash       string `json:"commitHash"`
 }
 
-func actCommit(ctx context.Context, r *repo, a *commitArgs, _ *plan) tools.Result {
-	args := []string{"commit", "-m", a.Message}
-	if a.All {
-		args = append(args, "--all")
+// actCommit commits a pinned copy of the index (pin.go): with all, the
+// tracked files' changes are staged into the copy first and checked to be
+// the previewed ones. The commit is then checked to sit on the previewed
+// branch, right after the previewed HEAD, and only then does the copy
+// become the index.
+func actCommit(ctx context.Context, r *repo, a *commitArgs, p *plan) tools.Result {
+	pin, f := r.pinIndex(ctx, p.index)
+	if f != nil {
+		return *f
 	}
-	if res := r.act(ctx, DefaultTimeout, args...); !res.ok() {
+	defer pin.release()
+	if a.All {
+		if f := pin.stageTracked(ctx, p.worktree); f != nil {
+			return *f
+		}
+	}
+	res := r.cmdWith(pin.file).run(ctx, DefaultTimeout, "-c", "core.abbrev=no", "commit", "-m", a.Message)
+	if !res.ok() {
 		return tools.Fail(res.failure("git commit", r.dir))
 	}
-	hash, _ := r.resolve(ctx, "HEAD")
-	if hash == "" {
-		hash = "unknown"
+	hash, f := r.checkCommitted(ctx, p, res.stdout)
+	if f != nil {
+		return *f
+	}
+	if err := pin.install(); err != nil {
+		return tools.Fail(fmt.Sprintf("Committed %s, but the index could not be updated (%v): git status may show the committed changes as staged.", hash, err))
 	}
 	return tools.OK(CommitResult{WorkingDirectory: r.dir, Message: a.Message, CommitHash: hash})
 }

@@ -1,0 +1,217 @@
+package gittools
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// raceRig puts a git in front of the real one that counts its calls and,
+// at the call a test arms, first runs an attacker's script: a change made
+// right before that step of a twin, by a process that is not jazz (an
+// auto-approved command of the same batch, or one started earlier). The
+// twin's steps are git calls, so arming each in turn races every gap
+// between them, deterministically.
+type raceRig struct {
+	t   *testing.T
+	ctl string
+}
+
+func newRaceRig(t *testing.T) *raceRig {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	bin, ctl := t.TempDir(), t.TempDir()
+	script := fmt.Sprintf(`#!/bin/sh
+ctl=%q
+if [ -f "$ctl/armed" ]; then
+	n=$(( $(cat "$ctl/count") + 1 ))
+	echo $n > "$ctl/count"
+	if [ "$n" = "$(cat "$ctl/at")" ]; then (unset GIT_INDEX_FILE; sh "$ctl/attack.sh" >"$ctl/attack.out" 2>&1); fi
+fi
+exec %q "$@"
+`, ctl, real)
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return &raceRig{t: t, ctl: ctl}
+}
+
+// arm makes the at-th git call from now run attack (a shell script)
+// first; at 0 only counts.
+func (g *raceRig) arm(at int, attack string) {
+	g.t.Helper()
+	must := func(err error) {
+		if err != nil {
+			g.t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(g.ctl, "count"), []byte("0\n"), 0o644))
+	must(os.WriteFile(filepath.Join(g.ctl, "at"), []byte(strconv.Itoa(at)+"\n"), 0o644))
+	must(os.WriteFile(filepath.Join(g.ctl, "attack.sh"), []byte(attack), 0o644))
+	must(os.WriteFile(filepath.Join(g.ctl, "armed"), nil, 0o644))
+}
+
+// disarm stops counting and returns how many git calls were made.
+func (g *raceRig) disarm() int {
+	g.t.Helper()
+	os.Remove(filepath.Join(g.ctl, "armed"))
+	b, err := os.ReadFile(filepath.Join(g.ctl, "count"))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+// TestCommitTwinCommitsExactlyWhatWasApprovedOrNothing races a git_commit
+// twin at every step: before each git call it makes, an attacker stages
+// another file (through git, or by replacing the index file with one
+// prepared earlier, which no lock stops), rewrites a tracked file, moves
+// the branch or switches HEAD to another branch. Whatever the step, the
+// twin either makes exactly the approved commit (the previewed tree, on
+// the previewed branch, right after the previewed HEAD) or refuses and
+// leaves no commit of its own on any ref.
+func TestCommitTwinCommitsExactlyWhatWasApprovedOrNothing(t *testing.T) {
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	rig := newRaceRig(t)
+	attacks := []struct {
+		name, script string
+		all          []bool // the modes it matters to
+	}{
+		{"stage another file with git", `echo evil > evil && git add evil`, []bool{false, true}},
+		{"replace the index file", `mv .git/evil-index .git/index`, []bool{false, true}},
+		{"rewrite a tracked file", `echo rewritten > README`, []bool{true}},
+		{"move the branch", `git update-ref refs/heads/main refs/heads/side`, []bool{false}},
+		{"switch HEAD to another branch", `git symbolic-ref HEAD refs/heads/side`, []bool{false}},
+	}
+	// Every other step (every fifth with -short) keeps the sweep near a
+	// minute; each commit-changing step is a few calls wide.
+	step := 2
+	if testing.Short() {
+		step = 5
+	}
+	outcomes := map[string]int{}
+	for _, all := range []bool{false, true} {
+		// One repository and one approval; each race runs on a fresh copy
+		// of that repository at the same path, so the approval fits it.
+		w := newWorld(t)
+		tmpl := w.repo("template")
+		w.git(tmpl, "branch", "side")
+		w.git(tmpl, "commit", "-q", "--allow-empty", "-m", "on main")
+		writeFile(t, filepath.Join(tmpl, "README"), "approved\n")
+		writeFile(t, filepath.Join(tmpl, "staged"), "staged\n")
+		w.git(tmpl, "add", "staged")
+		// An index that stages more, made before the preview.
+		evilIndex := filepath.Join(tmpl, ".git", "evil-index")
+		must(t, exec.Command("cp", filepath.Join(tmpl, ".git", "index"), evilIndex).Run())
+		writeFile(t, filepath.Join(tmpl, "evil"), "evil\n")
+		cmd := exec.Command(realGit, "add", "evil")
+		cmd.Dir, cmd.Env = tmpl, append(w.environ, "GIT_INDEX_FILE="+evilIndex)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		must(t, os.Remove(filepath.Join(tmpl, "evil")))
+		dir := filepath.Join(w.home, "r")
+		fresh := func() {
+			must(t, os.RemoveAll(dir))
+			if out, err := exec.Command("cp", "-a", tmpl, dir).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v %s", err, out)
+			}
+		}
+		fresh()
+		w.env.WorkDir = dir
+		msg := fmt.Sprintf("approved all=%v", all)
+		p := w.propose("git_commit", map[string]any{"message": msg, "all": all})
+		// What the person approved: this tree, after this commit, on main.
+		wantParent := w.git(dir, "rev-parse", "HEAD")
+		wantTree := approvedTree(t, w, dir, all)
+		for _, attack := range attacks {
+			if !slices.Contains(attack.all, all) {
+				continue
+			}
+			for at := 1; ; at += step {
+				fresh()
+				rig.arm(at, "git() { "+strconv.Quote(realGit)+" \"$@\"; }\ncd "+strconv.Quote(dir)+
+					" && export HOME="+strconv.Quote(w.home)+" GIT_CONFIG_NOSYSTEM=1 && "+attack.script+"\n")
+				res := w.approve(p)
+				calls := rig.disarm()
+				if at > calls {
+					break // every step was raced
+				}
+				where := fmt.Sprintf("%s before git call %d of %d, all=%v", attack.name, at, calls, all)
+				var ours []string
+				for _, l := range strings.Split(w.git(dir, "log", "--all", "--reflog", "--format=%H %s"), "\n") {
+					if h, s, _ := strings.Cut(l, " "); s == msg {
+						ours = append(ours, h)
+					}
+				}
+				if !res.Success {
+					outcomes["refused"]++
+					for _, h := range ours {
+						head, _ := exec.Command(realGit, "-C", dir, "rev-parse", "-q", "--verify", "HEAD").Output()
+						if refs := w.git(dir, "for-each-ref", "--contains", h, "--format=%(refname)"); refs != "" || strings.TrimSpace(string(head)) == h {
+							t.Fatalf("%s: refused (%q) but its commit is on %q", where, res.Error, refs)
+						}
+					}
+					continue
+				}
+				outcomes["committed"]++
+				hash := asMap(t, res.Value)["commitHash"].(string)
+				if got := w.git(dir, "rev-parse", hash+"^{tree}"); got != wantTree {
+					t.Errorf("%s: committed tree %s, approved %s:\n%s", where, got, wantTree, w.git(dir, "show", "--stat", "--format=", hash))
+				}
+				if got := w.git(dir, "rev-parse", hash+"^1"); got != wantParent {
+					t.Errorf("%s: committed after %s, approved after %s", where, got, wantParent)
+				}
+				if !strings.Contains(w.git(dir, "log", "-g", "--format=%H", "refs/heads/main"), hash) {
+					t.Errorf("%s: the commit did not go on main", where)
+				}
+			}
+		}
+	}
+	t.Logf("outcomes: %v", outcomes)
+	if outcomes["committed"] == 0 || outcomes["refused"] == 0 {
+		t.Errorf("the sweep did not reach both outcomes: %v", outcomes)
+	}
+}
+
+// approvedTree is the tree the preview showed: the index, and with all
+// the tracked files' changes, as they are now (a scratch index; the
+// repository's own is not touched).
+func approvedTree(t *testing.T, w *world, dir string, all bool) string {
+	t.Helper()
+	scratch := filepath.Join(t.TempDir(), "index")
+	must(t, exec.Command("cp", filepath.Join(dir, ".git", "index"), scratch).Run())
+	run := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, append(w.environ, "GIT_INDEX_FILE="+scratch)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if all {
+		run("add", "--update")
+	}
+	return run("write-tree")
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,186 @@
+// Package escalation owns which paths configure later calls or runs
+// rather than being a project's content: changing one is approved by a
+// person only (messages.ApprovalRequest.HumanOnly), since an automatic
+// approval of that change would approve everything it then grants. The
+// file tools (writetools) and execute_command (shellguard, shellrun)
+// judge paths by this one notion.
+//
+// The class:
+//
+//   - jazz's project configuration and the agents' own (.jazz, .agents,
+//     every AGENTS.md, which joins every later agent's system prompt);
+//   - a git repository's own directory (a component named .git, or any
+//     directory git would take for one: HEAD, objects and refs in it),
+//     whose config and hooks run programs on the next git command;
+//   - the user's own configuration in the home directory (every entry
+//     of it whose name starts with a dot: shell startup files, ~/.ssh,
+//     ~/.gitconfig, ~/.config), which shells and programs run later read.
+//
+// Names are compared case-insensitively (a case-insensitive file system
+// takes .GIT for .git). A project's other files (Makefiles, package.json
+// scripts, .envrc, editor tasks) are its content.
+package escalation
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Name says why a single path component names what configures later
+// calls or runs, or "" when it does not.
+func Name(name string) string {
+	switch {
+	case strings.EqualFold(name, ".git"):
+		return "a git repository's own directory (.git), whose config and hooks run programs on the next git command"
+	case strings.EqualFold(name, ".jazz"):
+		return "jazz's project configuration (.jazz)"
+	case strings.EqualFold(name, ".agents"):
+		return "the agents' configuration (.agents: MCP servers, AGENTS.md)"
+	case strings.EqualFold(name, "AGENTS.md"):
+		return "an AGENTS.md, whose instructions join every later agent's system prompt"
+	}
+	return ""
+}
+
+// Why says why only a person may approve changing p (absolute, clean),
+// phrased "it changes p, in …", or "" when any approval may. homes are
+// the home directory as written and resolved (Homes).
+func Why(p string, homes []string) string {
+	if p == "" {
+		return ""
+	}
+	for _, c := range strings.Split(p, "/") {
+		if why := Name(c); why != "" {
+			return "it changes " + Show(p) + ", in " + why
+		}
+	}
+	for _, h := range homes {
+		rest, ok := strings.CutPrefix(p, strings.TrimSuffix(h, "/")+"/")
+		if ok && strings.HasPrefix(rest, ".") {
+			first, _, _ := strings.Cut(rest, "/")
+			return "it changes " + Show(p) + ", in your home directory's own configuration (" + Show(first) + "), which shells and programs run later read"
+		}
+	}
+	if d := gitDirAbove(p); d != "" {
+		return "it changes " + Show(p) + ", inside " + Show(d) + ", which git takes for a repository's own directory (its config and hooks run programs)"
+	}
+	return ""
+}
+
+// Note is what an approval message adds for a change only a person may
+// approve (why from Why), or "" for none.
+func Note(why string) string {
+	if why == "" {
+		return ""
+	}
+	return "\n\nOnly a person may approve this (no allowlist, remembered answer or policy does): " + why + "."
+}
+
+// Homes is home as written and with its links resolved; none for "".
+func Homes(home string) []string {
+	if home == "" {
+		return nil
+	}
+	h := filepath.Clean(home)
+	out := []string{h}
+	if real, err := filepath.EvalSymlinks(h); err == nil && real != h {
+		out = append(out, real)
+	}
+	return out
+}
+
+// Show is a path as a message shows it: as is, unless it holds a
+// character that is not printable (a newline, a control or
+// bidirectional-override character, invalid UTF-8); then quoted with
+// escapes, so no name can break a message's lines or forge one of them.
+func Show(p string) string {
+	if !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool { return r != ' ' && !unicode.IsPrint(r) }) {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
+// gitDirAbove is the nearest directory of p or above it that git would
+// take for a repository's own directory (a bare repository, a
+// --separate-git-dir, a renamed .git): HEAD, objects and refs in it.
+func gitDirAbove(p string) string {
+	for d := p; ; d = filepath.Dir(d) {
+		if isGitDir(d) {
+			return d
+		}
+		if d == "/" || d == "." {
+			return ""
+		}
+	}
+}
+
+func isGitDir(d string) bool {
+	head, err := os.Lstat(filepath.Join(d, "HEAD"))
+	if err != nil || !head.Mode().IsRegular() && head.Mode()&os.ModeSymlink == 0 {
+		return false
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(d, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// Physical is p (absolute, as written: not cleaned) the way the kernel
+// walks it: each symbolic link followed where it stands, so a `..` after
+// a link climbs out of the link's target, not out of the link's parent.
+// The part from the first missing component on is joined as written.
+// A loop of links (more than 40) yields "".
+func Physical(p string) string {
+	real, ok := physical("/", p, 0)
+	if !ok {
+		return ""
+	}
+	return real
+}
+
+func physical(base, p string, depth int) (string, bool) {
+	if filepath.IsAbs(p) {
+		base = "/"
+	}
+	cur := base
+	comps := strings.Split(p, "/")
+	for i, c := range comps {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Missing: nothing below it resolves through a link; the
+			// kernel would fail a `..` past it, so as written is as good.
+			return filepath.Join(append([]string{cur}, comps[i:]...)...), true
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if depth >= 40 {
+			return "", false
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", false
+		}
+		resolved, ok := physical(cur, target, depth+1)
+		if !ok {
+			return "", false
+		}
+		cur = resolved
+	}
+	return cur, true
+}

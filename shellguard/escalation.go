@@ -1,0 +1,549 @@
+package shellguard
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/jazz-run/jazz/escalation"
+)
+
+// A command that could change what configures later calls or runs (a
+// git hook or config, an AGENTS.md, jazz's or the agents' project
+// configuration, a home dotfile: package escalation) is approved by a
+// person only, like the file tools' changes there: an automatic approval
+// of the write would approve whatever the planted hook or config then
+// runs outside the gate. HumanOnly is the propose-side judgement, on the
+// text; ProtectedArgv and ProtectedWrite are the run-time side, on what
+// expansion produced, for every approval no person gave.
+//
+// What neither sees: a program that writes a file without naming it in
+// its argv (a script, make, an npm script, python running a file, tar or
+// unzip extracting an archive, git checking out a tree that carries an
+// AGENTS.md). Only a sandbox stops those; the approval of such a program
+// is the control.
+
+// maxTreeEntries bounds the walk of a tree a copy or move may plant.
+const maxTreeEntries = 4096
+
+// HumanOnly says why only a person may approve command, run from dir
+// (the pinned working directory) with home as the home directory: a
+// word or redirection of it could name a path package escalation
+// protects, resolved from every directory a literal cd can reach; or
+// the check cannot tell, because a redirection that writes, or a word of
+// a command not proven inspect-only, is built by expansion, or the
+// working directory is not known. "" when any approval may.
+func HumanOnly(command, dir, home string) string {
+	f, err := parse(command)
+	if err != nil {
+		return "it does not parse, so what it writes cannot be told"
+	}
+	homes := escalation.Homes(home)
+	if reassignsHome(command) {
+		// ~ and $HOME then mean what the command made them: unknown.
+		home = ""
+	}
+	a := analyze(f)
+	dirs, dirsWhy := reachableDirs(f, a.calls, dir, home)
+	resolve := func(p string) ([]string, string) {
+		if filepath.IsAbs(p) {
+			return []string{p}, ""
+		}
+		if dirsWhy != "" {
+			return nil, "the directory it runs in is not known (" + dirsWhy + ")"
+		}
+		out := make([]string, len(dirs))
+		for i, d := range dirs {
+			out[i] = d + "/" + p // as written: Physical walks the `..` itself
+		}
+		return out, ""
+	}
+
+	why := ""
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if why != "" {
+			return false
+		}
+		r, ok := n.(*syntax.Redirect)
+		if !ok || !redirectWrites(r) {
+			return true
+		}
+		target, known := pathValue(r.Word, home)
+		if !known {
+			why = fmt.Sprintf("it writes through a redirection (%s) to a path the shell computes, which could be %s", r.Op, protectedKinds)
+			return false
+		}
+		if isDevice(target) {
+			return true
+		}
+		ps, unknown := resolve(target)
+		if unknown != "" {
+			why = fmt.Sprintf("it writes through a redirection (%s) to %s, and %s", r.Op, escalation.Show(target), unknown)
+			return false
+		}
+		for _, p := range ps {
+			if w := protected(p, homes); w != "" {
+				why = "it writes through a redirection: " + w
+				return false
+			}
+		}
+		return true
+	})
+	if why != "" {
+		return why
+	}
+
+	for _, sc := range a.calls {
+		words, known := callValues(sc, home)
+		if !slices.Contains(known, false) && argvReadOnlyProblem(words) == "" {
+			continue // inspect-only: it reads, whatever it names
+		}
+		if changesDir(words, known) {
+			continue // where later calls run: reachableDirs follows it
+		}
+		if slices.Contains(known, false) {
+			if _, readSet := inspectCheck(words); !known[0] || !readSet {
+				i := slices.Index(known, false)
+				return fmt.Sprintf("`%s` has a word the shell computes (word %d), which could name %s", strings.Join(shownValues(words, known), " "), i+1, protectedKinds)
+			}
+		}
+		if dirsWhy != "" {
+			return fmt.Sprintf("`%s` may run in a directory the check cannot know (%s), which could be inside %s", strings.Join(shownValues(words, known), " "), dirsWhy, protectedKinds)
+		}
+		for _, d := range dirs {
+			if w := inProtectedDir(words, known, d, homes); w != "" {
+				return w
+			}
+			if w := argvProtected(words, known, d, homes); w != "" {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// protectedKinds names the class for a reason that cannot say which.
+const protectedKinds = "a git hook or config, an AGENTS.md, jazz's or the agents' configuration, or a home dotfile"
+
+// ProtectedArgv is the run-time check of one program's argv, after
+// expansion, about to run from dir (the interpreter's directory then)
+// with homes (escalation.Homes of the child's $HOME): why running it
+// could change a path package escalation protects, or "" when it cannot
+// (it names none, or it is inspect-only).
+func ProtectedArgv(argv []string, dir string, homes []string) string {
+	if argvReadOnlyProblem(argv) == "" {
+		return ""
+	}
+	known := allInert(len(argv))
+	if why := inProtectedDir(argv, known, dir, homes); why != "" {
+		return why
+	}
+	return argvProtected(argv, known, dir, homes)
+}
+
+// inProtectedDir says why a program that is not inspect-only, run in
+// dir, may change what dir is part of: whatever it writes without naming
+// a path (`git init`, a build, a script) lands there.
+func inProtectedDir(words []string, known []bool, dir string, homes []string) string {
+	if why := protected(dir, homes); why != "" {
+		return fmt.Sprintf("`%s` runs in %s, where what it writes lands: %s", strings.Join(shownValues(words, known), " "), escalation.Show(dir), why)
+	}
+	return ""
+}
+
+// ProtectedWrite is the run-time check of a file a redirection opens for
+// writing (path as written, relative to dir): why writing it changes a
+// path package escalation protects, or "".
+func ProtectedWrite(target, dir string, homes []string) string {
+	if isDevice(target) {
+		return ""
+	}
+	p := target
+	if !filepath.IsAbs(p) {
+		p = dir + "/" + p
+	}
+	return protected(p, homes)
+}
+
+// argvProtected judges one call's words (known[i] false: computed, and
+// skipped: the caller decided) from dir.
+func argvProtected(words []string, known []bool, dir string, homes []string) string {
+	shown := strings.Join(shownValues(words, known), " ")
+	for i, w := range words {
+		if !known[i] {
+			continue
+		}
+		if appendsInput[path.Base(w)] {
+			return fmt.Sprintf("`%s`: %s builds command lines from its input, which could name %s", shown, path.Base(w), protectedKinds)
+		}
+		if path.Base(w) == "git" && known[0] {
+			if why := gitConfigWrite(words[i+1:]); why != "" {
+				return fmt.Sprintf("`%s` %s", shown, why)
+			}
+		}
+	}
+	copies := known[0] && treeMovers[path.Base(words[0])]
+	for i, w := range words {
+		if !known[i] || i == 0 && !strings.Contains(w, "/") {
+			continue
+		}
+		for _, c := range pathCandidates(w) {
+			p := c
+			if rest, ok := strings.CutPrefix(c, "~"); ok && (rest == "" || rest[0] == '/') && len(homes) > 0 {
+				p = homes[0] + rest
+			} else if !filepath.IsAbs(p) {
+				p = dir + "/" + p
+			}
+			if why := protected(p, homes); why != "" {
+				return fmt.Sprintf("`%s` names a protected path: %s", shown, why)
+			}
+			if !copies || i == 0 {
+				continue
+			}
+			if why := treeProblem(p, homes); why != "" {
+				return fmt.Sprintf("`%s` %s", shown, why)
+			}
+		}
+	}
+	return ""
+}
+
+// treeMovers copy or move whole trees into place: a tree holding .git or
+// an AGENTS.md plants it where it lands, and one copied into the home
+// directory may bring dotfiles.
+var treeMovers = map[string]bool{"cp": true, "mv": true, "rsync": true, "install": true, "ditto": true}
+
+// treeProblem says why copying or moving the existing tree at p, or into
+// it, may plant a protected path.
+func treeProblem(p string, homes []string) string {
+	real := escalation.Physical(p)
+	for _, h := range homes {
+		if filepath.Clean(p) == h || real == h {
+			return "copies or moves into your home directory, where a dot entry is its own configuration, which shells and programs run later read"
+		}
+	}
+	st, err := os.Stat(real)
+	if err != nil || !st.IsDir() {
+		return ""
+	}
+	n, found := 0, ""
+	err = filepath.WalkDir(real, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable part: cp fails there too
+		}
+		if n++; n > maxTreeEntries {
+			return fs.SkipAll
+		}
+		if q != real && escalation.Name(d.Name()) != "" {
+			found = q
+			return fs.SkipAll
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return ""
+	case found != "":
+		return "may copy or move the tree " + escalation.Show(p) + ", which holds " + escalation.Show(found) + " (" + escalation.Name(filepath.Base(found)) + "), into place"
+	case n > maxTreeEntries:
+		return fmt.Sprintf("may copy or move the tree %s, too large (over %d entries) to check for a .git or AGENTS.md it would plant", escalation.Show(p), maxTreeEntries)
+	}
+	return ""
+}
+
+// protected judges one path (absolute, as written) lexically and as the
+// kernel resolves it through links.
+func protected(p string, homes []string) string {
+	if why := escalation.Why(filepath.Clean(p), homes); why != "" {
+		return why
+	}
+	real := escalation.Physical(p)
+	if real == "" {
+		return "it names " + escalation.Show(p) + ", whose links loop, so where it lands cannot be told"
+	}
+	return escalation.Why(real, homes)
+}
+
+// pathSeparators split a word into the parts a program may take for a
+// path: `of=F`, `--output=F`, `host:F`, `a,F`, and a script's own text
+// (`sh x.sh 'echo > F'`, a find -exec argument).
+var pathSeparators = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("[\\s=:,;|&<>()'\"`{}]+") })
+
+// pathCandidates are the word and its parts, each also without a short
+// option's letter (`-o.git/x`, `-t.git/hooks`).
+func pathCandidates(w string) []string {
+	out := []string{w}
+	for _, part := range pathSeparators().Split(w, -1) {
+		if part == "" {
+			continue
+		}
+		out = append(out, part)
+		if len(part) > 2 && part[0] == '-' && part[1] != '-' {
+			out = append(out, part[2:])
+		}
+	}
+	return out
+}
+
+// gitConfigWrite says why git's arguments after the program name change
+// a repository's or the user's git configuration (whose hooks path,
+// file-system monitor, pager, aliases … run programs on a later git
+// command), or start a repository from a template or configuration of
+// the command's choosing; "" otherwise.
+func gitConfigWrite(args []string) string {
+	globalConfig := false
+	i := 0
+	for ; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
+		switch a := args[i]; {
+		case a == "-c", a == "--config-env":
+			globalConfig = true
+			i++ // its value
+		case strings.HasPrefix(a, "--config-env="), strings.HasPrefix(a, "-c") && len(a) > 2:
+			globalConfig = true
+		case a == "-C", a == "--git-dir", a == "--work-tree", a == "--namespace", a == "--exec-path", a == "--super-prefix":
+			i++ // its value
+		}
+	}
+	if i >= len(args) {
+		return ""
+	}
+	sub, rest := args[i], args[i+1:]
+	switch sub {
+	case "config":
+		first := true
+		for _, a := range rest {
+			switch {
+			case a == "-l", a == "--list", strings.HasPrefix(a, "--get"):
+				return ""
+			case strings.HasPrefix(a, "-"):
+			case first && (a == "get" || a == "list"):
+				return ""
+			default:
+				first = false
+			}
+		}
+		return "changes git's configuration, whose hooks path, file-system monitor, pager and aliases run programs on a later git command"
+	case "init", "clone":
+		if globalConfig {
+			return "starts a repository under configuration the command sets (-c), which later git commands run with"
+		}
+		for _, a := range rest {
+			for _, opt := range []string{"--template", "-c", "--config", "--separate-git-dir"} {
+				if a == opt || strings.HasPrefix(a, opt+"=") {
+					return "starts a repository from a template or configuration the command chooses (" + opt + "), whose hooks and config run programs later"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// redirectWrites: a redirection that opens a file for writing (`>&F`
+// with a file name is bash's `&>F`).
+func redirectWrites(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
+		return true
+	case syntax.DplOut:
+		v, ok := wordValue(r.Word)
+		return !ok || v != "-" && !isDigits(v)
+	}
+	return false
+}
+
+// isDevice: the null device and the process's own streams.
+func isDevice(p string) bool {
+	switch p {
+	case os.DevNull, "/dev/stdout", "/dev/stderr", "/dev/tty":
+		return true
+	}
+	rest, ok := strings.CutPrefix(p, "/dev/fd/")
+	return ok && isDigits(rest)
+}
+
+// reassignsHome reports whether the command may change HOME (an
+// assignment, export, read, loop variable …): any mention of the name
+// other than reading it as $HOME or ${HOME}.
+func reassignsHome(command string) bool {
+	rest := strings.NewReplacer("${HOME}", "", "$HOME", "").Replace(command)
+	return strings.Contains(rest, "HOME")
+}
+
+// callValues are sc's words, with ~, $HOME and ${HOME} read as home
+// where it is known.
+func callValues(sc simpleCommand, home string) ([]string, []bool) {
+	words := slices.Clone(sc.words)
+	known := slices.Clone(sc.inert)
+	if sc.call == nil {
+		return words, known
+	}
+	for i, w := range sc.call.Args {
+		if !known[i] {
+			words[i], known[i] = pathValue(w, home)
+		}
+	}
+	return words, known
+}
+
+// pathValue is wordValue with a leading ~ or ~/ and every plain $HOME or
+// ${HOME} read as home ("" home: unknown).
+func pathValue(w *syntax.Word, home string) (string, bool) {
+	if v, ok := wordValue(w); ok || home == "" || w == nil {
+		return v, ok
+	}
+	homePart := func() syntax.WordPart { return &syntax.SglQuoted{Value: home} }
+	var parts []syntax.WordPart
+	for i, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if i == 0 && (p.Value == "~" || strings.HasPrefix(p.Value, "~/")) {
+				parts = append(parts, homePart())
+				if rest := p.Value[1:]; rest != "" {
+					parts = append(parts, &syntax.Lit{Value: rest})
+				}
+				continue
+			}
+		case *syntax.ParamExp:
+			if isHomeParam(p) {
+				parts = append(parts, homePart())
+				continue
+			}
+		case *syntax.DblQuoted:
+			var run []syntax.WordPart
+			flush := func() {
+				if len(run) > 0 {
+					parts = append(parts, &syntax.DblQuoted{Parts: run})
+					run = nil
+				}
+			}
+			for _, q := range p.Parts {
+				if pe, ok := q.(*syntax.ParamExp); ok && isHomeParam(pe) {
+					flush()
+					parts = append(parts, homePart())
+					continue
+				}
+				run = append(run, q)
+			}
+			flush()
+			continue
+		}
+		parts = append(parts, p)
+	}
+	return wordValue(&syntax.Word{Parts: parts})
+}
+
+func isHomeParam(p *syntax.ParamExp) bool {
+	return p.Param != nil && p.Param.Value == "HOME" && !p.Excl && !p.Length && !p.Width && !p.IsSet &&
+		p.Index == nil && p.Slice == nil && p.Repl == nil && p.Exp == nil && p.Names == 0 && p.NestedParam == nil &&
+		len(p.Modifiers) == 0 && p.Flags == nil
+}
+
+// shownValues are words for a message, … for a computed one.
+func shownValues(words []string, known []bool) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		if !known[i] {
+			w = "…"
+		}
+		out[i] = w
+	}
+	return out
+}
+
+// changesDir: the call is the shell's cd, pushd or popd (`builtin cd`
+// and `command cd` included), which writes nothing.
+func changesDir(words []string, known []bool) bool {
+	for len(words) > 1 && known[0] && (words[0] == "builtin" || words[0] == "command") {
+		words, known = words[1:], known[1:]
+	}
+	if len(words) == 0 || !known[0] {
+		return false
+	}
+	switch words[0] {
+	case "cd", "pushd", "popd":
+		return true
+	}
+	return false
+}
+
+// reachableDirs is every directory a call of f may run in, from dir: a
+// literal cd or pushd may move any later call, and subshells, branches
+// and pipes make the order unclear, so each target is resolved from
+// every directory reached so far. why says why they cannot be known (a
+// computed target, `cd -`, a relative cd a loop or function repeats, or
+// too many).
+func reachableDirs(f *syntax.File, calls []simpleCommand, dir, home string) (dirs []string, why string) {
+	var repeats [][2]syntax.Pos // loop and function bodies
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.ForClause, *syntax.WhileClause, *syntax.FuncDecl:
+			repeats = append(repeats, [2]syntax.Pos{n.Pos(), n.End()})
+		}
+		return true
+	})
+	repeated := func(n syntax.Node) bool {
+		return slices.ContainsFunc(repeats, func(r [2]syntax.Pos) bool {
+			return r[0].Offset() <= n.Pos().Offset() && n.End().Offset() <= r[1].Offset()
+		})
+	}
+	dirs = []string{filepath.Clean(dir)}
+	for _, sc := range calls {
+		words, known := callValues(sc, home)
+		if !changesDir(words, known) {
+			continue
+		}
+		for words[0] == "builtin" || words[0] == "command" {
+			words, known = words[1:], known[1:]
+		}
+		name := words[0]
+		args, argKnown := words[1:], known[1:]
+		if name == "popd" || name == "pushd" && len(args) == 1 && argKnown[0] && (strings.HasPrefix(args[0], "+") || strings.HasPrefix(args[0], "-")) {
+			continue // back to, or round, directories already reached
+		}
+		target := home
+		switch {
+		case len(args) > 1:
+			continue // a usage error: the directory stays
+		case len(args) == 1 && !argKnown[0]:
+			return nil, fmt.Sprintf("`%s` to a directory the shell computes", name)
+		case len(args) == 1 && args[0] == "-":
+			return nil, fmt.Sprintf("`%s -`", name)
+		case len(args) == 1:
+			target = args[0]
+		case home == "":
+			return nil, fmt.Sprintf("`%s` to a home directory the command may have changed", name)
+		}
+		if !filepath.IsAbs(target) && repeated(sc.call) {
+			return nil, fmt.Sprintf("`%s %s` in a loop", name, target)
+		}
+		for _, d := range slices.Clone(dirs) {
+			next := target
+			if !filepath.IsAbs(next) {
+				next = filepath.Join(d, next)
+			}
+			if next = filepath.Clean(next); !slices.Contains(dirs, next) {
+				if len(dirs) == maxGitDirs {
+					return nil, fmt.Sprintf("it can reach more than %d directories", maxGitDirs)
+				}
+				dirs = append(dirs, next)
+			}
+			// The interpreter's cd is lexical, a program's `..` physical:
+			// both are where a later call may be.
+			if real := escalation.Physical(d + "/" + target); real != "" && !slices.Contains(dirs, real) && !filepath.IsAbs(target) {
+				if len(dirs) == maxGitDirs {
+					return nil, fmt.Sprintf("it can reach more than %d directories", maxGitDirs)
+				}
+				dirs = append(dirs, real)
+			}
+		}
+	}
+	return dirs, ""
+}

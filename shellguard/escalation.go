@@ -109,11 +109,9 @@ func HumanOnly(command, dir, home string) string {
 		if changesDir(words, known) {
 			continue // where later calls run: reachableDirs follows it
 		}
-		if slices.Contains(known, false) {
-			if _, readSet := inspectCheck(words); !known[0] || !readSet {
-				i := slices.Index(known, false)
-				return fmt.Sprintf("`%s` has a word the shell computes (word %d), which could name %s", strings.Join(shownValues(words, known), " "), i+1, protectedKinds)
-			}
+		if slices.Contains(known, false) && !inspectsWhatever(words, known) {
+			i := slices.Index(known, false)
+			return fmt.Sprintf("`%s` has a word the shell computes (word %d), which could name %s", strings.Join(shownValues(words, known), " "), i+1, protectedKinds)
 		}
 		if dirsWhy != "" {
 			return fmt.Sprintf("`%s` may run in a directory the check cannot know (%s), which could be inside %s", strings.Join(shownValues(words, known), " "), dirsWhy, protectedKinds)
@@ -128,6 +126,26 @@ func HumanOnly(command, dir, home string) string {
 		}
 	}
 	return ""
+}
+
+// inspectsWhatever: a call of a program the read-only set knows, whose
+// computed words, read as plain operands, leave it inspect-only (`wc -l
+// "$f"`, not `sed -i s/a/b/ "$f"`). A value that turns into a writing
+// option is the run-time check's (ProtectedArgv sees it expanded).
+func inspectsWhatever(words []string, known []bool) bool {
+	if !known[0] {
+		return false
+	}
+	if _, ok := inspectCheck(words); !ok {
+		return false
+	}
+	argv := slices.Clone(words)
+	for i := range argv {
+		if !known[i] {
+			argv[i] = "operand"
+		}
+	}
+	return argvReadOnlyProblem(argv) == ""
 }
 
 // protectedKinds names the class for a reason that cannot say which.

@@ -19,6 +19,7 @@ import (
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/jazz-run/jazz/escalation"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/proctree"
 	"github.com/jazz-run/jazz/shellguard"
@@ -51,7 +52,9 @@ func interpret(ctx context.Context, req Request, stdout, stderr io.Writer) respo
 		defer cancelT()
 	}
 	tempDir, _ := shellguard.LookupEnv(req.Env, "TMPDIR")
-	r := &run{deny: shellguard.Builtin(), judge: req.Judgement, tempDir: tempDir, stdout: stdout, stderr: stderr, stop: cancel}
+	home, _ := shellguard.LookupEnv(req.Env, "HOME")
+	r := &run{deny: shellguard.Builtin(), judge: req.Judgement, tempDir: tempDir, homes: escalation.Homes(home),
+		stdout: stdout, stderr: stderr, stop: cancel}
 	runner, err := interp.New(
 		interp.Dir(req.Dir),
 		interp.Env(expand.ListEnviron(req.Env...)),
@@ -102,7 +105,10 @@ type run struct {
 	deny    *shellguard.Denylist
 	judge   shellguard.Judgement
 	tempDir string
-	procs   tracker
+	// homes is the child's $HOME as the command started (as written and
+	// resolved), whose dotfiles only a person may approve changing.
+	homes []string
+	procs tracker
 	// stdout and stderr are the runner's own streams: a program writing
 	// straight to one of them gets the file itself.
 	stdout, stderr io.Writer
@@ -207,6 +213,17 @@ func (r *run) open(ctx context.Context, path string, flag int, perm os.FileMode)
 		r.refuse(reason, "")
 		return nil, errBlocked
 	}
+	// What runs later outside the gate (a git hook or config, an
+	// AGENTS.md, jazz's or the agents' config, a home dotfile) only a
+	// person may plant; expansion may have named it here.
+	if flag&writeFlags != 0 && r.judge.By != shellguard.ByHuman {
+		if why := shellguard.ProtectedWrite(path, interp.HandlerCtx(ctx).Dir, r.homes); why != "" {
+			err := fmt.Errorf("%w: the command writes to %s through a redirection, and only a person may approve that (%s), not its approval (%s)",
+				shellguard.ErrNotJudged, path, why, approvalName(r.judge))
+			r.refuse("", err.Error())
+			return nil, err
+		}
+	}
 	if flag&writeFlags != 0 && path != os.DevNull && !mayRedirectWrite(r.judge) {
 		err := fmt.Errorf("%w: the command writes to %s through a redirection, which its automatic approval (%s) does not allow",
 			shellguard.ErrNotJudged, path, approvalName(r.judge))
@@ -241,6 +258,14 @@ func (r *run) checkExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 	return func(ctx context.Context, args []string) error {
 		if err := r.check(args); err != nil {
 			return err
+		}
+		if r.judge.By != shellguard.ByHuman {
+			if why := shellguard.ProtectedArgv(args, interp.HandlerCtx(ctx).Dir, r.homes); why != "" {
+				err := fmt.Errorf("%w: after expansion the command runs %s, and only a person may approve that, not its approval (%s)",
+					shellguard.ErrNotJudged, why, approvalName(r.judge))
+				r.refuse("", err.Error())
+				return errNotJudged
+			}
 		}
 		return next(ctx, args)
 	}

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jazz-run/jazz/escalation"
 	"github.com/jazz-run/jazz/isolate"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/shellguard"
@@ -240,6 +241,15 @@ func (s *shell) propose(ctx context.Context, env *tools.Env, raw json.RawMessage
 	if notAuto != "" {
 		msg += "\n\nNot auto-approved: " + notAuto + "."
 	}
+	// A command that could plant what runs later outside the gate (a git
+	// hook or config, an AGENTS.md, jazz's or the agents' config, a home
+	// dotfile) is a person's to approve; the runner refuses such a write
+	// at run time under any other approval (expansion can hide it here).
+	humanOnly := shellguard.HumanOnly(a.Command, real, env.Home)
+	if childHome, ok := shellguard.LookupEnv(s.childEnv(env, real, shellguard.Judgement{By: shellguard.ByHuman}), "HOME"); humanOnly == "" && ok && childHome != env.Home {
+		humanOnly = shellguard.HumanOnly(a.Command, real, childHome)
+	}
+	msg += escalation.Note(humanOnly)
 	// Where the machine cannot hide jazz's secrets the command runs only
 	// if a person approves it (execute checks that too): no automatic
 	// step is asked.
@@ -255,7 +265,7 @@ func (s *shell) propose(ctx context.Context, env *tools.Env, raw json.RawMessage
 	if err != nil {
 		return tools.Fail("encode arguments: " + err.Error())
 	}
-	req := &messages.ApprovalRequest{Message: msg, ExecuteToolName: tools.TwinName(Name), ExecuteArgs: execArgs, NotAutomatic: notAuto}
+	req := &messages.ApprovalRequest{Message: msg, ExecuteToolName: tools.TwinName(Name), ExecuteArgs: execArgs, NotAutomatic: notAuto, HumanOnly: humanOnly}
 	return tools.Result{
 		Error:    approvalError,
 		Approval: req,

@@ -412,26 +412,41 @@ func callValues(sc simpleCommand, home string) ([]string, []bool) {
 }
 
 // pathValue is wordValue with a leading ~ or ~/ and every plain $HOME or
-// ${HOME} read as home ("" home: unknown).
+// ${HOME} read as home ("" home: unknown), and every expansion whose
+// value is a number ($$, $?, $#, $!, ${#x}, $((…))) read as 0: a number
+// names no protected place but what its literal neighbours name
+// (`~/.$$` is a dotfile as `~/.0` is).
 func pathValue(w *syntax.Word, home string) (string, bool) {
-	if v, ok := wordValue(w); ok || home == "" || w == nil {
+	if v, ok := wordValue(w); ok || w == nil {
 		return v, ok
 	}
-	homePart := func() syntax.WordPart { return &syntax.SglQuoted{Value: home} }
+	stand := func(p syntax.WordPart) (string, bool) {
+		switch p := p.(type) {
+		case *syntax.ParamExp:
+			if isHomeParam(p) && home != "" {
+				return home, true
+			}
+			if isNumericParam(p) {
+				return "0", true
+			}
+		case *syntax.ArithmExp:
+			return "0", true
+		}
+		return "", false
+	}
 	var parts []syntax.WordPart
 	for i, p := range w.Parts {
+		if v, ok := stand(p); ok {
+			parts = append(parts, &syntax.SglQuoted{Value: v})
+			continue
+		}
 		switch p := p.(type) {
 		case *syntax.Lit:
-			if i == 0 && (p.Value == "~" || strings.HasPrefix(p.Value, "~/")) {
-				parts = append(parts, homePart())
+			if i == 0 && home != "" && (p.Value == "~" || strings.HasPrefix(p.Value, "~/")) {
+				parts = append(parts, &syntax.SglQuoted{Value: home})
 				if rest := p.Value[1:]; rest != "" {
 					parts = append(parts, &syntax.Lit{Value: rest})
 				}
-				continue
-			}
-		case *syntax.ParamExp:
-			if isHomeParam(p) {
-				parts = append(parts, homePart())
 				continue
 			}
 		case *syntax.DblQuoted:
@@ -443,9 +458,9 @@ func pathValue(w *syntax.Word, home string) (string, bool) {
 				}
 			}
 			for _, q := range p.Parts {
-				if pe, ok := q.(*syntax.ParamExp); ok && isHomeParam(pe) {
+				if v, ok := stand(q); ok {
 					flush()
-					parts = append(parts, homePart())
+					parts = append(parts, &syntax.SglQuoted{Value: v})
 					continue
 				}
 				run = append(run, q)
@@ -458,8 +473,26 @@ func pathValue(w *syntax.Word, home string) (string, bool) {
 	return wordValue(&syntax.Word{Parts: parts})
 }
 
-func isHomeParam(p *syntax.ParamExp) bool {
-	return p.Param != nil && p.Param.Value == "HOME" && !p.Excl && !p.Length && !p.Width && !p.IsSet &&
+func isHomeParam(p *syntax.ParamExp) bool { return plainParam(p) && p.Param.Value == "HOME" }
+
+// isNumericParam: $$, $?, $#, $! and ${#x}, whose values are numbers.
+func isNumericParam(p *syntax.ParamExp) bool {
+	if p.Param == nil || p.Excl || p.Width || p.IsSet || p.Index != nil || p.Slice != nil || p.Repl != nil ||
+		p.Exp != nil || p.Names != 0 || p.NestedParam != nil || len(p.Modifiers) > 0 || p.Flags != nil {
+		return false
+	}
+	if p.Length {
+		return true
+	}
+	switch p.Param.Value {
+	case "$", "?", "#", "!":
+		return true
+	}
+	return false
+}
+
+func plainParam(p *syntax.ParamExp) bool {
+	return p.Param != nil && !p.Excl && !p.Length && !p.Width && !p.IsSet &&
 		p.Index == nil && p.Slice == nil && p.Repl == nil && p.Exp == nil && p.Names == 0 && p.NestedParam == nil &&
 		len(p.Modifiers) == 0 && p.Flags == nil
 }

@@ -99,6 +99,8 @@ func TestHumanOnlyCommands(t *testing.T) {
 		"$c src.txt .git/hooks/x",
 		"cd .git/hooks && make",
 		"rm AGENTS.md",
+		"cp src.txt ~/.$$",
+		"echo x > .git/hooks/pre-commit$((1))",
 		"if true; then cd .git; fi; touch hooks/pre-commit",
 		"(cd .git/hooks) ; touch pre-commit",
 		"echo x > .git/hooks/pre-commit\\",
@@ -129,6 +131,8 @@ func TestHumanOnlyCommands(t *testing.T) {
 		"mkdir -p build && cp src.txt build/",
 		"for f in a b; do echo $f; done",
 		"cd .git/hooks && ls",
+		"echo $$; env kill -TERM $$",
+		"echo x > out.$$.txt",
 		"cd sub && cp a.txt b.txt",
 	}
 	for _, cmd := range ordinary {

@@ -50,14 +50,16 @@ func soundWorld(t *testing.T, srv *chatserver.Server) *world {
 }
 
 // TestDenylistSeesExpandedRedirections: a redirection target computed at
-// run time is checked when the interpreter opens it, even under the
-// high-risk policy (approval cannot override the denylist).
+// run time could name a home dotfile, so even the high-risk policy does
+// not approve the command: only a person may, and a run nobody answers
+// rejects it (when a person does approve it, the denylist still refuses
+// the expanded target: shelltool's TestExecuteRuntimeDenylist).
 func TestDenylistSeesExpandedRedirections(t *testing.T) {
 	t.Parallel()
 	_, res, w := shellRun(t, nil,
 		calls(shellCall("r1", "mkdir -p ~/.ssh; f=~/.ssh/authorized_keys; echo key >> $f")),
 		answer("done"))
-	if !strings.Contains(res["r1"], "Command blocked by the built-in safety denylist") || !strings.Contains(res["r1"], "authorized_keys") {
+	if !strings.Contains(res["r1"], `"rejected":true`) {
 		t.Fatalf("tool result %s", res["r1"])
 	}
 	if _, err := os.Stat(filepath.Join(w.home, ".ssh", "authorized_keys")); err == nil {

@@ -403,6 +403,18 @@ func TestExecuteRuntimeDenylist(t *testing.T) {
 			}
 		})
 	}
+	t.Run("an expanded redirection a person approved", func(t *testing.T) {
+		// What only a person may approve (a home dotfile), a person did:
+		// the denylist still refuses the target expansion names.
+		f := newFixture(t)
+		res, _ := f.exec(t, args("mkdir -p ~/.ssh; f=~/.ssh/authorized_keys; echo key >> $f"))
+		if res.Success || !strings.HasPrefix(res.Error, "Command blocked by the built-in safety denylist: ") || !strings.Contains(res.Error, "authorized_keys") {
+			t.Fatalf("%+v", res)
+		}
+		if _, err := os.Stat(filepath.Join(f.env.Home, ".ssh", "authorized_keys")); err == nil {
+			t.Fatal("authorized_keys was written")
+		}
+	})
 	t.Run("temp carve-out still works", func(t *testing.T) {
 		f := newFixture(t)
 		res, v := f.exec(t, args(`tmp="$(mktemp -d)"; touch "$tmp/f"; rm -rf "$tmp"; [ ! -e "$tmp" ] && echo gone`))

@@ -134,7 +134,8 @@ func isGitDir(d string) bool {
 // Physical is p (absolute, as written: not cleaned) the way the kernel
 // walks it: each symbolic link followed where it stands, so a `..` after
 // a link climbs out of the link's target, not out of the link's parent.
-// The part from the first missing component on is joined as written.
+// A missing component counts as the plain directory `mkdir -p` would
+// create there.
 // A loop of links (more than 40) yields "".
 func Physical(p string) string {
 	real, ok := physical("/", p, 0)
@@ -150,7 +151,7 @@ func physical(base, p string, depth int) (string, bool) {
 	}
 	cur := base
 	comps := strings.Split(p, "/")
-	for i, c := range comps {
+	for _, c := range comps {
 		switch c {
 		case "", ".":
 			continue
@@ -161,9 +162,11 @@ func physical(base, p string, depth int) (string, bool) {
 		next := filepath.Join(cur, c)
 		fi, err := os.Lstat(next)
 		if err != nil {
-			// Missing: nothing below it resolves through a link; the
-			// kernel would fail a `..` past it, so as written is as good.
-			return filepath.Join(append([]string{cur}, comps[i:]...)...), true
+			// Missing: taken for the plain directory `mkdir -p` would
+			// make, so a `..` past it comes back here and what follows
+			// still resolves through links.
+			cur = next
+			continue
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
 			cur = next

@@ -6,8 +6,6 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
-
-	"github.com/jazz-run/jazz/secrets"
 )
 
 // String limits per captureContent (telemetry.md §5).
@@ -54,16 +52,29 @@ var trustedKeys = map[string]bool{
 	"outcome": true, "decided_by": true, "tool": true, "model": true, "system": true, "type": true,
 }
 
-// filter is the one gate every attribute passes through on its way to a
-// span or a metric. With captureContent off: content keys are dropped,
-// and so is every string not under a trusted key; with it on, strings
-// lose the run's own secret values. Strings (and string slices) are cut
-// either way. kv itself is left untouched.
-func filter(capture bool, red *secrets.Redactor, kv []attribute.KeyValue) []attribute.KeyValue {
-	limit := MaxAttrLen
+// redactMargin is how much longer than the export limit a string is kept
+// until it is exported: the exporter replaces the run's secrets before it
+// cuts (see scrubber), so a secret that starts before the limit must still
+// be whole then; a PEM private key block fits.
+const redactMargin = 16 << 10
+
+// keepLen is how many characters of a string a span holds until export.
+func keepLen(capture bool) int {
 	if capture {
-		limit = MaxContentLen
+		return MaxContentLen + redactMargin
 	}
+	return MaxAttrLen + redactMargin
+}
+
+// filter is the content policy every attribute passes on its way to a
+// span or a metric. With captureContent off: content keys are dropped,
+// and so is every string not under a trusted key. Strings (and string
+// slices) are cut to keepLen, in a copy of their own, so a model's 10 MB
+// text is not held by the span until export. Secrets are replaced, and
+// strings cut to the export limit, where they leave the process (see
+// scrubber). kv itself is left untouched.
+func filter(capture bool, kv []attribute.KeyValue) []attribute.KeyValue {
+	limit := keepLen(capture)
 	out := make([]attribute.KeyValue, 0, len(kv))
 	for _, a := range kv {
 		if !a.Valid() {
@@ -78,7 +89,7 @@ func filter(capture bool, red *secrets.Redactor, kv []attribute.KeyValue) []attr
 			if !capture && !trustedKeys[key] {
 				continue
 			}
-			if s := red.String(a.Value.AsString()); len(s) > limit || s != a.Value.AsString() {
+			if s := a.Value.AsString(); len(s) > limit {
 				a = a.Key.String(cut(s, limit))
 			}
 		case attribute.STRINGSLICE:
@@ -87,7 +98,7 @@ func filter(capture bool, red *secrets.Redactor, kv []attribute.KeyValue) []attr
 			}
 			ss := a.Value.AsStringSlice()
 			for i, s := range ss {
-				ss[i] = cut(red.String(s), limit)
+				ss[i] = cut(s, limit)
 			}
 			a = a.Key.StringSlice(ss)
 		}
@@ -111,7 +122,8 @@ func word(s, fallback string) string {
 	return fallback
 }
 
-// cut returns s limited to n characters (runes), never splitting one.
+// cut returns s limited to n characters (runes), never splitting one. A
+// cut string is a copy: a slice of s would keep all of s in memory.
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -119,7 +131,7 @@ func cut(s string, n int) string {
 	i := 0
 	for pos := range s {
 		if i == n {
-			return s[:pos]
+			return strings.Clone(s[:pos])
 		}
 		i++
 	}

@@ -13,5 +13,7 @@
 //
 // Content (prompts, completions, tool arguments and results) is not exported
 // unless captureContent is on: every attribute passes through one filter that
-// drops content keys and cuts strings to 256 characters.
+// drops content keys. Every string that leaves the process for a collector
+// passes one more gate, in the exporter, whoever set it: the run's secrets
+// replaced, then cut to 256 characters (8 192 with capture on).
 package telemetry

@@ -433,7 +433,7 @@ func countSpans(rss []*tracepb.ResourceSpans) int {
 // message packages; protojson decoding with unknown fields discarded would
 // silently drop a misspelled member, and the comparison catches it.
 func TestJSONMatchesProtobuf(t *testing.T) {
-	rss := spansToOTLP(goldenSpans(t))
+	rss := spansToOTLP(testScrubber, goldenSpans(t))
 	got, err := otlptest.DecodeJSONTraces(jsonTraces(rss))
 	if err != nil {
 		t.Fatal(err)
@@ -444,7 +444,7 @@ func TestJSONMatchesProtobuf(t *testing.T) {
 	}
 	compareMessages(t, want.ResourceSpans, got.ResourceSpans)
 
-	rm, err := metricsToOTLP(goldenMetrics())
+	rm, err := metricsToOTLP(testScrubber, goldenMetrics())
 	if err != nil {
 		t.Fatal(err)
 	}

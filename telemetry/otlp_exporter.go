@@ -22,6 +22,7 @@ var errShutdown = errors.New("the exporter is shut down")
 // registered at start-up.
 type otlpSpanExporter struct {
 	c    *otlpClient
+	sc   scrubber
 	json bool
 	down atomic.Bool
 }
@@ -33,7 +34,7 @@ func newOTLPSpanExporter(s Settings, timeout time.Duration, version string) (*ot
 	if err != nil {
 		return nil, err
 	}
-	return &otlpSpanExporter{c: c, json: s.Protocol == ProtocolHTTPJSON}, nil
+	return &otlpSpanExporter{c: c, sc: newScrubber(s.Secrets, s.CaptureContent), json: s.Protocol == ProtocolHTTPJSON}, nil
 }
 
 // ExportSpans sends one batch; it returns when the collector has answered,
@@ -42,7 +43,7 @@ func (e *otlpSpanExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	if e.down.Load() {
 		return errShutdown
 	}
-	rss := spansToOTLP(spans)
+	rss := spansToOTLP(e.sc, spans)
 	if len(rss) == 0 {
 		return nil
 	}
@@ -72,6 +73,7 @@ func (e *otlpSpanExporter) Shutdown(context.Context) error {
 // default temporality (cumulative) and aggregations.
 type otlpMetricExporter struct {
 	c    *otlpClient
+	sc   scrubber
 	json bool
 	down atomic.Bool
 }
@@ -83,7 +85,7 @@ func newOTLPMetricExporter(s Settings, timeout time.Duration, version string) (*
 	if err != nil {
 		return nil, err
 	}
-	return &otlpMetricExporter{c: c, json: s.Protocol == ProtocolHTTPJSON}, nil
+	return &otlpMetricExporter{c: c, sc: newScrubber(s.Secrets, s.CaptureContent), json: s.Protocol == ProtocolHTTPJSON}, nil
 }
 
 func (e *otlpMetricExporter) Temporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
@@ -103,7 +105,7 @@ func (e *otlpMetricExporter) Export(ctx context.Context, rm *metricdata.Resource
 	if rm == nil {
 		return nil
 	}
-	m, convErr := metricsToOTLP(rm)
+	m, convErr := metricsToOTLP(e.sc, rm)
 	var body []byte
 	if e.json {
 		body = jsonMetrics(m)

@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/jazz-run/jazz/secrets"
 )
 
 // The SDK's spans and metrics become OTLP messages here, as plain structs
@@ -135,7 +137,7 @@ const (
 
 // spansToOTLP groups spans by resource, then by instrumentation scope, in
 // the order they first appear, so one batch always encodes the same way.
-func spansToOTLP(spans []sdktrace.ReadOnlySpan) []*otlpResourceSpans {
+func spansToOTLP(sc scrubber, spans []sdktrace.ReadOnlySpan) []*otlpResourceSpans {
 	type scopeKey struct {
 		res   attribute.Distinct
 		scope instrumentation.Scope
@@ -151,73 +153,73 @@ func spansToOTLP(spans []sdktrace.ReadOnlySpan) []*otlpResourceSpans {
 		rk := res.Equivalent()
 		rs := byRes[rk]
 		if rs == nil {
-			rs = &otlpResourceSpans{resource: resourceOTLP(res), schemaURL: res.SchemaURL()}
+			rs = &otlpResourceSpans{resource: sc.resource(res), schemaURL: res.SchemaURL()}
 			byRes[rk] = rs
 			out = append(out, rs)
 		}
-		sc := s.InstrumentationScope()
-		sk := scopeKey{rk, sc}
+		is := s.InstrumentationScope()
+		sk := scopeKey{rk, is}
 		ss := byScope[sk]
 		if ss == nil {
-			ss = &otlpScopeSpans{scope: scopeOTLP(sc), schemaURL: sc.SchemaURL}
+			ss = &otlpScopeSpans{scope: sc.scopePtr(is), schemaURL: is.SchemaURL}
 			byScope[sk] = ss
 			rs.scopeSpans = append(rs.scopeSpans, ss)
 		}
-		ss.spans = append(ss.spans, spanOTLP(s))
+		ss.spans = append(ss.spans, sc.span(s))
 	}
 	return out
 }
 
 // resourceOTLP is nil for a nil resource: nothing is known about the source.
-func resourceOTLP(r *resource.Resource) *otlpResource {
+func (sc scrubber) resource(r *resource.Resource) *otlpResource {
 	if r == nil {
 		return nil
 	}
-	return &otlpResource{attributes: iterOTLP(r.Iter())}
+	return &otlpResource{attributes: sc.iter(r.Iter())}
 }
 
 // scopeOTLP is nil for the zero scope, which names no instrumentation.
-func scopeOTLP(s instrumentation.Scope) *otlpScope {
+func (sc scrubber) scopePtr(s instrumentation.Scope) *otlpScope {
 	if s == (instrumentation.Scope{}) {
 		return nil
 	}
-	sc := scopeOf(s)
-	return &sc
+	o := sc.scope(s)
+	return &o
 }
 
-func scopeOf(s instrumentation.Scope) otlpScope {
-	return otlpScope{name: validUTF8(s.Name), version: validUTF8(s.Version), attributes: iterOTLP(s.Attributes.Iter())}
+func (sc scrubber) scope(s instrumentation.Scope) otlpScope {
+	return otlpScope{name: sc.str(s.Name), version: sc.str(s.Version), attributes: sc.iter(s.Attributes.Iter())}
 }
 
-func spanOTLP(s sdktrace.ReadOnlySpan) otlpSpan {
-	sc := s.SpanContext()
+func (sc scrubber) span(s sdktrace.ReadOnlySpan) otlpSpan {
+	ctx := s.SpanContext()
 	st := s.Status()
 	out := otlpSpan{
-		traceID:       sc.TraceID(),
-		spanID:        sc.SpanID(),
-		traceState:    sc.TraceState().String(),
-		name:          validUTF8(s.Name()),
+		traceID:       ctx.TraceID(),
+		spanID:        ctx.SpanID(),
+		traceState:    sc.traceState(ctx.TraceState()),
+		name:          sc.str(s.Name()),
 		kind:          kindOTLP(s.SpanKind()),
 		start:         unixNano(s.StartTime()),
 		end:           unixNano(s.EndTime()),
-		attributes:    attrsOTLP(s.Attributes()),
+		attributes:    sc.attrs(s.Attributes()),
 		droppedAttrs:  count32(s.DroppedAttributes()),
 		droppedEvents: count32(s.DroppedEvents()),
 		droppedLinks:  count32(s.DroppedLinks()),
-		status:        otlpStatus{code: statusOTLP(st.Code), message: validUTF8(st.Description)},
+		status:        otlpStatus{code: statusOTLP(st.Code), message: sc.str(st.Description)},
 	}
 	parent := s.Parent()
 	if psid := parent.SpanID(); psid.IsValid() {
 		out.parentSpanID = psid[:]
 	}
-	out.flags = flagsOTLP(sc.TraceFlags(), parent.IsRemote())
+	out.flags = flagsOTLP(ctx.TraceFlags(), parent.IsRemote())
 	if evs := s.Events(); len(evs) > 0 {
 		out.events = make([]otlpEvent, len(evs))
 		for i, e := range evs {
 			out.events[i] = otlpEvent{
-				name:         validUTF8(e.Name),
+				name:         sc.str(e.Name),
 				time:         unixNano(e.Time),
-				attributes:   attrsOTLP(e.Attributes),
+				attributes:   sc.attrs(e.Attributes),
 				droppedAttrs: count32(e.DroppedAttributeCount),
 			}
 		}
@@ -228,8 +230,8 @@ func spanOTLP(s sdktrace.ReadOnlySpan) otlpSpan {
 			out.links[i] = otlpLink{
 				traceID:      l.SpanContext.TraceID(),
 				spanID:       l.SpanContext.SpanID(),
-				traceState:   l.SpanContext.TraceState().String(),
-				attributes:   attrsOTLP(l.Attributes),
+				traceState:   sc.traceState(l.SpanContext.TraceState()),
+				attributes:   sc.attrs(l.Attributes),
 				droppedAttrs: count32(l.DroppedAttributeCount),
 				flags:        flagsOTLP(l.SpanContext.TraceFlags(), l.SpanContext.IsRemote()),
 			}
@@ -284,13 +286,68 @@ func unixNano(t time.Time) uint64 {
 	return 0
 }
 
-// validUTF8 replaces what is not UTF-8: protobuf refuses to encode such a
-// string field, and one bad attribute would otherwise lose the whole batch.
-func validUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
+// scrubber is the one gate every string passes on its way out of the
+// process to a collector: span and event names, attribute keys and values
+// (of spans, events, links, the resource, the scope and metric points),
+// status messages, trace states, metric names. Whatever set the text (the
+// instrumentation API, a span reached through Span(), a library given the
+// TracerProvider), it leaves with the run's secrets replaced, cut to the
+// limit at a character boundary, and valid UTF-8 (protobuf refuses to
+// encode a string field that is not, and one bad attribute would lose the
+// whole batch). Replacing comes before cutting, so a secret across the
+// cut is replaced whole instead of leaving its first half.
+type scrubber struct {
+	red   *secrets.Redactor
+	limit int // characters per string
+}
+
+// newScrubber cuts at MaxAttrLen, or MaxContentLen with capture on.
+func newScrubber(red *secrets.Redactor, capture bool) scrubber {
+	if capture {
+		return scrubber{red: red, limit: MaxContentLen}
 	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	return scrubber{red: red, limit: MaxAttrLen}
+}
+
+func (sc scrubber) str(s string) string {
+	// What lies past the limit's characters and a secret's length is cut
+	// anyway: not worth searching (a span event's name, which the SDK
+	// never cuts, may be megabytes).
+	if sc.limit < len(s)/utf8.UTFMax {
+		if n := utf8.UTFMax*sc.limit + redactMargin; n < len(s) {
+			s = s[:n]
+		}
+	}
+	s = sc.red.String(s)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return cut(s, sc.limit)
+}
+
+// bytes scrubs a byte-slice value as its text: the SDK has no other
+// source for one than a caller's bytes, which may well be text.
+func (sc scrubber) bytes(b []byte) []byte {
+	s := string(b)
+	if r := sc.red.String(s); r != s || len(b) > sc.limit {
+		return []byte(cut(r, sc.limit))
+	}
+	return b
+}
+
+// maxTraceState is the W3C limit a vendor must propagate in full; a
+// longer one (up to 32 members of 512 bytes each parse) is not sent.
+const maxTraceState = 512
+
+// traceState is ts as sent: left out when it is longer than W3C allows
+// propagating or holds a secret. It comes from whoever called the run,
+// and a changed one would be wrong, so it is not edited.
+func (sc scrubber) traceState(ts trace.TraceState) string {
+	s := ts.String()
+	if len(s) > maxTraceState || sc.red.Contains(s) {
+		return ""
+	}
+	return s
 }
 
 func count32(n int) uint32 {
@@ -303,25 +360,25 @@ func count32(n int) uint32 {
 	return uint32(n)
 }
 
-func attrsOTLP(kvs []attribute.KeyValue) []otlpKeyValue {
+func (sc scrubber) attrs(kvs []attribute.KeyValue) []otlpKeyValue {
 	if len(kvs) == 0 {
 		return nil
 	}
 	out := make([]otlpKeyValue, len(kvs))
 	for i, kv := range kvs {
-		out[i] = otlpKeyValue{key: validUTF8(string(kv.Key)), value: valueOTLP(kv.Value)}
+		out[i] = otlpKeyValue{key: sc.str(string(kv.Key)), value: sc.value(kv.Value)}
 	}
 	return out
 }
 
-func iterOTLP(it attribute.Iterator) []otlpKeyValue {
+func (sc scrubber) iter(it attribute.Iterator) []otlpKeyValue {
 	if it.Len() == 0 {
 		return nil
 	}
 	out := make([]otlpKeyValue, 0, it.Len())
 	for it.Next() {
 		kv := it.Attribute()
-		out = append(out, otlpKeyValue{key: validUTF8(string(kv.Key)), value: valueOTLP(kv.Value)})
+		out = append(out, otlpKeyValue{key: sc.str(string(kv.Key)), value: sc.value(kv.Value)})
 	}
 	return out
 }
@@ -329,7 +386,7 @@ func iterOTLP(it attribute.Iterator) []otlpKeyValue {
 // valueOTLP maps every attribute type; an empty value is an AnyValue with
 // no value set, and a type this code does not know is sent as the string
 // "INVALID" so that the key still shows up.
-func valueOTLP(v attribute.Value) otlpValue {
+func (sc scrubber) value(v attribute.Value) otlpValue {
 	switch v.Type() {
 	case attribute.EMPTY:
 		return otlpValue{}
@@ -340,9 +397,9 @@ func valueOTLP(v attribute.Value) otlpValue {
 	case attribute.FLOAT64:
 		return otlpValue{kind: valueDouble, dbl: v.AsFloat64()}
 	case attribute.STRING:
-		return otlpValue{kind: valueString, str: validUTF8(v.AsString())}
+		return otlpValue{kind: valueString, str: sc.str(v.AsString())}
 	case attribute.BYTESLICE:
-		return otlpValue{kind: valueBytes, bytes: v.AsByteSlice()}
+		return otlpValue{kind: valueBytes, bytes: sc.bytes(v.AsByteSlice())}
 	case attribute.BOOLSLICE:
 		return arrayOTLP(v.AsBoolSlice(), boolValue)
 	case attribute.INT64SLICE:
@@ -350,11 +407,11 @@ func valueOTLP(v attribute.Value) otlpValue {
 	case attribute.FLOAT64SLICE:
 		return arrayOTLP(v.AsFloat64Slice(), func(f float64) otlpValue { return otlpValue{kind: valueDouble, dbl: f} })
 	case attribute.STRINGSLICE:
-		return arrayOTLP(v.AsStringSlice(), func(s string) otlpValue { return otlpValue{kind: valueString, str: validUTF8(s)} })
+		return arrayOTLP(v.AsStringSlice(), func(s string) otlpValue { return otlpValue{kind: valueString, str: sc.str(s)} })
 	case attribute.SLICE:
-		return arrayOTLP(v.AsSlice(), valueOTLP)
+		return arrayOTLP(v.AsSlice(), sc.value)
 	case attribute.MAP:
-		return otlpValue{kind: valueKvlist, kvs: attrsOTLP(v.AsMap())}
+		return otlpValue{kind: valueKvlist, kvs: sc.attrs(v.AsMap())}
 	}
 	return otlpValue{kind: valueString, str: "INVALID"}
 }
@@ -478,17 +535,17 @@ type otlpQuantile struct {
 // metricsToOTLP converts one collection. A metric of an aggregation or
 // temporality this code does not know is left out and named in the error;
 // the rest is still returned for export.
-func metricsToOTLP(rm *metricdata.ResourceMetrics) (*otlpResourceMetrics, error) {
+func metricsToOTLP(sc scrubber, rm *metricdata.ResourceMetrics) (*otlpResourceMetrics, error) {
 	out := &otlpResourceMetrics{
-		resource:     otlpResource{attributes: iterOTLP(rm.Resource.Iter())},
+		resource:     otlpResource{attributes: sc.iter(rm.Resource.Iter())},
 		schemaURL:    rm.Resource.SchemaURL(),
 		scopeMetrics: make([]otlpScopeMetrics, 0, len(rm.ScopeMetrics)),
 	}
 	var skipped []string
 	for _, sm := range rm.ScopeMetrics {
-		so := otlpScopeMetrics{scope: scopeOf(sm.Scope), schemaURL: sm.Scope.SchemaURL, metrics: make([]otlpMetric, 0, len(sm.Metrics))}
+		so := otlpScopeMetrics{scope: sc.scope(sm.Scope), schemaURL: sm.Scope.SchemaURL, metrics: make([]otlpMetric, 0, len(sm.Metrics))}
 		for _, m := range sm.Metrics {
-			mo, err := metricOTLP(m)
+			mo, err := metricOTLP(sc, m)
 			if err != nil {
 				skipped = append(skipped, fmt.Sprintf("%s (%v)", m.Name, err))
 				continue
@@ -503,28 +560,28 @@ func metricsToOTLP(rm *metricdata.ResourceMetrics) (*otlpResourceMetrics, error)
 	return out, nil
 }
 
-func metricOTLP(m metricdata.Metrics) (otlpMetric, error) {
-	out := otlpMetric{name: validUTF8(m.Name), description: validUTF8(m.Description), unit: validUTF8(m.Unit)}
+func metricOTLP(sc scrubber, m metricdata.Metrics) (otlpMetric, error) {
+	out := otlpMetric{name: sc.str(m.Name), description: sc.str(m.Description), unit: sc.str(m.Unit)}
 	var err error
 	switch d := m.Data.(type) {
 	case metricdata.Gauge[int64]:
-		out.kind, out.numbers = metricGauge, numberPointsOTLP(d.DataPoints)
+		out.kind, out.numbers = metricGauge, numberPointsOTLP(sc, d.DataPoints)
 	case metricdata.Gauge[float64]:
-		out.kind, out.numbers = metricGauge, numberPointsOTLP(d.DataPoints)
+		out.kind, out.numbers = metricGauge, numberPointsOTLP(sc, d.DataPoints)
 	case metricdata.Sum[int64]:
-		err = sumOTLP(&out, d)
+		err = sumOTLP(sc, &out, d)
 	case metricdata.Sum[float64]:
-		err = sumOTLP(&out, d)
+		err = sumOTLP(sc, &out, d)
 	case metricdata.Histogram[int64]:
-		err = histogramOTLP(&out, d)
+		err = histogramOTLP(sc, &out, d)
 	case metricdata.Histogram[float64]:
-		err = histogramOTLP(&out, d)
+		err = histogramOTLP(sc, &out, d)
 	case metricdata.ExponentialHistogram[int64]:
-		err = expHistogramOTLP(&out, d)
+		err = expHistogramOTLP(sc, &out, d)
 	case metricdata.ExponentialHistogram[float64]:
-		err = expHistogramOTLP(&out, d)
+		err = expHistogramOTLP(sc, &out, d)
 	case metricdata.Summary:
-		summaryOTLP(&out, d)
+		summaryOTLP(sc, &out, d)
 	default:
 		return otlpMetric{}, fmt.Errorf("unknown aggregation %T", m.Data)
 	}
@@ -544,23 +601,23 @@ func temporalityOTLP(t metricdata.Temporality) (int32, error) {
 	return 0, fmt.Errorf("unknown temporality %v", t)
 }
 
-func sumOTLP[N int64 | float64](out *otlpMetric, s metricdata.Sum[N]) error {
+func sumOTLP[N int64 | float64](sc scrubber, out *otlpMetric, s metricdata.Sum[N]) error {
 	t, err := temporalityOTLP(s.Temporality)
 	if err != nil {
 		return err
 	}
-	out.kind, out.temporality, out.monotonic, out.numbers = metricSum, t, s.IsMonotonic, numberPointsOTLP(s.DataPoints)
+	out.kind, out.temporality, out.monotonic, out.numbers = metricSum, t, s.IsMonotonic, numberPointsOTLP(sc, s.DataPoints)
 	return nil
 }
 
-func numberPointsOTLP[N int64 | float64](pts []metricdata.DataPoint[N]) []otlpNumberPoint {
+func numberPointsOTLP[N int64 | float64](sc scrubber, pts []metricdata.DataPoint[N]) []otlpNumberPoint {
 	out := make([]otlpNumberPoint, len(pts))
 	for i, p := range pts {
 		np := otlpNumberPoint{
-			attributes: iterOTLP(p.Attributes.Iter()),
+			attributes: sc.iter(p.Attributes.Iter()),
 			start:      unixNano(p.StartTime),
 			time:       unixNano(p.Time),
-			exemplars:  exemplarsOTLP(p.Exemplars),
+			exemplars:  exemplarsOTLP(sc, p.Exemplars),
 		}
 		np.isInt, np.asInt, np.asDouble = number(p.Value)
 		out[i] = np
@@ -579,7 +636,7 @@ func number[N int64 | float64](v N) (isInt bool, i int64, f float64) {
 	return false, 0, 0
 }
 
-func histogramOTLP[N int64 | float64](out *otlpMetric, h metricdata.Histogram[N]) error {
+func histogramOTLP[N int64 | float64](sc scrubber, out *otlpMetric, h metricdata.Histogram[N]) error {
 	t, err := temporalityOTLP(h.Temporality)
 	if err != nil {
 		return err
@@ -587,14 +644,14 @@ func histogramOTLP[N int64 | float64](out *otlpMetric, h metricdata.Histogram[N]
 	pts := make([]otlpHistogramPoint, len(h.DataPoints))
 	for i, p := range h.DataPoints {
 		pts[i] = otlpHistogramPoint{
-			attributes:     iterOTLP(p.Attributes.Iter()),
+			attributes:     sc.iter(p.Attributes.Iter()),
 			start:          unixNano(p.StartTime),
 			time:           unixNano(p.Time),
 			count:          p.Count,
 			sum:            float64(p.Sum),
 			bucketCounts:   p.BucketCounts,
 			explicitBounds: p.Bounds,
-			exemplars:      exemplarsOTLP(p.Exemplars),
+			exemplars:      exemplarsOTLP(sc, p.Exemplars),
 			min:            extremaOTLP(p.Min),
 			max:            extremaOTLP(p.Max),
 		}
@@ -603,7 +660,7 @@ func histogramOTLP[N int64 | float64](out *otlpMetric, h metricdata.Histogram[N]
 	return nil
 }
 
-func expHistogramOTLP[N int64 | float64](out *otlpMetric, h metricdata.ExponentialHistogram[N]) error {
+func expHistogramOTLP[N int64 | float64](sc scrubber, out *otlpMetric, h metricdata.ExponentialHistogram[N]) error {
 	t, err := temporalityOTLP(h.Temporality)
 	if err != nil {
 		return err
@@ -611,7 +668,7 @@ func expHistogramOTLP[N int64 | float64](out *otlpMetric, h metricdata.Exponenti
 	pts := make([]otlpExpHistogramPoint, len(h.DataPoints))
 	for i, p := range h.DataPoints {
 		pts[i] = otlpExpHistogramPoint{
-			attributes:    iterOTLP(p.Attributes.Iter()),
+			attributes:    sc.iter(p.Attributes.Iter()),
 			start:         unixNano(p.StartTime),
 			time:          unixNano(p.Time),
 			count:         p.Count,
@@ -621,7 +678,7 @@ func expHistogramOTLP[N int64 | float64](out *otlpMetric, h metricdata.Exponenti
 			zeroThreshold: p.ZeroThreshold,
 			positive:      otlpBuckets{offset: p.PositiveBucket.Offset, counts: p.PositiveBucket.Counts},
 			negative:      otlpBuckets{offset: p.NegativeBucket.Offset, counts: p.NegativeBucket.Counts},
-			exemplars:     exemplarsOTLP(p.Exemplars),
+			exemplars:     exemplarsOTLP(sc, p.Exemplars),
 			min:           extremaOTLP(p.Min),
 			max:           extremaOTLP(p.Max),
 		}
@@ -639,7 +696,7 @@ func extremaOTLP[N int64 | float64](e metricdata.Extrema[N]) optDouble {
 	return optDouble{v: float64(v), set: true}
 }
 
-func summaryOTLP(out *otlpMetric, s metricdata.Summary) {
+func summaryOTLP(sc scrubber, out *otlpMetric, s metricdata.Summary) {
 	pts := make([]otlpSummaryPoint, len(s.DataPoints))
 	for i, p := range s.DataPoints {
 		q := make([]otlpQuantile, len(p.QuantileValues))
@@ -647,7 +704,7 @@ func summaryOTLP(out *otlpMetric, s metricdata.Summary) {
 			q[j] = otlpQuantile{quantile: v.Quantile, value: v.Value}
 		}
 		pts[i] = otlpSummaryPoint{
-			attributes: iterOTLP(p.Attributes.Iter()),
+			attributes: sc.iter(p.Attributes.Iter()),
 			start:      unixNano(p.StartTime),
 			time:       unixNano(p.Time),
 			count:      p.Count,
@@ -658,14 +715,14 @@ func summaryOTLP(out *otlpMetric, s metricdata.Summary) {
 	out.kind, out.summary = metricSummary, pts
 }
 
-func exemplarsOTLP[N int64 | float64](ex []metricdata.Exemplar[N]) []otlpExemplar {
+func exemplarsOTLP[N int64 | float64](sc scrubber, ex []metricdata.Exemplar[N]) []otlpExemplar {
 	if len(ex) == 0 {
 		return nil
 	}
 	out := make([]otlpExemplar, len(ex))
 	for i, e := range ex {
 		eo := otlpExemplar{
-			filteredAttributes: attrsOTLP(e.FilteredAttributes),
+			filteredAttributes: sc.attrs(e.FilteredAttributes),
 			time:               unixNano(e.Time),
 			spanID:             e.SpanID,
 			traceID:            e.TraceID,

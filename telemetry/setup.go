@@ -19,8 +19,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
-
-	"github.com/jazz-run/jazz/secrets"
 )
 
 // Bounds of the export pipeline.
@@ -35,6 +33,15 @@ const (
 	MetricInterval = 30 * time.Second
 	// ScopeName is the instrumentation scope of every span and instrument.
 	ScopeName = "jazz"
+)
+
+// Bounds of one span (see spanLimits). jazz's own spans set at most a
+// dozen attributes and no events.
+const (
+	maxAttrs     = 64
+	maxEvents    = 32
+	maxLinks     = 8
+	maxAttrDepth = 4
 )
 
 // Retry schedule per telemetry.md §2: 3 attempts (maxAttempts), 250 ms ×
@@ -61,8 +68,6 @@ type Telemetry struct {
 
 	enabled bool
 	capture bool
-	// redact takes the run's own secrets out of exported text.
-	redact *secrets.Redactor
 	// idKey keys the fingerprints of model-chosen ids.
 	idKey []byte
 	inst  instruments
@@ -149,6 +154,7 @@ func Setup(ctx context.Context, s Settings, warn func(string)) *Telemetry {
 	)
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
+		sdktrace.WithRawSpanLimits(spanLimits(s.CaptureContent)),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())),
 		sdktrace.WithSpanProcessor(sdktrace.NewBatchSpanProcessor(
 			spanExporter{SpanExporter: spanExp, rep: rep, target: hostOf(s.TracesEndpoint)},
@@ -163,7 +169,6 @@ func Setup(ctx context.Context, s Settings, warn func(string)) *Telemetry {
 		TracerProvider: tp,
 		enabled:        true,
 		capture:        s.CaptureContent,
-		redact:         s.Secrets,
 		idKey:          newIDKey(),
 		rep:            rep,
 		tp:             tp,
@@ -194,6 +199,24 @@ func Setup(ctx context.Context, s Settings, warn func(string)) *Telemetry {
 	t.Meter = t.MeterProvider.Meter(ScopeName, metric.WithInstrumentationVersion(version))
 	t.inst = newInstruments(t.Meter)
 	return t
+}
+
+// spanLimits bound what one span holds until it is exported, whoever
+// sets it (the instrumentation API cuts its own strings already; a span
+// reached through Span() or a library's does not): strings to keepLen
+// (the exporter cuts further, after replacing secrets), and a fixed number
+// of attributes, events and links. Raw limits, so OTEL_SPAN_*_LIMIT in
+// the environment cannot lift them.
+func spanLimits(capture bool) sdktrace.SpanLimits {
+	return sdktrace.SpanLimits{
+		AttributeValueLengthLimit:   keepLen(capture),
+		AttributeValueDepthLimit:    maxAttrDepth,
+		AttributeCountLimit:         maxAttrs,
+		EventCountLimit:             maxEvents,
+		LinkCountLimit:              maxLinks,
+		AttributePerEventCountLimit: maxAttrs,
+		AttributePerLinkCountLimit:  maxAttrs,
+	}
 }
 
 // newIDKey is a random per-process key for id fingerprints.

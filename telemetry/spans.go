@@ -122,13 +122,14 @@ func newInstruments(m metric.Meter) instruments {
 // all passed through the content filter.
 func (t *Telemetry) start(ctx context.Context, name string, at time.Time, kv ...attribute.KeyValue) (context.Context, trace.Span) {
 	all := IDsFrom(ctx).attrs(make([]attribute.KeyValue, 0, len(kv)+3))
-	all = filter(t.capture, t.redact, append(all, kv...))
+	all = filter(t.capture, append(all, kv...))
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(all...)}
 	if !at.IsZero() {
 		opts = append(opts, trace.WithTimestamp(at))
 	}
-	// Names carry model text only with capture on; never a secret.
-	return t.Tracer.Start(ctx, t.redact.String(name), opts...)
+	// Names carry model text only with capture on; the exporter takes
+	// the run's secrets out of them.
+	return t.Tracer.Start(ctx, name, opts...)
 }
 
 // Attrs passes attributes through the content filter: content keys dropped
@@ -136,9 +137,9 @@ func (t *Telemetry) start(ctx context.Context, name string, at time.Time, kv ...
 // through it; use it for attributes set on spans directly.
 func (t *Telemetry) Attrs(kv ...attribute.KeyValue) []attribute.KeyValue {
 	if t == nil {
-		return filter(false, nil, kv)
+		return filter(false, kv)
 	}
-	return filter(t.capture, t.redact, kv)
+	return filter(t.capture, kv)
 }
 
 // callID is a tool-call id as exported: the model chooses those, so with
@@ -173,24 +174,25 @@ func (h handle) Span() trace.Span {
 // SetAttributes adds attributes to the span through the content filter.
 func (h handle) SetAttributes(kv ...attribute.KeyValue) {
 	if h.ok() {
-		h.span.SetAttributes(filter(h.t.capture, h.t.redact, kv)...)
+		h.span.SetAttributes(filter(h.t.capture, kv)...)
 	}
 }
 
 // end sets status and ends the span. A failure is exported as its kind
 // (a fixed word such as "tool_error") unless captureContent is on: error
 // texts carry what the model chose (paths, commands, names), so they are
-// content. With capture on the text goes out without the run's secrets.
+// content. With capture on the text goes out without the run's secrets
+// (the exporter replaces them).
 func (h handle) end(kind, errText string, kv ...attribute.KeyValue) {
 	if errText != "" {
 		msg := kind
 		if h.t.capture {
-			msg = h.t.redact.String(errText)
+			msg = cut(errText, keepLen(true))
 		}
 		kv = append(kv, attribute.String("jazz.error", msg))
-		h.span.SetStatus(codes.Error, cut(msg, MaxAttrLen))
+		h.span.SetStatus(codes.Error, msg)
 	}
-	h.span.SetAttributes(filter(h.t.capture, h.t.redact, kv)...)
+	h.span.SetAttributes(filter(h.t.capture, kv)...)
 	h.span.End()
 }
 
@@ -609,7 +611,7 @@ func joinName(kind, what, fallback string) string {
 	if what == "" {
 		return kind
 	}
-	return kind + " " + cut(what, MaxAttrLen)
+	return kind + " " + cut(what, MaxContentLen)
 }
 
 func firstNonEmpty(a, b string) string {

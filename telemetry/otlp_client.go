@@ -65,14 +65,14 @@ type otlpClient struct {
 func newOTLPClient(endpoint, protocol, grpcPath string, headers map[string]string, timeout time.Duration, version string, run *secrets.Redactor) (*otlpClient, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("endpoint %q: %w", cut(redactURL(endpoint), 128), unwrapURLError(err))
+		return nil, fmt.Errorf("the endpoint is not a valid URL: %w", unwrapURLError(err))
 	}
 	c := &otlpClient{
 		url:       endpoint,
 		headers:   headers,
 		timeout:   timeout,
 		userAgent: "jazz/" + version,
-		redact:    headerRedactor(headers),
+		redact:    credentialRedactor(endpoint, headers),
 		run:       run,
 	}
 	var tr *http.Transport
@@ -120,13 +120,16 @@ func newOTLPClient(endpoint, protocol, grpcPath string, headers map[string]strin
 	return c, nil
 }
 
-// headerRedactor hides the configured header values, and each value's last
-// word (the token of "Bearer <token>"), from error text: a collector or a
-// proxy may echo a request header back in its answer. Every header is
-// covered, not only those named like credentials, because vendors send API
-// keys under names of their own (x-honeycomb-team, dd-api-key).
-func headerRedactor(headers map[string]string) *secrets.Redactor {
-	var vals []string
+// credentialRedactor hides what the client sends that may be a
+// credential from error text: the configured header values, and each
+// value's last word (the token of "Bearer <token>"), since a collector or
+// a proxy may echo a request header back in its answer; the endpoint's
+// user info and query values, since an error page may echo the request
+// URL. Every header is covered, not only those named like credentials,
+// because vendors send API keys under names of their own
+// (x-honeycomb-team, dd-api-key).
+func credentialRedactor(endpoint string, headers map[string]string) *secrets.Redactor {
+	vals := urlCredentials(endpoint)
 	for _, v := range headers {
 		vals = append(vals, v)
 		if f := strings.Fields(v); len(f) > 1 {
@@ -282,7 +285,11 @@ func (c *otlpClient) httpResult(ctx, actx context.Context, resp *http.Response) 
 		msg += ": " + cut(strings.ToValidUTF8(text, "?"), 256)
 	}
 	if loc := resp.Header.Get("Location"); resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
-		msg += fmt.Sprintf(" (redirect to %s not followed)", cut(redactURL(loc), 128))
+		where := shownURL(loc)
+		if where == "" {
+			where = "another path"
+		}
+		msg += fmt.Sprintf(" (redirect to %s not followed)", where)
 	}
 	s := resp.StatusCode
 	retry := s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500

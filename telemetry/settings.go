@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -227,29 +229,69 @@ func checkHeaders(h map[string]string) error {
 	return nil
 }
 
-// checkEndpoint accepts an absolute http or https URL with a host.
+// checkEndpoint accepts an absolute http or https URL with a host. Its
+// errors show no more of the URL than shownURL does.
 func checkEndpoint(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%q is not a valid URL: %w", cut(redactURL(raw), 128), unwrapURLError(err))
+		return fmt.Errorf("the endpoint is not a valid URL: %w", unwrapURLError(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%q must start with http:// or https://", cut(redactURL(raw), 128))
+		if shown := shownURL(raw); shown != "" {
+			return fmt.Errorf("%q must start with http:// or https://", shown)
+		}
+		return errors.New("the endpoint must start with http:// or https://")
 	}
 	if u.Host == "" {
-		return fmt.Errorf("%q has no host", cut(redactURL(raw), 128))
+		return errors.New("the endpoint has no host")
 	}
 	return nil
 }
 
-// redactURL drops user info from a URL-ish string before it is shown.
-func redactURL(raw string) string {
-	if at := strings.LastIndex(raw, "@"); at >= 0 {
-		if scheme := strings.Index(raw, "://"); scheme >= 0 && scheme < at {
-			return raw[:scheme+3] + "REDACTED@" + raw[at+1:]
+// shownURL is what a message may show of an endpoint: its scheme and
+// host. User info, path, query and fragment are left out, since vendors
+// put credentials in each (https://key@…, ?api_key=…, /v1/<token>/…);
+// "" when there is no host to show.
+func shownURL(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return cut(u.Scheme, 16) + "://" + cut(u.Host, 128)
+}
+
+// urlCredentials are the parts of an endpoint that may be credentials
+// (the user info, the query's values), for the client to hide in what a
+// collector says back: an error page may echo the request URL. A
+// password counts however short; a user name or a query value from
+// secrets.MinSecretLen characters on, since "?v=1" is no credential and
+// hiding every "1" would garble the message.
+func urlCredentials(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var vals []string
+	long := func(v string) {
+		if len(v) >= secrets.MinSecretLen {
+			vals = append(vals, v)
 		}
 	}
-	return raw
+	if u.User != nil {
+		long(u.User.Username())
+		p, ok := u.User.Password()
+		if ok {
+			vals = append(vals, p)
+		}
+		// As net/http sends it: Authorization: Basic base64(user:password).
+		vals = append(vals, base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+p)))
+	}
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			long(v)
+		}
+	}
+	return vals
 }
 
 func unwrapURLError(err error) error {

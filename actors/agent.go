@@ -195,7 +195,9 @@ func (a *Agent) Receive(c *actor.Context) {
 		if a.parent == nil {
 			a.parent = c.Parent()
 		}
-		a.trace = m.Trace
+		// The request may come from outside (a remote task): only its
+		// trace context, bounded, rides on the run's messages.
+		a.trace = telemetry.Clean(m.Trace)
 		a.spanCtx = telemetry.WithIDs(telemetry.Extract(a.ctx, m.Trace), telemetry.IDs{
 			RunID: a.cfg.Place.RunID, AgentID: a.cfg.Place.AgentID, AgentName: a.cfg.Place.AgentName, ConversationID: a.conversationID()})
 		if a.cfg.SystemPrompt != "" {

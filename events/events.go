@@ -183,6 +183,8 @@ type delivery struct {
 	line []byte
 	data []byte
 	end  bool
+	// raw: line was handed to WriteLine, and is written as it is.
+	raw bool
 }
 
 // Hook has fn see every event before the sink handles it, on the sink's
@@ -313,16 +315,22 @@ func (s *Sink) passes(eventType string) bool {
 	return s.filter.Allows(eventType) || s.always[eventType]
 }
 
-// drain handles the queued deliveries until the run's end, or until the
-// queue is abandoned.
+// drain handles the queued deliveries until the queue is closed (Detach)
+// or abandoned. After the run's end only lines handed to WriteLine are
+// written: events published later are not part of the run's stream.
 func (s *Sink) drain(onPanic func(reason string)) {
 	defer close(s.drained)
+	ended := false
 	for d := range s.in.out {
-		if d.end {
+		switch {
+		case d.end:
+			ended = true
 			s.end()
-			return
+		case d.raw:
+			s.write(d.line)
+		case !ended:
+			s.handle(d, onPanic)
 		}
-		s.handle(d, onPanic)
 	}
 }
 
@@ -339,7 +347,7 @@ func (s *Sink) handle(d delivery, onPanic func(reason string)) {
 		return
 	}
 	if d.line != nil {
-		s.WriteLine(d.line)
+		s.write(d.line)
 	}
 	if d.data != nil {
 		var ev messages.Event
@@ -364,9 +372,11 @@ func (s *Sink) end() {
 }
 
 // Detach waits until the run's RunFinished has gone through the sink, so
-// every event published before it has been written, or until ctx ends;
-// then it stops the sink: nothing is written after it returns, unless ctx
-// ended while a write was blocked.
+// every event published before it has been written, and the lines handed
+// to WriteLine before Detach too, or until ctx ends; then it stops the
+// sink's goroutine. A reader that stopped reading (a full pipe) holds
+// Detach until ctx ends, not longer: what is still queued then is
+// dropped.
 func (s *Sink) Detach(ctx context.Context) {
 	if s.in == nil {
 		return
@@ -375,10 +385,11 @@ func (s *Sink) Detach(ctx context.Context) {
 	case <-s.ended:
 	case <-ctx.Done():
 	}
-	s.in.abandon()
+	s.in.close()
 	select {
 	case <-s.drained:
 	case <-ctx.Done():
+		s.in.abandon()
 	}
 	s.end()
 }
@@ -415,6 +426,13 @@ func (s *Sink) Writes() bool { return s.w != nil }
 // so protocol lines of a bridge never interleave with them. The run's
 // known secrets are replaced in it (see SetRedactor): a line rendered
 // elsewhere (a bridge's request) passes the same check.
+//
+// It never waits for the reader: while the sink runs (between Local and
+// Detach) the line is queued behind the events published before it and
+// written by the sink's goroutine; otherwise it is written directly, but
+// waited for at most maxWriteWait. A warning, a bridge's request or the
+// run_end a teardown writes would otherwise hang the run on a reader that
+// stopped reading.
 func (s *Sink) WriteLine(line []byte) {
 	if s.w == nil {
 		return
@@ -422,9 +440,31 @@ func (s *Sink) WriteLine(line []byte) {
 	if s.red.Len() > 0 {
 		line = []byte(s.red.String(string(line)))
 	}
+	if s.in != nil && s.in.push(delivery{line: line, raw: true}) {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.write(line)
+	}()
+	t := time.NewTimer(maxWriteWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// maxWriteWait bounds how long WriteLine waits for a line written
+// directly (before Local, after Detach).
+const maxWriteWait = time.Second
+
+// write is the one place the sink writes to w, one line at a time.
+func (s *Sink) write(line []byte) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	_, _ = s.w.Write(line)
-	s.mu.Unlock()
 }
 
 // MaxString is the cut for string values in rendered events.

@@ -21,13 +21,17 @@ func newQueue[T any]() *queue[T] {
 	return q
 }
 
-func (q *queue[T]) push(v T) {
+// push queues v and reports whether it was taken: false once the queue
+// is closed.
+func (q *queue[T]) push(v T) bool {
 	q.mu.Lock()
-	if !q.done {
+	ok := !q.done
+	if ok {
 		q.buf = append(q.buf, v)
 	}
 	q.mu.Unlock()
 	q.signal()
+	return ok
 }
 
 func (q *queue[T]) close() {

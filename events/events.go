@@ -495,7 +495,8 @@ func cutAt(s string, max int) string {
 }
 
 // Render turns ev into one NDJSON line. Every string value longer than 200
-// characters is cut to 200 + "…", keys and key order untouched, except in
+// characters is cut to 200 + "…", and a line longer than MaxLine loses the
+// members past it (see BoundLine), key order untouched, except in
 // requests a person decides on (user_input_required, approval_required),
 // which are never cut: an approver shown `echo AAAA…` cannot see the
 // `; touch x` behind it. Characters that would draw nothing or move the
@@ -507,7 +508,7 @@ func Render(ev messages.Event) []byte { return render(ev, nil, Whole(ev.Type)) }
 func render(ev messages.Event, red *secrets.Redactor, whole bool) []byte {
 	data := red.JSON(encode(ev))
 	if !whole {
-		data = TruncateStrings(data)
+		data = BoundLine(TruncateStrings(data), MaxLine)
 	}
 	return append(EscapeHidden(data), '\n')
 }
@@ -526,7 +527,7 @@ func Whole(eventType string) bool {
 func encode(ev messages.Event) []byte {
 	data, err := json.Marshal(ev)
 	if err != nil {
-		data = []byte(`{"type":"error","error":{"name":"EncodeError","message":"event could not be encoded"},"recoverable":true}`)
+		data = []byte(encodeErrorLine)
 	}
 	return data
 }

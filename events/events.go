@@ -161,7 +161,11 @@ type Sink struct {
 	bridged atomic.Bool
 	// in queues what Local was handed for the sink's own goroutine;
 	// drained is closed when that goroutine has returned.
-	in      *queue[delivery]
+	in *queue[delivery]
+	// backlog is the bytes of lines queued in in and not yet written;
+	// dropped counts the deltas left out while it was over maxBacklog.
+	backlog atomic.Int64
+	dropped atomic.Int64
 	drained chan struct{}
 	// ended is closed once the run's RunFinished went through.
 	ended   chan struct{}
@@ -285,13 +289,50 @@ func (t *tee) Publish(subject string, msg any, trace messages.Trace) error {
 		t.sink.in.push(delivery{end: true})
 	case strings.HasPrefix(subject, t.events):
 		if ev, ok := msg.(messages.Event); ok {
-			t.sink.in.push(t.sink.prepare(ev))
+			t.sink.queue(t.sink.prepare(ev))
 		}
 	}
 	if t.next == nil {
 		return nil
 	}
 	return t.next.Publish(subject, msg, trace)
+}
+
+// queue hands d to the sink's goroutine, or drops it: a reader of
+// stderr that fell behind by maxBacklog bytes loses text and reasoning
+// deltas (counted, and told when it catches up), never another event,
+// so a reader that stopped reading does not make a long answer's every
+// chunk pile up in memory.
+func (s *Sink) queue(d delivery) {
+	n := int64(len(d.line))
+	if n > 0 && lossy(d.ev.Type) && s.backlog.Load() > maxBacklog {
+		s.dropped.Add(1)
+		return
+	}
+	s.backlog.Add(n)
+	if !s.in.push(d) {
+		s.backlog.Add(-n)
+	}
+}
+
+// maxBacklog is how far (in bytes of lines) stderr's reader may fall
+// behind before deltas are dropped.
+const maxBacklog = 8 << 20
+
+// lossy says which events a reader that fell behind may lose: each is
+// a delta whose text the next complete event carries whole.
+func lossy(eventType string) bool {
+	return eventType == messages.EventTextChunk || eventType == messages.EventThinkingChunk
+}
+
+// writeQueued writes a line taken from the queue: first, when deltas
+// were dropped since the last one, a warning saying how many.
+func (s *Sink) writeQueued(line []byte) {
+	if n := s.dropped.Swap(0); n > 0 {
+		s.write(Render(messages.Event{Type: messages.EventWarning,
+			Message: fmt.Sprintf("%d text and reasoning chunks were left out: the reader of this stream fell %d MiB behind", n, maxBacklog>>20)}))
+	}
+	s.write(line)
 }
 
 // prepare renders (and, for Stream, encodes) an event the filter lets
@@ -327,10 +368,12 @@ func (s *Sink) drain(onPanic func(reason string)) {
 			ended = true
 			s.end()
 		case d.raw:
-			s.write(d.line)
+			s.writeQueued(d.line)
 		case !ended:
 			s.handle(d, onPanic)
 		}
+		// Written, skipped or lost to a panic: no longer behind.
+		s.backlog.Add(-int64(len(d.line)))
 	}
 }
 
@@ -347,7 +390,7 @@ func (s *Sink) handle(d delivery, onPanic func(reason string)) {
 		return
 	}
 	if d.line != nil {
-		s.write(d.line)
+		s.writeQueued(d.line)
 	}
 	if d.data != nil {
 		var ev messages.Event
@@ -440,8 +483,12 @@ func (s *Sink) WriteLine(line []byte) {
 	if s.red.Len() > 0 {
 		line = []byte(s.red.String(string(line)))
 	}
-	if s.in != nil && s.in.push(delivery{line: line, raw: true}) {
-		return
+	if s.in != nil {
+		s.backlog.Add(int64(len(line)))
+		if s.in.push(delivery{line: line, raw: true}) {
+			return
+		}
+		s.backlog.Add(-int64(len(line)))
 	}
 	done := make(chan struct{})
 	go func() {

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -72,4 +73,43 @@ func TestStalledReaderNeverBlocksTheRun(t *testing.T) {
 	}
 	close(w.release)
 	s.Close()
+}
+
+// TestStalledReaderBoundsTheBacklog: a reader that stopped reading makes
+// the run's text deltas past maxBacklog be left out, not pile up; every
+// other event still comes, in order, after a warning saying how many
+// deltas were left out, once the reader reads again.
+func TestStalledReaderBoundsTheBacklog(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := &stalled{release: make(chan struct{})}
+	s := NewSink(w, NewFilter([]string{messages.CategoryAll}))
+	pub := s.Local("r1", nil, nil)
+	em := NewEmitter(pub, "r1")
+	delta := strings.Repeat("d", MaxString)
+	const chunks = 60_000 // some 30 MB of lines
+	for i := range chunks {
+		em.Emit(messages.Event{Type: messages.EventTextChunk, Delta: delta, Accumulated: delta})
+		if i%15_000 == 0 {
+			ev := messages.Event{Type: messages.EventToolExecutionComplete}
+			ev.ToolCallID = fmt.Sprint(i)
+			em.Emit(ev)
+		}
+	}
+	if b := s.backlog.Load(); b > maxBacklog+64<<10 {
+		t.Errorf("%d MiB queued for a reader that stopped reading", b>>20)
+	}
+	_ = pub.Publish(messages.FinishedSubject("r1"), messages.RunFinished{}, nil)
+	close(w.release)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s.Detach(ctx)
+	out := w.got.String()
+	for i := 0; i < chunks; i += 15_000 {
+		if !strings.Contains(out, fmt.Sprintf(`"toolCallId":"%d"`, i)) {
+			t.Errorf("tool_execution_complete %d was lost", i)
+		}
+	}
+	if !strings.Contains(out, "chunks were left out") {
+		t.Error("no warning says deltas were left out")
+	}
 }

@@ -581,14 +581,32 @@ func encode(ev messages.Event) []byte {
 
 // LogWriter turns what a standard logger writes (one Write per entry)
 // into warning events on w, for a stderr that must carry JSON lines only.
-func LogWriter(w io.Writer) io.Writer { return logWriter{w} }
+// It never waits for w's reader: a logger serializes its writes, so one
+// blocked on a reader that stopped reading (a full pipe) would stop every
+// goroutine that logs, the run's actors among them. Entries go through a
+// queue of maxLogQueue lines to one goroutine that writes them, for as
+// long as the process (and its logger) lives; while it is full, entries
+// are dropped.
+func LogWriter(w io.Writer) io.Writer {
+	l := logWriter{lines: make(chan []byte, maxLogQueue)}
+	go func() {
+		for line := range l.lines {
+			_, _ = w.Write(line)
+		}
+	}()
+	return l
+}
 
-type logWriter struct{ w io.Writer }
+// maxLogQueue is how many log lines wait for a slow reader.
+const maxLogQueue = 256
+
+type logWriter struct{ lines chan []byte }
 
 func (l logWriter) Write(p []byte) (int, error) {
 	msg := strings.TrimRight(string(p), "\n")
-	if _, err := l.w.Write(Render(messages.Event{Type: messages.EventWarning, Message: msg})); err != nil {
-		return 0, err
+	select {
+	case l.lines <- Render(messages.Event{Type: messages.EventWarning, Message: msg}):
+	default: // the reader fell behind by a whole queue: the entry is lost
 	}
 	return len(p), nil
 }

@@ -113,3 +113,40 @@ func TestStalledReaderBoundsTheBacklog(t *testing.T) {
 		t.Error("no warning says deltas were left out")
 	}
 }
+
+// TestLogWriterNeverBlocks: a logger writing through LogWriter to a
+// reader that stopped reading never waits for it, and its entries come,
+// as warning lines, once the reader reads again.
+func TestLogWriterNeverBlocks(t *testing.T) {
+	w := &stalled{release: make(chan struct{})}
+	lw := LogWriter(w)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 10 * maxLogQueue {
+			_, _ = fmt.Fprintf(lw, "entry %d\n", i)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a log entry waited for a reader that stopped reading")
+	}
+	close(w.release)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		w.mu.Lock()
+		got := w.got.String()
+		w.mu.Unlock()
+		if strings.Contains(got, `"message":"entry 0"`) {
+			if !strings.HasPrefix(got, `{"type":"warning"`) {
+				t.Errorf("not a warning line: %.100s", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first entry never came: %.200s", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -92,11 +92,15 @@ func harnessModel(ctx context.Context, o RunOptions, getenv func(string) string,
 }
 
 // userRequests lists the user turns of a run: prior conversation, then
-// the prompt.
+// the prompt. Only turns a person wrote count: a message jazz wrote in
+// the user role (a compaction summary, the work-state preamble, the
+// meltdown notice; any Kind) is a model's words or the model's own notes
+// replayed from memory, and must not vouch for a command the model
+// proposes.
 func userRequests(history []messages.ChatMessage, prompt string) []string {
 	var out []string
 	for _, m := range history {
-		if m.Role == messages.RoleUser {
+		if m.Role == messages.RoleUser && m.Kind == "" {
 			out = append(out, m.Content)
 		}
 	}

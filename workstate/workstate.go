@@ -56,8 +56,48 @@ const (
 // run` included) most of a millisecond.
 var (
 	agentIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
-	convIDRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`) })
+	// plainConvRe is a conversation id used as its directory's name as
+	// is. Lower case only: on a case-insensitive file system (macOS,
+	// Windows) "Conv" and "conv" would share one directory although
+	// they are two conversations.
+	plainConvRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9_-][a-z0-9._-]{0,127}$`) })
 )
+
+// hashedPrefix starts the directory name of a conversation id stored
+// under its hash. No plain name starts with it, so a chosen id cannot
+// name the directory of another id's hash.
+const hashedPrefix = "c-"
+
+// plainName says whether conversation id conv can be its directory's name
+// as is: a name no other id maps to on any file system jazz runs on. Not
+// a Windows device name (nul, con, com1.txt…: the file system hands
+// out the device), not ending in a dot (Windows drops it, so "a." is "a"),
+// not in the hashed names' space.
+func plainName(conv string) bool {
+	if !plainConvRe().MatchString(conv) || strings.HasSuffix(conv, ".") || strings.HasPrefix(conv, hashedPrefix) {
+		return false
+	}
+	stem, _, _ := strings.Cut(conv, ".")
+	switch stem {
+	case "con", "prn", "aux", "nul", "conin$", "conout$":
+		return false
+	}
+	if len(stem) == 4 && (strings.HasPrefix(stem, "com") || strings.HasPrefix(stem, "lpt")) && stem[3] >= '0' && stem[3] <= '9' {
+		return false
+	}
+	return true
+}
+
+// dirName is the directory name of conversation id conv: itself when it
+// is a plain name, else hashedPrefix and its hash. Two ids never share a
+// name, and no name leaves work/<agentId>/.
+func dirName(conv string) string {
+	if plainName(conv) {
+		return conv
+	}
+	sum := sha256.Sum256([]byte(conv))
+	return hashedPrefix + hex.EncodeToString(sum[:16])
+}
 
 // ErrNoConversation is a Store with no conversation to keep state for.
 var ErrNoConversation = errors.New("no conversation is active")
@@ -80,8 +120,9 @@ func (s Store) now() time.Time {
 }
 
 // Dir is the conversation's directory. A conversation id that is not a
-// plain file name (it comes from --conversation and may hold anything) is
-// stored under its hash instead, so no id can name a path outside.
+// plain file name (it comes from --conversation, a bridge or the Go API
+// and may hold anything) is stored under its hash instead (dirName), so
+// no id can name a path outside, and no two ids share a directory.
 func (s Store) Dir() (string, error) {
 	if s.Home == "" || strings.TrimSpace(s.ConversationID) == "" {
 		return "", ErrNoConversation
@@ -89,12 +130,7 @@ func (s Store) Dir() (string, error) {
 	if !agentIDRe().MatchString(s.AgentID) {
 		return "", fmt.Errorf("work state: agent id %q must match %s", s.AgentID, agentIDRe())
 	}
-	conv := s.ConversationID
-	if !convIDRe().MatchString(conv) {
-		sum := sha256.Sum256([]byte(conv))
-		conv = "c-" + hex.EncodeToString(sum[:16])
-	}
-	return filepath.Join(s.Home, "work", s.AgentID, conv), nil
+	return filepath.Join(s.Home, "work", s.AgentID, dirName(s.ConversationID)), nil
 }
 
 func (s Store) path(name string) (string, error) {

@@ -206,3 +206,76 @@ func TestPreamble(t *testing.T) {
 		t.Error("summaries must read oldest first")
 	}
 }
+
+// onDisk is the name a file system that folds case and drops trailing
+// dots and spaces (Windows, macOS by default) actually stores: two
+// names with one onDisk are one directory there.
+func onDisk(name string) string { return strings.ToLower(strings.TrimRight(name, ". ")) }
+
+// windowsDevice says whether a Windows file system hands out a device
+// for name, whatever its extension.
+func windowsDevice(name string) bool {
+	stem, _, _ := strings.Cut(onDisk(name), ".")
+	switch stem {
+	case "con", "prn", "aux", "nul", "conin$", "conout$":
+		return true
+	}
+	return len(stem) == 4 && (strings.HasPrefix(stem, "com") || strings.HasPrefix(stem, "lpt")) && stem[3] >= '0' && stem[3] <= '9'
+}
+
+// checkDirNames asserts what dirName promises for every pair of ids:
+// one plain ASCII path component, never a device, and two different ids
+// never one directory, even where case and trailing dots are folded.
+func checkDirNames(t *testing.T, ids ...string) {
+	t.Helper()
+	seen := map[string]string{}
+	for _, id := range ids {
+		name := dirName(id)
+		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\:`+"\x00") || filepath.Base(name) != name {
+			t.Errorf("%q → %q: not one path component", id, name)
+		}
+		for _, r := range name {
+			if r < 0x21 || r > 0x7e {
+				t.Errorf("%q → %q: not plain ASCII (a file system may normalise it)", id, name)
+				break
+			}
+		}
+		if windowsDevice(name) {
+			t.Errorf("%q → %q: a Windows device name", id, name)
+		}
+		if other, ok := seen[onDisk(name)]; ok && other != id {
+			t.Errorf("%q and %q share the directory %q", other, id, name)
+		}
+		seen[onDisk(name)] = id
+	}
+}
+
+// TestDirNamesNeverCollide: conversation keys a bridge or a model's
+// caller may choose (case variants, trailing dots, device names, the
+// hashed name of another key, Unicode spelled two ways) each get a
+// directory of their own.
+func TestDirNamesNeverCollide(t *testing.T) {
+	ids := []string{"conv", "Conv", "CONV", "conv.", "conv..", "conv. ", "a", "A", "a.b", "A.B", "a.b.",
+		"nul", "NUL", "nul.json", "con", "aux.txt", "com1", "COM9.x", "lpt3", "conin$", "prn.",
+		"caf\u00e9", "cafe\u0301", "CAF\u00c9", "\u212a", "k", "K", // NFC vs NFD; KELVIN SIGN folds to k
+		"../x", "..", ".", "", " ", "run-dev-123.4", strings.Repeat("z", 128), strings.Repeat("z", 129)}
+	// Keys spelling the hashed directory of other keys, either case.
+	for _, id := range append([]string(nil), ids...) {
+		h := hashedPrefix + strings.TrimPrefix(dirName(id), hashedPrefix)
+		ids = append(ids, h, strings.ToUpper(h))
+	}
+	checkDirNames(t, ids...)
+}
+
+// FuzzDirName: no two ids share a directory.
+func FuzzDirName(f *testing.F) {
+	f.Add("conv", "Conv")
+	f.Add("a.", "a")
+	f.Add("nul", "x")
+	f.Add("caf\u00e9", "cafe\u0301")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if a != b {
+			checkDirNames(t, a, b, hashedPrefix+strings.TrimPrefix(dirName(a), hashedPrefix))
+		}
+	})
+}

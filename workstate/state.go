@@ -36,7 +36,7 @@ func (s State) Empty() bool {
 
 // State reads state.json; a missing one is the empty State.
 func (s Store) State(ctx context.Context) (State, error) {
-	path, err := s.path(StateFile)
+	path, err := s.readPath(StateFile)
 	if err != nil {
 		return State{}, err
 	}
@@ -91,7 +91,7 @@ func (s Store) Patch(ctx context.Context, patch State, fields []string) (State, 
 		return st, err
 	}
 	path := filepath.Join(dir, StateFile)
-	if err := writeAtomic(path, append(data, '\n')); err != nil {
+	if err := s.writeAtomic(path, append(data, '\n')); err != nil {
 		return st, fmt.Errorf("save the task state to %s: %w", path, err)
 	}
 	return st, nil

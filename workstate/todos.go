@@ -36,12 +36,12 @@ func (s Store) SaveTodos(ctx context.Context, todos []Todo) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, TodosFile), append(data, '\n'))
+	return s.writeAtomic(filepath.Join(dir, TodosFile), append(data, '\n'))
 }
 
 // Todos reads the list; a missing one is empty.
 func (s Store) Todos(ctx context.Context) ([]Todo, error) {
-	path, err := s.path(TodosFile)
+	path, err := s.readPath(TodosFile)
 	if err != nil {
 		return nil, err
 	}

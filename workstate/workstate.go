@@ -8,9 +8,11 @@
 //
 // Everything is private (0700 directories, 0600 files), bounded (at most
 // MaxBytes per conversation, the journal pruned oldest first), written
-// atomically (a temp file and a rename, or one append), and read only as
-// regular files that are not symlinks, so the directory can never be made
-// to hand out another of JAZZ_HOME's files.
+// atomically and durably (a temp file, fsync, rename and fsync of the
+// directory, or one fsynced append), and read and written only as regular
+// files that are not symlinks, in directories that are not symlinks
+// either, so the directory can never be made to hand out another file or
+// to take the notes somewhere else.
 package workstate
 
 import (
@@ -110,6 +112,27 @@ type Store struct {
 	AgentID, ConversationID string
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+
+	// fault, set only by tests, is called before each step of a write
+	// (see writeAtomic); an error it returns is that step failing, as a
+	// full disk or an I/O error would.
+	fault func(step string) error
+}
+
+// Steps of writeAtomic, in order, as fault sees them.
+const (
+	stepWrite   = "write"
+	stepSync    = "sync"
+	stepClose   = "close"
+	stepRename  = "rename"
+	stepSyncDir = "sync dir"
+)
+
+func (s Store) step(name string) error {
+	if s.fault != nil {
+		return s.fault(name)
+	}
+	return nil
 }
 
 func (s Store) now() time.Time {
@@ -141,7 +164,11 @@ func (s Store) path(name string) (string, error) {
 	return filepath.Join(dir, name), nil
 }
 
-// mkdir makes the conversation's directory, private.
+// mkdir makes the conversation's directory, private. Every directory
+// from JAZZ_HOME/work down must be a real directory, not a symlink, and
+// the last one private (safefile.CheckPrivate): a planted link or a
+// directory others may write would send the task state, which the next
+// run trusts as its notes, where someone else can read or replace it.
 func (s Store) mkdir() (string, error) {
 	dir, err := s.Dir()
 	if err != nil {
@@ -150,7 +177,46 @@ func (s Store) mkdir() (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("create work state directory %s: %w", dir, err)
 	}
+	if err := s.checkDirs(dir); err != nil {
+		return "", err
+	}
+	if err := safefile.CheckPrivate(dir); err != nil {
+		return "", fmt.Errorf("work state: %w", err)
+	}
 	return dir, nil
+}
+
+// checkDirs fails when a directory from JAZZ_HOME/work down to dir is a
+// symlink or not a directory. A missing one is no error: nothing was
+// kept there yet.
+func (s Store) checkDirs(dir string) error {
+	work := filepath.Join(s.Home, "work")
+	for _, d := range []string{work, filepath.Join(work, s.AgentID), dir} {
+		fi, err := os.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("work state directory %s: %w", d, err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("work state directory %s is a symlink or not a directory; jazz keeps work state in its own directories only (remove it to start afresh)", d)
+		}
+	}
+	return nil
+}
+
+// readPath is where file name is read from: its path, once the
+// directories above it are known to be jazz's own (checkDirs).
+func (s Store) readPath(name string) (string, error) {
+	dir, err := s.Dir()
+	if err != nil {
+		return "", err
+	}
+	if err := s.checkDirs(dir); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
 }
 
 // read returns a work-state file's bytes: nil, nil when it does not
@@ -171,23 +237,57 @@ func read(ctx context.Context, path string, limit int64) ([]byte, error) {
 	return data, err
 }
 
-// writeAtomic replaces path with data through a private temp file and a
-// rename (which replaces a symlink rather than following it).
-func writeAtomic(path string, data []byte) error {
+// writeAtomic replaces path with data, atomically and durably: a private
+// temp file in the same directory, fsync, rename (which replaces a
+// symlink rather than following it), fsync of the directory. A kill or a
+// full disk at any point leaves the old file or the new one, never a
+// torn one, and once it returns nil the new one survives a power loss.
+func (s Store) writeAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*.tmp")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	defer os.Remove(tmp) // fails harmlessly once renamed
+	err = s.step(stepWrite)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		if err = s.step(stepSync); err == nil {
+			err = f.Sync()
+		}
+	}
+	if cerr := s.step(stepClose); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if cerr := f.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
+	if err := s.step(stepRename); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return s.syncDir(filepath.Dir(path))
+}
+
+// syncDir makes a rename or a new file in dir durable. Where a directory
+// cannot be synced (Windows) the rename stands as the system keeps it.
+func (s Store) syncDir(dir string) error {
+	if err := s.step(stepSyncDir); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	_ = d.Sync() // not every system supports it; the file is already in place
+	return d.Close()
 }
 
 // Entry is one journal line.
@@ -233,11 +333,33 @@ func (s Store) Append(ctx context.Context, e Entry) error {
 	if li, err := os.Lstat(path); err == nil && !li.Mode().IsRegular() {
 		return fmt.Errorf("work state %s is not a regular file; not appending to it", path)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
-	_, werr := f.Write(append(line, '\n'))
+	// A write torn by a kill or a full disk leaves a last line without
+	// its newline; appended to as is, it would swallow this entry into
+	// one undecodable line. It is ended first, so only the torn entry is
+	// lost.
+	rec := append(line, '\n')
+	if torn, err := endsTorn(f); err != nil {
+		f.Close()
+		return fmt.Errorf("append to %s: %w", path, err)
+	} else if torn {
+		rec = append([]byte{'\n'}, rec...)
+	}
+	werr := s.step(stepWrite)
+	if werr == nil {
+		_, werr = f.Write(rec)
+	}
+	if werr == nil {
+		// The summary enters the context once this returns: it must be
+		// on disk by then, or a crash loses what the context no longer
+		// holds.
+		if werr = s.step(stepSync); werr == nil {
+			werr = f.Sync()
+		}
+	}
 	fi, serr := f.Stat()
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
@@ -245,10 +367,26 @@ func (s Store) Append(ctx context.Context, e Entry) error {
 	if werr != nil {
 		return fmt.Errorf("append to %s: %w", path, werr)
 	}
+	if serr == nil && fi.Size() == int64(len(rec)) {
+		_ = s.syncDir(dir) // a new journal's name is durable too
+	}
 	if serr == nil && fi.Size() > int64(budget) {
 		return s.prune(ctx, path, budget)
 	}
 	return nil
+}
+
+// endsTorn says whether f holds a last line without its newline.
+func endsTorn(f *os.File) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false, err
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, fi.Size()-1); err != nil {
+		return false, err
+	}
+	return last[0] != '\n', nil
 }
 
 // stateSize is the bytes state.json and todos.json hold.
@@ -274,7 +412,7 @@ func (s Store) prune(ctx context.Context, path string, budget int) error {
 		first--
 		size += len(lines[first])
 	}
-	if err := writeAtomic(path, []byte(strings.Join(lines[first:], ""))); err != nil {
+	if err := s.writeAtomic(path, []byte(strings.Join(lines[first:], ""))); err != nil {
 		return fmt.Errorf("prune %s: %w", path, err)
 	}
 	return nil
@@ -283,7 +421,7 @@ func (s Store) prune(ctx context.Context, path string, budget int) error {
 // Journal returns the journal's entries, oldest first. Lines that do not
 // decode (a torn write) are skipped. A missing journal is empty.
 func (s Store) Journal(ctx context.Context) ([]Entry, error) {
-	path, err := s.path(JournalFile)
+	path, err := s.readPath(JournalFile)
 	if err != nil {
 		return nil, err
 	}

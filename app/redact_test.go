@@ -3,6 +3,8 @@ package app_test
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -127,5 +129,37 @@ func TestKeyFromGetenvIsRedacted(t *testing.T) {
 	}
 	if strings.Contains(out.Error, key) || strings.Contains(stderr.String(), key) {
 		t.Errorf("the key given through Getenv leaked: %q", out.Error)
+	}
+}
+
+// TestSavedConversationHoldsNoSecret: what a conversation keeps is
+// redacted as the envelope is, its title included. A prompt that quotes
+// the provider key (a user pasting it, a bridge echoing its env) and an
+// answer that repeats it leave the key in neither the history file nor
+// what the next run loads.
+func TestSavedConversationHoldsNoSecret(t *testing.T) {
+	const key = "convkey-7c2e9a14b3f05d68"
+	model := chatserver.NewFunc(func(int, chatserver.Request) chatserver.Turn {
+		return chatserver.Turn{Text: "noted: " + key}
+	})
+	defer model.Close()
+	home := t.TempDir()
+	env := map[string]string{"OPENAI_API_KEY": key, "OPENAI_BASE_URL": model.URL(), "JAZZ_OFFLINE": "1"}
+	agent := agents.Agent{ID: "s", Name: "s", Config: agents.Config{LLMProvider: "openai", LLMModel: "gpt-4o-mini"}}
+	out, err := app.RunAndWait(context.Background(), app.RunOptions{Agent: agent, Config: &config.Config{Home: home},
+		Prompt: key + " is my key", Conversation: "c1", Cwd: home, Timeout: 20 * time.Second,
+		Getenv: func(k string) string { return env[k] }})
+	if err != nil || !out.OK || out.SaveErr != nil {
+		t.Fatalf("run: ok=%v %q %v save %v", out.OK, out.Error, err, out.SaveErr)
+	}
+	data, err := os.ReadFile(filepath.Join(home, "history", "s.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "is my key") {
+		t.Fatalf("the turn was not saved: %s", data)
+	}
+	if strings.Contains(string(data), key) {
+		t.Errorf("the history file holds the key: %s", data)
 	}
 }

@@ -565,8 +565,12 @@ func (r *Run) supervise(ctx context.Context) {
 func (r *Run) save(f messages.RunFinished) error {
 	ctx, done := context.WithTimeout(context.Background(), 10*time.Second)
 	defer done()
-	full, added := turnMessages(f.Transcript, r.prompt, f.Answer)
-	if err := r.hist.Append(ctx, r.opts.Agent.ID, r.opts.Conversation, r.prompt, full, added); err != nil {
+	// f is redacted already; the prompt, which gives the title (and the
+	// user turn when there is no transcript), is redacted the same way,
+	// so the record holds a secret nowhere.
+	prompt := r.secrets.Redact(r.prompt)
+	full, added := turnMessages(f.Transcript, prompt, f.Answer)
+	if err := r.hist.Append(ctx, r.opts.Agent.ID, r.opts.Conversation, prompt, full, added); err != nil {
 		return fmt.Errorf("save conversation %q: %w", r.opts.Conversation, err)
 	}
 	return nil

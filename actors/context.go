@@ -244,7 +244,7 @@ func (a *Agent) summarizer() func(ctx context.Context, p ctxmgr.Plan) (string, e
 	maxChars := int(ctxmgr.SummarizerShare * float64(summarizerWindow(cc)) * 3) // 3 bytes a token: the input stays under its share
 	var journal *workstate.Store
 	if env := a.cfg.Env; env != nil && a.cfg.Place.Depth == 0 {
-		journal = &workstate.Store{Home: env.JazzHome, AgentID: env.AgentID, ConversationID: env.ConversationID}
+		journal = &workstate.Store{Home: env.JazzHome, AgentID: env.AgentID, ConversationID: env.ConversationID, Redact: env.Secrets.RedactJSON}
 	}
 	warn := a.warn
 	return func(ctx context.Context, p ctxmgr.Plan) (string, error) {

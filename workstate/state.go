@@ -83,6 +83,7 @@ func (s Store) Patch(ctx context.Context, patch State, fields []string) (State, 
 	if err != nil {
 		return st, err
 	}
+	data = s.redact(data)
 	if len(data) > MaxStateBytes {
 		return st, fmt.Errorf("the task state would be %d bytes; the limit is %d. Record less: summaries, not contents", len(data), MaxStateBytes)
 	}

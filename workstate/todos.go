@@ -26,6 +26,7 @@ func (s Store) SaveTodos(ctx context.Context, todos []Todo) error {
 	if err != nil {
 		return err
 	}
+	data = s.redact(data)
 	if len(data) > MaxStateBytes {
 		return fmt.Errorf("the list is %d bytes; the limit is %d", len(data), MaxStateBytes)
 	}

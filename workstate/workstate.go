@@ -112,6 +112,11 @@ type Store struct {
 	AgentID, ConversationID string
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Redact replaces the run's secrets in a JSON document (the run's
+	// secrets.Set RedactJSON); every file is written through it, so the
+	// work state holds no secret the run redacts from its envelope and
+	// its history, whatever the model recorded. nil writes as is.
+	Redact func(json.RawMessage) json.RawMessage
 
 	// fault, set only by tests, is called before each step of a write
 	// (see writeAtomic); an error it returns is that step failing, as a
@@ -127,6 +132,13 @@ const (
 	stepRename  = "rename"
 	stepSyncDir = "sync dir"
 )
+
+func (s Store) redact(doc []byte) []byte {
+	if s.Redact == nil {
+		return doc
+	}
+	return s.Redact(doc)
+}
 
 func (s Store) step(name string) error {
 	if s.fault != nil {
@@ -323,11 +335,13 @@ func (s Store) Append(ctx context.Context, e Entry) error {
 	if err != nil {
 		return err
 	}
+	line = s.redact(line)
 	if over := len(line) + 1 - budget; over > 0 {
 		e.Summary = cut(e.Summary, len(e.Summary)-over-64) + "…"
 		if line, err = json.Marshal(e); err != nil {
 			return err
 		}
+		line = s.redact(line)
 	}
 	path := filepath.Join(dir, JournalFile)
 	if li, err := os.Lstat(path); err == nil && !li.Mode().IsRegular() {

@@ -2,6 +2,7 @@ package workstate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -455,5 +456,31 @@ func mustDo(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRedactedOnDisk: every work-state file is written through Redact.
+func TestRedactedOnDisk(t *testing.T) {
+	ctx := context.Background()
+	const key = "sk-live-0123456789abcdef"
+	s := store(t)
+	s.Redact = func(doc json.RawMessage) json.RawMessage {
+		return json.RawMessage(strings.ReplaceAll(string(doc), key, "[REDACTED]"))
+	}
+	if _, err := s.Patch(ctx, State{Goal: key}, []string{"goal"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveTodos(ctx, []Todo{{Content: key, Status: "pending", Priority: "low"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, Entry{Summary: "the key is " + key}); err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := s.Dir()
+	for _, name := range []string{StateFile, TodosFile, JournalFile} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || strings.Contains(string(b), key) || !strings.Contains(string(b), "[REDACTED]") {
+			t.Errorf("%s: %s %v", name, b, err)
+		}
 	}
 }

@@ -130,7 +130,7 @@ const stateSchema = `{
 
 // store is the work state of env's conversation.
 func store(env *tools.Env) workstate.Store {
-	return workstate.Store{Home: env.JazzHome, AgentID: env.AgentID, ConversationID: env.ConversationID}
+	return workstate.Store{Home: env.JazzHome, AgentID: env.AgentID, ConversationID: env.ConversationID, Redact: env.Secrets.RedactJSON}
 }
 
 // redact hides the run's own secrets in text read back from disk.

@@ -202,3 +202,37 @@ func TestGetTime(t *testing.T) {
 		t.Errorf("handler: %v", m2)
 	}
 }
+
+// TestNothingSecretOnDisk: the run's secrets are replaced before the
+// task state and the todos are written, as they are in the envelope and
+// the saved conversation: a later run (with other secrets known, or none)
+// and whoever reads JAZZ_HOME/work never find one there.
+func TestNothingSecretOnDisk(t *testing.T) {
+	const key = "sk-live-0123456789abcdef"
+	e := env(t)
+	e.Secrets = secrets.NewSet([]string{key})
+	if r, _ := run(t, UpdateTaskState, e, `{"goal": "use `+key+`", "decisions": ["key is `+key+`"]}`); !r.Success {
+		t.Fatalf("update_task_state: %+v", r)
+	}
+	if r, _ := run(t, ManageTodos, e, `{"todos": [{"content": "rotate `+key+`", "status": "pending"}]}`); !r.Success {
+		t.Fatalf("manage_todos: %+v", r)
+	}
+	files := 0
+	_ = filepath.WalkDir(filepath.Join(e.JazzHome, "work"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), key) || !json.Valid(b) {
+			t.Errorf("%s holds the secret or is no longer JSON: %s", p, b)
+		}
+		return nil
+	})
+	if files != 2 {
+		t.Errorf("%d work-state files written, want 2", files)
+	}
+}

@@ -29,6 +29,10 @@ const (
 	MaxConversations = 100
 	// MaxTitleRunes is the length of a title taken from the first prompt.
 	MaxTitleRunes = 80
+	// MaxConversationIDBytes bounds a conversation key. The spec sets no
+	// limit; a key is stored in its record and named on every line about
+	// it, and one of megabytes (the Go API, a bridge) would fill the file.
+	MaxConversationIDBytes = 1024
 	// DefaultLockInterval is the pause between lock attempts (spec: 100 ms).
 	DefaultLockInterval = 100 * time.Millisecond
 	// DefaultLockAttempts is how many times a save tries the lock.
@@ -132,8 +136,24 @@ func checkIDs(agentID, convID string) error {
 	if !agents.ValidID(agentID) {
 		return fmt.Errorf("agent id %q must match ^[A-Za-z0-9_-]{1,64}$", agentID)
 	}
-	if strings.TrimSpace(convID) == "" {
+	return checkConversationID(convID)
+}
+
+// checkConversationID refuses a key that cannot be stored and found again
+// as itself. JSON replaces invalid UTF-8 with U+FFFD, so "a\xff" and
+// "a\xfe" would be saved as one key that neither ever loads (every run
+// would start afresh and add a record); a NUL cannot be given back on a
+// command line (jazz conversation show/rm).
+func checkConversationID(convID string) error {
+	switch {
+	case strings.TrimSpace(convID) == "":
 		return errors.New("conversation id must not be empty")
+	case len(convID) > MaxConversationIDBytes:
+		return fmt.Errorf("conversation id is %d bytes; the limit is %d", len(convID), MaxConversationIDBytes)
+	case !utf8.ValidString(convID):
+		return fmt.Errorf("conversation id %q is not valid UTF-8", convID)
+	case strings.ContainsRune(convID, 0):
+		return fmt.Errorf("conversation id %q holds a NUL character", convID)
 	}
 	return nil
 }
@@ -428,6 +448,18 @@ func (s *Store) lock(ctx context.Context, path string) (func(), error) {
 		if !errors.Is(err, fs.ErrExist) {
 			held()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		// Every lock, jazz's or another runtime's, is a real directory:
+		// anything else at its path (a planted symlink, a file) is no
+		// lock, and judging it by what it leads to would let it hold
+		// every save off. It is removed (a symlink itself, never its
+		// target) under the flock, where no jazz process is taking it.
+		if li, err := os.Lstat(path); err == nil && !li.IsDir() {
+			if err := os.Remove(path); err != nil {
+				held()
+				return nil, fmt.Errorf("lock %s is not a directory and cannot be removed: %w", path, err)
+			}
+			continue
 		}
 		if ownerGone(path) {
 			_ = os.RemoveAll(path)

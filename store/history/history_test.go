@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -490,5 +491,80 @@ func BenchmarkSave(b *testing.B) {
 		if err := s.Save(context.Background(), "agent", fmt.Sprintf("c%d", i%150), "p", transcript, "ok"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestConversationKeysRoundTrip: a key is found again as itself and as
+// nothing else. Keys that differ only by case, Unicode normalisation, a
+// trailing dot or path syntax are separate conversations; a key that
+// cannot round-trip (invalid UTF-8, which JSON would store as U+FFFD,
+// a NUL, or one over the limit) is refused on load and on save, rather
+// than saved as a record no run finds.
+func TestConversationKeysRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	keys := []string{"conv", "Conv", "conv.", "caf\u00e9", "cafe\u0301", "a/b", "../../x", "a\\b", "nul", "NUL.txt",
+		"\ufffd", "line\nbreak", strings.Repeat("k", MaxConversationIDBytes)}
+	for _, k := range keys {
+		if err := s.Save(ctx, "agent", k, "p", nil, "answer for "+k); err != nil {
+			t.Fatalf("save %q: %v", k, err)
+		}
+	}
+	for _, k := range keys {
+		msgs, warn, err := s.Load(ctx, "agent", k)
+		if err != nil || warn != "" || len(msgs) != 2 || msgs[1].Content != "answer for "+k {
+			t.Errorf("load %q: %v %q %v", k, msgs, warn, err)
+		}
+	}
+	for _, bad := range []string{"a\xff", "a\xfe", "\xc3", "x\x00y", strings.Repeat("k", MaxConversationIDBytes+1)} {
+		if err := s.Save(ctx, "agent", bad, "p", nil, "a"); err == nil {
+			t.Errorf("Save accepted conversation id %q", bad)
+		}
+		if _, _, err := s.Load(ctx, "agent", bad); err == nil {
+			t.Errorf("Load accepted conversation id %q", bad)
+		}
+	}
+	list, _, err := s.List(ctx, "agent")
+	if err != nil || len(list) != len(keys) {
+		t.Errorf("%d records for %d keys: %v", len(list), len(keys), err)
+	}
+}
+
+// TestPlantedLockIsNoLock: something at the lock's path that is not a
+// directory (a symlink to a fresh directory whose owner file names a live
+// process, or a plain file) is no lock: the save proceeds and what a
+// link led to is untouched.
+func TestPlantedLockIsNoLock(t *testing.T) {
+	ctx := context.Background()
+	for _, plant := range []string{"symlink", "file"} {
+		t.Run(plant, func(t *testing.T) {
+			s := &Store{Home: t.TempDir(), LockAttempts: 3, LockInterval: time.Millisecond}
+			if err := os.MkdirAll(s.dir(), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			lock := filepath.Join(s.dir(), "agent.lock")
+			target := t.TempDir()
+			host, _ := os.Hostname()
+			owner := filepath.Join(target, ownerFile)
+			if err := os.WriteFile(owner, []byte(fmt.Sprintf("%s 1\n", host)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if plant == "symlink" {
+				if err := os.Symlink(target, lock); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := os.WriteFile(lock, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Save(ctx, "agent", "c", "p", nil, "a"); err != nil {
+				t.Fatalf("save behind a planted lock: %v", err)
+			}
+			if _, err := os.Stat(owner); err != nil {
+				t.Errorf("the link's target was touched: %v", err)
+			}
+			if _, err := os.Lstat(lock); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("lock path after the save: %v", err)
+			}
+		})
 	}
 }

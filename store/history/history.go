@@ -191,7 +191,7 @@ func (s *Store) Load(ctx context.Context, agentID, convID string) (msgs []messag
 	}
 	out := make([]messages.ChatMessage, 0, len(c.Messages))
 	for _, m := range c.Messages {
-		if m.Role != messages.RoleSystem {
+		if replayable(m) {
 			out = append(out, m)
 		}
 	}
@@ -200,6 +200,20 @@ func (s *Store) Load(ctx context.Context, agentID, convID string) (msgs []messag
 		warning = fmt.Sprintf("conversation %q is larger than the %s a run loads; its oldest %d messages were left out", convID, safefile.Bytes(int64(s.maxConversation())), dropped)
 	}
 	return out, warning, nil
+}
+
+// replayable says whether a stored message may go back to the model on
+// the next run. The system message is the next run's own; a role no
+// provider takes (a file edited by hand or by something else) would fail
+// every later turn of the conversation; a preamble is rebuilt from the
+// work state at every resume and never saved, so a stored one is forged
+// notes posing as jazz's.
+func replayable(m messages.ChatMessage) bool {
+	switch m.Role {
+	case messages.RoleUser, messages.RoleAssistant, messages.RoleTool:
+		return m.Kind != messages.KindPreamble
+	}
+	return false
 }
 
 // Save records a finished turn of a conversation: upsert by id, moved to the
@@ -391,8 +405,13 @@ func Sanitize(msgs []messages.ChatMessage) []messages.ChatMessage {
 			for j < len(msgs) && msgs[j].Role == messages.RoleTool {
 				j++
 			}
+			// Every call needs an id of its own for its result to answer
+			// it; a message without one is no call/result pair any
+			// provider takes.
 			want := make(map[string]bool, len(m.ToolCalls))
+			broken := false
 			for _, c := range m.ToolCalls {
+				broken = broken || c.ID == "" || want[c.ID]
 				want[c.ID] = true
 			}
 			results := make([]messages.ChatMessage, 0, j-i-1)
@@ -402,7 +421,7 @@ func Sanitize(msgs []messages.ChatMessage) []messages.ChatMessage {
 					results = append(results, r)
 				}
 			}
-			if len(want) == 0 {
+			if len(want) == 0 && !broken {
 				out = append(out, m)
 				out = append(out, results...)
 			}

@@ -56,6 +56,15 @@ func (s Store) State(ctx context.Context) (State, error) {
 // writes the result atomically. The new state is returned even when the
 // write fails, with the error.
 func (s Store) Patch(ctx context.Context, patch State, fields []string) (State, error) {
+	dir, err := s.mkdir()
+	if err != nil {
+		return State{}, err
+	}
+	unlock, err := lockDir(ctx, dir)
+	if err != nil {
+		return State{}, err
+	}
+	defer unlock()
 	st, err := s.State(ctx)
 	if err != nil {
 		return State{}, err
@@ -86,10 +95,6 @@ func (s Store) Patch(ctx context.Context, patch State, fields []string) (State, 
 	data = s.redact(data)
 	if len(data) > MaxStateBytes {
 		return st, fmt.Errorf("the task state would be %d bytes; the limit is %d. Record less: summaries, not contents", len(data), MaxStateBytes)
-	}
-	dir, err := s.mkdir()
-	if err != nil {
-		return st, err
 	}
 	path := filepath.Join(dir, StateFile)
 	if err := s.writeAtomic(path, append(data, '\n')); err != nil {

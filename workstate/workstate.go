@@ -46,6 +46,13 @@ const (
 	preambleBytes = PreambleTokens * 7 / 2
 )
 
+// How long a write waits for another run of the conversation to finish
+// its own (lockDir), trying every lockInterval.
+const (
+	lockWait     = 10 * time.Second
+	lockInterval = 10 * time.Millisecond
+)
+
 // File names inside a conversation's directory.
 const (
 	JournalFile = "journal.jsonl"
@@ -324,6 +331,11 @@ func (s Store) Append(ctx context.Context, e Entry) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := lockDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if e.At == "" {
 		e.At = s.now().UTC().Format(time.RFC3339)
 	}

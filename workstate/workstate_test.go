@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -481,6 +482,41 @@ func TestRedactedOnDisk(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || strings.Contains(string(b), key) || !strings.Contains(string(b), "[REDACTED]") {
 			t.Errorf("%s: %s %v", name, b, err)
+		}
+	}
+}
+
+// TestConcurrentPatchesKeepEveryField: two runs of one conversation that
+// patch the task state at once each keep their field; neither writes the
+// state it read over the other's.
+func TestConcurrentPatchesKeepEveryField(t *testing.T) {
+	ctx := context.Background()
+	s := store(t)
+	fields := []string{"goal", "constraints", "decisions", "filesTouched", "openQuestions", "nextStep"}
+	for round := range 15 {
+		if _, err := s.Patch(ctx, State{}, fields); err != nil { // every field cleared
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for _, f := range fields {
+			v := fmt.Sprintf("%s-%d", f, round)
+			p := State{Goal: v, Constraints: []string{v}, Decisions: []string{v}, FilesTouched: []string{v}, OpenQuestions: []string{v}, NextStep: v}
+			wg.Go(func() {
+				if _, err := s.Patch(ctx, p, []string{f}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		st, err := s.State(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{st.Goal, strings.Join(st.Constraints, ""), strings.Join(st.Decisions, ""), strings.Join(st.FilesTouched, ""), strings.Join(st.OpenQuestions, ""), st.NextStep}
+		for i, f := range fields {
+			if got[i] != fmt.Sprintf("%s-%d", f, round) {
+				t.Fatalf("round %d: field %s lost (%q); state %+v", round, f, got[i], st)
+			}
 		}
 	}
 }

@@ -210,7 +210,13 @@ func (s Store) mkdir() (string, error) {
 // kept there yet.
 func (s Store) checkDirs(dir string) error {
 	work := filepath.Join(s.Home, "work")
-	for _, d := range []string{work, filepath.Join(work, s.AgentID), dir} {
+	return realDirs(work, filepath.Join(work, s.AgentID), dir)
+}
+
+// realDirs fails when one of dirs, each inside the one before, is a
+// symlink or not a directory; the first missing one ends the check.
+func realDirs(dirs ...string) error {
+	for _, d := range dirs {
 		fi, err := os.Lstat(d)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -221,6 +227,42 @@ func (s Store) checkDirs(dir string) error {
 		if !fi.IsDir() {
 			return fmt.Errorf("work state directory %s is a symlink or not a directory; jazz keeps work state in its own directories only (remove it to start afresh)", d)
 		}
+	}
+	return nil
+}
+
+// Remove deletes the conversation's work state. A symlink in its place
+// is removed itself; one above it (work/, work/<agentId>/) is refused,
+// so a planted link cannot make the removal delete a directory
+// elsewhere. Nothing to remove is no error.
+func (s Store) Remove() error {
+	dir, err := s.Dir()
+	if err != nil {
+		return err
+	}
+	work := filepath.Join(s.Home, "work")
+	if err := realDirs(work, filepath.Join(work, s.AgentID)); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove work state %s: %w", dir, err)
+	}
+	return nil
+}
+
+// RemoveAgent deletes the work state of every conversation of agentID
+// (JAZZ_HOME/work/<agentID>), with Remove's care for planted links.
+func RemoveAgent(home, agentID string) error {
+	if !agentIDRe().MatchString(agentID) {
+		return fmt.Errorf("work state: agent id %q must match %s", agentID, agentIDRe())
+	}
+	work := filepath.Join(home, "work")
+	if err := realDirs(work); err != nil {
+		return err
+	}
+	dir := filepath.Join(work, agentID)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove work state %s: %w", dir, err)
 	}
 	return nil
 }

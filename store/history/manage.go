@@ -87,7 +87,8 @@ func (s *Store) Remove(ctx context.Context, agentID, convID string) error {
 	if err := checkIDs(agentID, convID); err != nil {
 		return fmt.Errorf("remove conversation: %w", err)
 	}
-	work, err := workstate.Store{Home: s.Home, AgentID: agentID, ConversationID: convID}.Dir()
+	ws := workstate.Store{Home: s.Home, AgentID: agentID, ConversationID: convID}
+	work, err := ws.Dir()
 	if err != nil {
 		return fmt.Errorf("remove conversation: %w", err)
 	}
@@ -100,8 +101,8 @@ func (s *Store) Remove(ctx context.Context, agentID, convID string) error {
 	if !removed && !hadWork {
 		return fmt.Errorf("%w %q", ErrNoConversation, convID)
 	}
-	if err := os.RemoveAll(work); err != nil {
-		return fmt.Errorf("remove the work state of conversation %q (%s): %w", convID, work, err)
+	if err := ws.Remove(); err != nil {
+		return fmt.Errorf("remove the work state of conversation %q: %w", convID, err)
 	}
 	return nil
 }
@@ -170,9 +171,5 @@ func (s *Store) RemoveAll(ctx context.Context, agentID string) error {
 }
 
 func (s *Store) removeWork(agentID string) error {
-	dir := filepath.Join(s.Home, "work", agentID)
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("remove work state %s: %w", dir, err)
-	}
-	return nil
+	return workstate.RemoveAgent(s.Home, agentID)
 }

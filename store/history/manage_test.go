@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"os"
 	"path/filepath"
@@ -101,5 +102,50 @@ func TestRemoveTakesWorkState(t *testing.T) {
 	}
 	if err := s.Remove(ctx, "a1", "never"); !errors.Is(err, ErrNoConversation) {
 		t.Errorf("Remove of nothing: %v", err)
+	}
+}
+
+// TestRemoveNeverFollowsAPlantedLink: with work/ or work/<agent>/
+// planted as a symlink to a directory elsewhere, removing a conversation
+// or an agent's history deletes nothing there.
+func TestRemoveNeverFollowsAPlantedLink(t *testing.T) {
+	ctx := context.Background()
+	for _, at := range []string{"work", "work/a1"} {
+		for _, all := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/all=%v", at, all), func(t *testing.T) {
+				s := newStore(t)
+				if err := s.Save(ctx, "a1", "conv", "p", nil, "a"); err != nil {
+					t.Fatal(err)
+				}
+				elsewhere := t.TempDir()
+				// What the removal would reach through the link.
+				victims := []string{filepath.Join(elsewhere, "a1", "conv", "keep"), filepath.Join(elsewhere, "conv", "keep")}
+				for _, v := range victims {
+					if err := os.MkdirAll(filepath.Dir(v), 0o700); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(v, []byte("precious"), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+				link := filepath.Join(s.Home, filepath.FromSlash(at))
+				if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(elsewhere, link); err != nil {
+					t.Fatal(err)
+				}
+				if all {
+					_ = s.RemoveAll(ctx, "a1")
+				} else {
+					_ = s.Remove(ctx, "a1", "conv")
+				}
+				for _, v := range victims {
+					if _, err := os.Stat(v); err != nil {
+						t.Errorf("%s was deleted through the link: %v", v, err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -163,3 +163,48 @@ func TestSavedConversationHoldsNoSecret(t *testing.T) {
 		t.Errorf("the history file holds the key: %s", data)
 	}
 }
+
+// TestRunWithoutConversationKeepsNoWorkState: a run without a
+// conversation key (--ephemeral is one) that keeps todos and task state
+// leaves none of it in JAZZ_HOME once it ends: no later run could
+// resume it, and --ephemeral promises to keep nothing. A run with a key
+// keeps its own.
+func TestRunWithoutConversationKeepsNoWorkState(t *testing.T) {
+	for _, conv := range []string{"", "keep-me"} {
+		t.Run("conversation="+conv, func(t *testing.T) {
+			model := chatserver.NewFunc(func(i int, _ chatserver.Request) chatserver.Turn {
+				if i == 0 {
+					return chatserver.Turn{Calls: []chatserver.Call{
+						{ID: "t1", Name: "manage_todos", Arguments: `{"todos":[{"content":"private plan","status":"pending"}]}`},
+						{ID: "t2", Name: "update_task_state", Arguments: `{"goal":"private goal"}`},
+					}}
+				}
+				return chatserver.Turn{Text: "done"}
+			})
+			defer model.Close()
+			home := t.TempDir()
+			env := map[string]string{"OPENAI_API_KEY": "k-0123456789abcdef", "OPENAI_BASE_URL": model.URL(), "JAZZ_OFFLINE": "1"}
+			agent := agents.Agent{ID: "w", Name: "w", Config: agents.Config{LLMProvider: "openai", LLMModel: "gpt-4o-mini", Tools: []string{"manage_todos", "update_task_state"}}}
+			out, err := app.RunAndWait(context.Background(), app.RunOptions{Agent: agent, Config: &config.Config{Home: home},
+				Prompt: "plan", Conversation: conv, Cwd: home, Timeout: 20 * time.Second,
+				AutoApprove: []string{"manage_todos", "update_task_state"},
+				Getenv:      func(k string) string { return env[k] }})
+			if err != nil || !out.OK {
+				t.Fatalf("run: ok=%v %q %v", out.OK, out.Error, err)
+			}
+			var files []string
+			_ = filepath.WalkDir(filepath.Join(home, "work"), func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					files = append(files, p)
+				}
+				return nil
+			})
+			if conv == "" && len(files) > 0 {
+				t.Errorf("a run without a conversation left work state: %v", files)
+			}
+			if conv != "" && len(files) != 2 {
+				t.Errorf("a conversation's work state: %v; transcript %+v", files, out.Transcript)
+			}
+		})
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/asktools"
 	"github.com/jazz-run/jazz/workerpool"
+	"github.com/jazz-run/jazz/workstate"
 )
 
 // Run is one run started by Start. Its methods are safe for concurrent
@@ -558,6 +559,13 @@ func (r *Run) supervise(ctx context.Context) {
 	}
 	r.span.End(runResult(out.RunFinished, runErr))
 	r.teardown(tctx)
+	if r.opts.Conversation == "" {
+		// A run without a conversation key (--ephemeral among them) keeps
+		// its todos, task state and compaction journal under its run id,
+		// which no later run resumes: they go with the run, or they would
+		// be the run's transcript, summarised, kept for good.
+		_ = workstate.Store{Home: r.opts.Config.Home, AgentID: r.opts.Agent.ID, ConversationID: r.id}.Remove()
+	}
 	close(r.done)
 }
 

@@ -56,11 +56,7 @@ func (s Store) State(ctx context.Context) (State, error) {
 // writes the result atomically. The new state is returned even when the
 // write fails, with the error.
 func (s Store) Patch(ctx context.Context, patch State, fields []string) (State, error) {
-	dir, err := s.mkdir()
-	if err != nil {
-		return State{}, err
-	}
-	unlock, err := lockDir(ctx, dir)
+	dir, unlock, err := s.open(ctx)
 	if err != nil {
 		return State{}, err
 	}

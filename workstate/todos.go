@@ -33,10 +33,11 @@ func (s Store) SaveTodos(ctx context.Context, todos []Todo) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	dir, err := s.mkdir()
+	dir, unlock, err := s.open(ctx)
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	return s.writeAtomic(filepath.Join(dir, TodosFile), append(data, '\n'))
 }
 

@@ -205,6 +205,26 @@ func (s Store) mkdir() (string, error) {
 	return dir, nil
 }
 
+// open makes the conversation's directory (mkdir) and takes its lock
+// (lockDir) for a write. Under the lock no other jazz process is writing
+// here, so temp files left by a write a kill interrupted are removed:
+// without that, each kill would leave one for good.
+func (s Store) open(ctx context.Context) (dir string, unlock func(), err error) {
+	if dir, err = s.mkdir(); err != nil {
+		return "", nil, err
+	}
+	if unlock, err = lockDir(ctx, dir); err != nil {
+		return "", nil, err
+	}
+	for _, name := range []string{StateFile, TodosFile, JournalFile} {
+		left, _ := filepath.Glob(filepath.Join(dir, "."+name+"-*.tmp"))
+		for _, f := range left {
+			_ = os.Remove(f)
+		}
+	}
+	return dir, unlock, nil
+}
+
 // checkDirs fails when a directory from JAZZ_HOME/work down to dir is a
 // symlink or not a directory. A missing one is no error: nothing was
 // kept there yet.
@@ -369,11 +389,7 @@ const KindCompaction = "compaction"
 // conversation's files would then pass MaxBytes, the oldest entries are
 // pruned. An entry bigger than the whole allowance is cut.
 func (s Store) Append(ctx context.Context, e Entry) error {
-	dir, err := s.mkdir()
-	if err != nil {
-		return err
-	}
-	unlock, err := lockDir(ctx, dir)
+	dir, unlock, err := s.open(ctx)
 	if err != nil {
 		return err
 	}

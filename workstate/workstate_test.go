@@ -520,3 +520,28 @@ func TestConcurrentPatchesKeepEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestKilledWritesLeaveNoTempFiles: a temp file a killed write left is
+// removed by the next write of the conversation, whichever file it is.
+func TestKilledWritesLeaveNoTempFiles(t *testing.T) {
+	ctx := context.Background()
+	s := store(t)
+	dir, err := s.mkdir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{StateFile, TodosFile, JournalFile} {
+		mustDo(t, os.WriteFile(filepath.Join(dir, "."+name+"-123.tmp"), []byte("half"), 0o600))
+	}
+	mustDo(t, os.WriteFile(filepath.Join(dir, "notes.tmp"), []byte("not ours"), 0o600))
+	if err := s.SaveTodos(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp"))
+	if len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.tmp")); err != nil {
+		t.Errorf("a file jazz did not write was removed: %v", err)
+	}
+}

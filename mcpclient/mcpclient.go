@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jazz-run/jazz/childproc"
@@ -271,6 +272,7 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer) (*mcp.ClientSessi
 		// jazz but the calls the gate let through.
 		Capabilities: &mcp.ClientCapabilities{},
 	})
+	client.AddReceivingMiddleware(onlyServed)
 	errTail := &tail{}
 	switch d.Transport {
 	case config.MCPHTTP:
@@ -338,6 +340,34 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer) (*mcp.ClientSessi
 			return nil, nil, errTail, fmt.Errorf("MCP server %s failed to initialize: %v%s", d.Name, r.err, errTail.suffix())
 		}
 		return r.sess, proc, errTail, nil
+	}
+}
+
+// served says which messages a server may send jazz that reach the SDK's
+// handlers: a ping (answered), a cancellation of a request it asked.
+// Every other request is refused and every other notification dropped
+// (onlyServed), so what jazz does for a server is this list, not whatever
+// the SDK happens to answer (it serves roots/list whatever the
+// capabilities say), and a flood of log or progress notifications costs
+// a comparison each.
+func served(method string) bool {
+	switch method {
+	case "ping", "notifications/cancelled":
+		return true
+	}
+	return false
+}
+
+// onlyServed is the receiving middleware enforcing served.
+func onlyServed(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if served(method) {
+			return next(ctx, method, req)
+		}
+		if strings.HasPrefix(method, "notifications/") {
+			return nil, nil
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "jazz does not serve " + method + " to MCP servers"}
 	}
 }
 

@@ -54,6 +54,12 @@ func Main() bool {
 	case ModeExitInit:
 		fmt.Fprintln(os.Stderr, "mcptest: cannot open the database: permission denied")
 		os.Exit(3)
+	case ModeHostile:
+		runHostile()
+		os.Exit(0)
+	case ModeSleeper:
+		time.Sleep(time.Hour)
+		os.Exit(0)
 	case ModeGarbage:
 		buf := make([]byte, 4096)
 		_, _ = os.Stdin.Read(buf)

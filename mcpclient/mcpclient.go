@@ -21,8 +21,10 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -86,11 +88,18 @@ type Client struct {
 type server struct {
 	def config.MCPServer
 	// mu serialises connecting and guards the fields below.
-	mu     sync.Mutex
-	sess   *mcp.ClientSession
-	proc   *childproc.Proc
-	tools  []*mcp.Tool
-	listed bool
+	mu    sync.Mutex
+	sess  *mcp.ClientSession
+	proc  *childproc.Proc
+	tools []*mcp.Tool
+	// pinned is the first listing of the run, which the run was given
+	// (Tools), and pins each definition by name: a call runs only while
+	// the server's current listing has that tool exactly as pinned.
+	pinned []*mcp.Tool
+	pins   map[string]string
+	// stale is set by the server's tools/list_changed: the next call
+	// lists again before it is made.
+	stale  atomic.Bool
 	dead   chan struct{} // closed when sess ends
 	stderr *tail
 	closed bool
@@ -153,7 +162,7 @@ func (c *Client) Tools(ctx context.Context, name string) ([]*mcp.Tool, error) {
 	if _, err := c.connectLocked(ctx, s); err != nil {
 		return nil, err
 	}
-	return s.tools, nil
+	return s.pinned, nil
 }
 
 // Call runs tool on server name with args exactly as given, connecting
@@ -170,16 +179,15 @@ func (c *Client) Call(ctx context.Context, name, tool string, args json.RawMessa
 		s.mu.Unlock()
 		return nil, err
 	}
-	known := false
-	names := make([]string, 0, len(s.tools))
-	for _, t := range s.tools {
-		names = append(names, t.Name)
-		known = known || t.Name == tool
+	if err := c.relistLocked(ctx, s); err != nil {
+		s.mu.Unlock()
+		return nil, err
 	}
+	err = s.checkPinLocked(tool)
 	dead, proc, stderr := s.dead, s.proc, s.stderr
 	s.mu.Unlock()
-	if !known {
-		return nil, fmt.Errorf("Tool %s not found in MCP server %s. Available tools: %s", tool, name, strings.Join(names, ", "))
+	if err != nil {
+		return nil, err
 	}
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
@@ -201,6 +209,94 @@ func (c *Client) Call(ctx context.Context, name, tool string, args json.RawMessa
 	case <-time.After(50 * time.Millisecond):
 	}
 	return nil, fmt.Errorf("MCP tool execution failed: %s: %v", name, err)
+}
+
+// relistLocked lists s's tools again when the server said they changed
+// since the last listing. s.mu is held.
+func (c *Client) relistLocked(ctx context.Context, s *server) error {
+	if !s.stale.Swap(false) {
+		return nil
+	}
+	lctx, cancel := context.WithTimeout(ctx, s.def.ConnectTimeout)
+	defer cancel()
+	tools, err := listTools(lctx, s.sess)
+	if err != nil {
+		// Whatever it lists now is unknown: the next call asks again.
+		s.stale.Store(true)
+		return fmt.Errorf("MCP server %s said its tools changed and could not list them again: %v%s", s.def.Name, err, s.stderr.suffix())
+	}
+	s.tools = tools
+	return nil
+}
+
+// checkPinLocked refuses a call of tool unless the server's current
+// listing has it with the definition the run was given: a server that
+// changes a tool's description, schema or annotations after the run
+// listed it (on tools/list_changed, or across a restart), between the
+// approval and the call even, does not get the call under the old
+// definition's name. s.mu is held.
+func (s *server) checkPinLocked(tool string) error {
+	pin, known := s.pins[tool]
+	if !known {
+		return fmt.Errorf("Tool %s not found in MCP server %s. Available tools: %s", shownName(tool), s.def.Name, toolList(s.pinned))
+	}
+	for _, t := range s.tools {
+		if t.Name != tool {
+			continue
+		}
+		if d := definition(t); d != pin {
+			return fmt.Errorf("MCP server %s changed the definition of its tool %s after the run listed it; the call was not made, since what the run was shown is not what the server now offers. A new run uses the new definition", s.def.Name, shownName(tool))
+		}
+		return nil
+	}
+	return fmt.Errorf("Tool %s not found in MCP server %s. Available tools: %s", shownName(tool), s.def.Name, toolList(s.tools))
+}
+
+// definition is what pins a tool: everything its listing says about it,
+// encoded (json sorts map keys, so the same definition encodes the same).
+func definition(t *mcp.Tool) string {
+	b, err := json.Marshal(t)
+	if err != nil {
+		// Unencodable is no definition anything can match.
+		return "unencodable: " + err.Error()
+	}
+	return string(b)
+}
+
+// maxListed bounds the tools a message names, and maxShownName the
+// length of each: a server's names are its own, any size and content.
+const (
+	maxListed    = 30
+	maxShownName = 80
+)
+
+// shownName is a server's tool name for a message: bounded, and quoted
+// when it holds anything but letters, digits, _, - and . (a control
+// character, a space, a confusable).
+func shownName(n string) string {
+	cut := n
+	if len(cut) > maxShownName {
+		cut = strings.ToValidUTF8(cut[:maxShownName], "") + "…"
+	}
+	for _, r := range n {
+		if !(r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')) {
+			return strconv.QuoteToASCII(cut)
+		}
+	}
+	return cut
+}
+
+// toolList names tools for a message, sorted and bounded.
+func toolList(ts []*mcp.Tool) string {
+	names := make([]string, 0, len(ts))
+	for _, t := range ts {
+		names = append(names, shownName(t.Name))
+	}
+	slices.Sort(names)
+	if len(names) > maxListed {
+		return strings.Join(names[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(names)-maxListed)
+	}
+	return strings.Join(names, ", ")
 }
 
 // ended says how a server's session ended: its process's exit, when it
@@ -237,7 +333,8 @@ func (c *Client) connectLocked(ctx context.Context, s *server) (*mcp.ClientSessi
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.def.ConnectTimeout)
 	defer cancel()
-	sess, proc, errTail, err := c.dial(cctx, s.def)
+	s.stale.Store(false)
+	sess, proc, errTail, err := c.dial(cctx, s.def, func() { s.stale.Store(true) })
 	if err != nil {
 		if ctx.Err() == nil && cctx.Err() != nil {
 			err = fmt.Errorf("MCP server %s did not finish connecting within %s (start, initialize and tools/list)%s", s.def.Name, s.def.ConnectTimeout, errTail.suffix())
@@ -252,7 +349,18 @@ func (c *Client) connectLocked(ctx context.Context, s *server) (*mcp.ClientSessi
 		}
 		return nil, fmt.Errorf("MCP server %s: list tools: %v%s", s.def.Name, err, errTail.suffix())
 	}
-	s.sess, s.proc, s.stderr, s.tools, s.listed = sess, proc, errTail, tools, true
+	s.sess, s.proc, s.stderr, s.tools = sess, proc, errTail, tools
+	if s.pins == nil {
+		s.pinned, s.pins = tools, make(map[string]string, len(tools))
+		for _, t := range tools {
+			if _, dup := s.pins[t.Name]; dup {
+				// Two definitions under one name: neither is the one.
+				s.pins[t.Name] = "listed twice"
+				continue
+			}
+			s.pins[t.Name] = definition(t)
+		}
+	}
 	dead := make(chan struct{})
 	s.dead = dead
 	go func() { _ = sess.Wait(); close(dead) }()
@@ -266,11 +374,13 @@ func (c *Client) dropLocked(s *server) {
 }
 
 // dial starts or reaches the server and runs the initialize handshake.
-func (c *Client) dial(ctx context.Context, d config.MCPServer) (*mcp.ClientSession, *childproc.Proc, *tail, error) {
+// changed is called on the server's tools/list_changed.
+func (c *Client) dial(ctx context.Context, d config.MCPServer, changed func()) (*mcp.ClientSession, *childproc.Proc, *tail, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "jazz", Version: c.version()}, &mcp.ClientOptions{
 		// No roots, sampling or elicitation: a server gets nothing from
 		// jazz but the calls the gate let through.
-		Capabilities: &mcp.ClientCapabilities{},
+		Capabilities:           &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed() },
 	})
 	client.AddReceivingMiddleware(onlyServed)
 	errTail := &tail{}
@@ -344,7 +454,8 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer) (*mcp.ClientSessi
 }
 
 // served says which messages a server may send jazz that reach the SDK's
-// handlers: a ping (answered), a cancellation of a request it asked.
+// handlers: a ping (answered), a cancellation of a request it asked, a
+// change of its tools (which makes the next call list them again).
 // Every other request is refused and every other notification dropped
 // (onlyServed), so what jazz does for a server is this list, not whatever
 // the SDK happens to answer (it serves roots/list whatever the
@@ -352,7 +463,7 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer) (*mcp.ClientSessi
 // a comparison each.
 func served(method string) bool {
 	switch method {
-	case "ping", "notifications/cancelled":
+	case "ping", "notifications/cancelled", "notifications/tools/list_changed":
 		return true
 	}
 	return false

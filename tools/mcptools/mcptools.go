@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -81,12 +82,31 @@ func Expand(names []string, servers []config.MCPServer, discovered []tools.Tool)
 			continue
 		}
 		for _, t := range discovered {
-			if strings.HasPrefix(t.Name, cat+"_") {
+			// mcp_fs_extra_x starts with mcp_fs_ too: a category gets its
+			// own server's tools, not those of a server whose name
+			// extends its own.
+			if o, ok := owner(t.Name, servers); ok && Category(o.Name) == cat {
 				out = append(out, t.Name)
 			}
 		}
 	}
 	return out
+}
+
+// owner is the server a tool name belongs to: the one whose category,
+// followed by _, is the longest prefix of the name. Discover admits only
+// the tools whose owner is the server that listed them, so a name always
+// says whose tool it is.
+func owner(name string, servers []config.MCPServer) (config.MCPServer, bool) {
+	var best config.MCPServer
+	found := false
+	for _, s := range servers {
+		cat := Category(s.Name) + "_"
+		if strings.HasPrefix(name, cat) && (!found || len(cat) > len(Category(best.Name))+1) {
+			best, found = s, true
+		}
+	}
+	return best, found
 }
 
 // ToolName is the tool name of a server's tool: mcp_<server>_<tool>, with
@@ -136,25 +156,93 @@ func Discover(ctx context.Context, c *mcpclient.Client, servers []config.MCPServ
 		}()
 	}
 	wg.Wait()
-	var out []tools.Tool
-	seen := map[string]string{}
+	var listings []listing
 	for _, r := range results {
 		if r.err != nil {
 			warn(unavailable(r.server.Name, r.err))
 			continue
 		}
-		for _, mt := range r.tools {
-			t := Tool(c, r.server, mt, d)
-			if prev, dup := seen[t.Name]; dup {
-				warn(fmt.Sprintf("MCP server %s: tool %q is named %s like %q; it is left out", r.server.Name, mt.Name, t.Name, prev))
-				continue
-			}
-			seen[t.Name] = mt.Name
-			out = append(out, t)
-		}
+		listings = append(listings, listing{r.server, r.tools})
+	}
+	var out []tools.Tool
+	for _, a := range admit(listings, servers, warn) {
+		out = append(out, Tool(c, a.server, a.tool, d))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// listing is one server's tools as it listed them.
+type listing struct {
+	server config.MCPServer
+	tools  []*mcp.Tool
+}
+
+// admitted is a tool Discover registers.
+type admitted struct {
+	server config.MCPServer
+	tool   *mcp.Tool
+}
+
+// admit is the one rule over the names servers give their tools: a tool
+// is registered only when its name says unambiguously which tool it is.
+// A nameless tool is left out; so is one whose jazz name falls inside
+// another server's names (server a's tool b_x would be mcp_a_b_x, which
+// reads as server a_b's tool x); and every tool whose jazz name equals
+// another's, letter case aside, is left out with all the others: two
+// servers (or one listing a name twice, or in two cases) cannot both own
+// a name, and first-come would let one take calls meant for the other.
+// The mcp_ prefix keeps every name apart from the built-ins and their
+// execute_ twins; ToolName keeps it within a provider's rules.
+func admit(ls []listing, servers []config.MCPServer, warn Warn) []admitted {
+	type claim struct {
+		admitted
+		name string
+	}
+	byKey := map[string][]claim{}
+	var keys []string
+	for _, l := range ls {
+		for _, mt := range l.tools {
+			if mt == nil || mt.Name == "" {
+				warn(fmt.Sprintf("MCP server %s lists a tool without a name; it is left out", l.server.Name))
+				continue
+			}
+			name := ToolName(l.server.Name, mt.Name)
+			if o, ok := owner(name, servers); !ok || o.Name != l.server.Name {
+				warn(fmt.Sprintf("MCP server %s: tool %s would be named %s, which reads as a tool of MCP server %s; it is left out", l.server.Name, shown(mt.Name), name, o.Name))
+				continue
+			}
+			key := strings.ToLower(name)
+			if byKey[key] == nil {
+				keys = append(keys, key)
+			}
+			byKey[key] = append(byKey[key], claim{admitted{l.server, mt}, name})
+		}
+	}
+	var out []admitted
+	for _, k := range keys {
+		cs := byKey[k]
+		if len(cs) == 1 {
+			out = append(out, cs[0].admitted)
+			continue
+		}
+		who := make([]string, len(cs))
+		for i, c := range cs {
+			who[i] = fmt.Sprintf("%s of MCP server %s", shown(c.tool.Name), c.server.Name)
+		}
+		warn(fmt.Sprintf("%d tools would be named %s (%s); none of them is offered, since a name must say which tool it is", len(cs), cs[0].name, strings.Join(who, ", ")))
+	}
+	return out
+}
+
+// shown is a server's tool name for a warning: quoted (escapes visible)
+// and bounded.
+func shown(n string) string {
+	const max = 80
+	if len(n) > max {
+		return strconv.QuoteToASCII(strings.ToValidUTF8(n[:max], "")) + "…"
+	}
+	return strconv.QuoteToASCII(n)
 }
 
 // unavailable is the warning for a server that could not be connected:

@@ -391,6 +391,8 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer, changed func()) (
 			HTTPClient:           httpClient(d),
 			MaxRetries:           -1,
 			DisableStandaloneSSE: true,
+			// One event holds one message: the bound a stdio line has.
+			MaxEventSize: MaxMessage,
 		}
 		sess, err := client.Connect(ctx, t, nil)
 		if err != nil {
@@ -653,8 +655,49 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 	}
-	return h.base.RoundTrip(r)
+	resp, err := h.base.RoundTrip(r)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	// The SDK reads a JSON answer whole (io.ReadAll): bound it as a stdio
+	// line is. An event stream is bounded per event (MaxEventSize), not
+	// whole: it may carry many messages.
+	if ct := strings.ToLower(resp.Header.Get("Content-Type")); !strings.HasPrefix(strings.TrimSpace(ct), "text/event-stream") {
+		resp.Body = &boundedBody{r: resp.Body, left: MaxMessage}
+	}
+	return resp, nil
 }
+
+// errTooBig ends the body of an answer over MaxMessage bytes.
+var errTooBig = fmt.Errorf("the MCP server's answer is over %d bytes; it was not read further", MaxMessage)
+
+// boundedBody reads at most left bytes of a response body, and fails the
+// read past them rather than cutting the message short in silence.
+type boundedBody struct {
+	r    io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more says whether the body ends exactly at the bound.
+		var one [1]byte
+		if n, err := b.r.Read(one[:]); n > 0 {
+			return 0, errTooBig
+		} else if err != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.r.Close() }
 
 // tail keeps the last stderrTail bytes a server wrote to stderr, and
 // what its stdout's guard saw.

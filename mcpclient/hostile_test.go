@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -138,4 +139,61 @@ func TestChangedDefinitionIsNotCalled(t *testing.T) {
 		_ = c.Close(ctx)
 		waitGone(t, tag)
 	})
+}
+
+// TestServerEchoesItsCredentials: a server knows the credentials its
+// definition gives it (an env token, an Authorization header) and may
+// echo them back in a result, an error or a description; none of them
+// reaches the caller, and an error's text is bounded whatever the
+// server's message. Before, the token came back as sent, and a
+// megabyte-long JSON-RPC error went to the model whole.
+func TestServerEchoesItsCredentials(t *testing.T) {
+	const token = "tok_9f8e7d6c5b4a"
+	def, tag := hostile(t, "leaky", []mcptest.HostileTool{{Name: "leak", Description: "Uses " + token + "."}, {Name: "leakerr"}}, nil)
+	def.Env["SERVICE_API_TOKEN"] = token
+	def.Env[mcptest.LeakEnv] = "SERVICE_API_TOKEN"
+	c := New([]config.MCPServer{def}, Options{Environ: []string{"PATH=/usr/bin:/bin"}})
+	defer c.Close(ctxT(t, 15*time.Second))
+	ctx := ctxT(t, 30*time.Second)
+	ts, err := c.Tools(ctx, "leaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range ts {
+		if strings.Contains(tl.Description, token) {
+			t.Errorf("description %q holds the token", tl.Description)
+		}
+	}
+	r, err := c.Call(ctx, "leaky", "leak", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(r); strings.Contains(string(b), token) || !strings.Contains(textOf(t, r), "your token is ") {
+		t.Errorf("result = %s", b)
+	}
+	_, err = c.Call(ctx, "leaky", "leakerr", nil)
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "bad token") || len(err.Error()) > 8<<10 {
+		t.Errorf("error (%d bytes) = %.300s", len(fmtErr(err)), fmtErr(err))
+	}
+	_ = c.Close(ctx)
+	waitGone(t, tag)
+
+	// Over HTTP: the configured header, however short its token.
+	srv := httptest.NewServer(mcptest.Handler())
+	defer srv.Close()
+	web := config.MCPServer{Name: "web", Transport: config.MCPHTTP, URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer k3y"},
+		Enabled: true, ConnectTimeout: 5 * time.Second}
+	hc := New([]config.MCPServer{web}, Options{})
+	defer hc.Close(ctxT(t, 15*time.Second))
+	r, err = hc.Call(ctx, "web", "headers", nil)
+	if err != nil || strings.Contains(textOf(t, r), "k3y") || !strings.HasPrefix(textOf(t, r), "you sent ") {
+		t.Errorf("headers: %q %v", textOf(t, r), err)
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
 }

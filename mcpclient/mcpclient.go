@@ -87,6 +87,9 @@ type Client struct {
 // server is one server's connection state.
 type server struct {
 	def config.MCPServer
+	// creds hides the definition's own credentials in whatever the
+	// server sends back (credentials).
+	creds []*secrets.Redactor
 	// mu serialises connecting and guards the fields below.
 	mu    sync.Mutex
 	sess  *mcp.ClientSession
@@ -109,7 +112,7 @@ type server struct {
 func New(defs []config.MCPServer, o Options) *Client {
 	c := &Client{opts: o, servers: make(map[string]*server, len(defs))}
 	for _, d := range defs {
-		c.servers[d.Name] = &server{def: d}
+		c.servers[d.Name] = &server{def: d, creds: credentials(d)}
 	}
 	return c
 }
@@ -160,19 +163,35 @@ func (c *Client) Tools(ctx context.Context, name string) ([]*mcp.Tool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := c.connectLocked(ctx, s); err != nil {
-		return nil, err
+		return nil, s.scrubErr(err)
 	}
-	return s.pinned, nil
+	out := make([]*mcp.Tool, len(s.pinned))
+	for i, t := range s.pinned {
+		out[i] = scrub(s, t)
+	}
+	return out, nil
 }
 
 // Call runs tool on server name with args exactly as given, connecting
 // (or reconnecting, once, after the server died) first. A tool the server
 // does not list is refused without a call.
+//
+// What comes back, result or error, has the definition's credentials
+// hidden and an error's text bounded (scrubErr).
 func (c *Client) Call(ctx context.Context, name, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	s, err := c.server(name)
 	if err != nil {
 		return nil, err
 	}
+	res, err := c.call(ctx, s, tool, args)
+	if err != nil {
+		return nil, s.scrubErr(err)
+	}
+	return scrub(s, res), nil
+}
+
+func (c *Client) call(ctx context.Context, s *server, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	name := s.def.Name
 	s.mu.Lock()
 	sess, err := c.connectLocked(ctx, s)
 	if err != nil {
@@ -297,6 +316,94 @@ func toolList(ts []*mcp.Tool) string {
 		return strings.Join(names[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(names)-maxListed)
 	}
 	return strings.Join(names, ", ")
+}
+
+// credentials are the values of d that are secret wherever they show up:
+// every header value (and the token after "Bearer "), however short; the
+// URL's credentials (user info, query values); each env value whose name
+// or shape says secret. A server knows them (they were sent to it or set
+// for it) and may echo them in a result, an error or a description: they
+// are hidden there before anything reads it, whether or not the run's
+// own secrets (Options.Known) hold them.
+func credentials(d config.MCPServer) []*secrets.Redactor {
+	exact := secrets.FromHeaders(d.Headers)
+	if u, err := url.Parse(d.URL); err == nil && d.URL != "" {
+		if p, has := u.User.Password(); has {
+			exact = append(exact, p)
+		}
+		for _, vs := range u.Query() {
+			exact = append(exact, vs...)
+		}
+	}
+	long := secrets.Find(d.URL)
+	for k, v := range d.Env {
+		if secrets.SecretName(k) || secrets.SecretValue(v) {
+			long = append(long, v)
+		}
+	}
+	return []*secrets.Redactor{secrets.NewExactRedactor(exact...), secrets.NewRedactor(long...)}
+}
+
+// maxErrText bounds the text of an error that carries what a server
+// said: its JSON-RPC error message is its own, any size.
+const maxErrText = 2 << 10
+
+// scrubErr is err with s's credentials hidden and its text bounded; the
+// chain stays for errors.Is (ErrClosed).
+func (s *server) scrubErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := msg
+	for _, r := range s.creds {
+		clean = r.String(clean)
+	}
+	if len(clean) > maxErrText {
+		clean = strings.ToValidUTF8(clean[:maxErrText], "") + fmt.Sprintf("… [%d more bytes of the MCP server's message not shown]", len(clean)-maxErrText)
+	}
+	if clean == msg {
+		return err
+	}
+	return &scrubbedError{msg: clean, err: err}
+}
+
+// scrubbedError is an error whose text scrubErr rewrote.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// scrub is v (a result, a tool's definition) with s's credentials hidden
+// wherever they are in it: encoded, redacted as JSON, decoded again, only
+// when it holds one. What cannot be encoded or decoded again is dropped
+// rather than passed on unredacted.
+func scrub[T any](s *server, v *T) *T {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return new(T)
+	}
+	held := false
+	for _, r := range s.creds {
+		held = held || r.Contains(string(b))
+	}
+	if !held {
+		return v
+	}
+	for _, r := range s.creds {
+		b = r.JSON(b)
+	}
+	out := new(T)
+	if json.Unmarshal(b, out) != nil {
+		return new(T)
+	}
+	return out
 }
 
 // ended says how a server's session ended: its process's exit, when it

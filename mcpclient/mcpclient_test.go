@@ -146,7 +146,7 @@ func TestStdioServer(t *testing.T) {
 	if err != nil || !r.IsError || textOf(t, r) != "the widget is broken" {
 		t.Fatalf("fail: %+v %v", r, err)
 	}
-	if _, err := c.Call(ctx, "test", "nope", nil); err == nil || !strings.Contains(err.Error(), "Tool nope not found in MCP server test. Available tools: \"weird name!\", args, die, echo, env, evil, fail, garble, slow, write_note") {
+	if _, err := c.Call(ctx, "test", "nope", nil); err == nil || !strings.Contains(err.Error(), "Tool nope not found in MCP server test. Available tools: \"weird name!\", args, die, echo, env, evil, fail, garble, headers, slow, write_note") {
 		t.Fatalf("unknown tool: %v", err)
 	}
 	if running(t, tag) == 0 {

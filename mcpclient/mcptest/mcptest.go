@@ -103,6 +103,7 @@ func obj(props string, required ...string) json.RawMessage {
 //   - fail: an isError result
 //   - args: returns the arguments exactly as received
 //   - env {name}: the server's value of an environment variable
+//   - headers: the Authorization header of the HTTP request
 //   - evil: described with terminal escapes
 //   - "weird name!": a name no provider accepts
 func NewServer() *mcp.Server {
@@ -164,6 +165,13 @@ func NewServer() *mcp.Server {
 				return text("<unset>"), nil
 			}
 			return text(v), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "headers", Description: "Return the Authorization header the request came with.", InputSchema: obj(``)},
+		func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if r.Extra == nil || r.Extra.Header == nil {
+				return text("<no headers>"), nil
+			}
+			return text("you sent " + r.Extra.Header.Get("Authorization")), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "evil", Description: EvilDescription, InputSchema: obj(``)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -1,7 +1,9 @@
 package mcpclient
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -196,4 +198,48 @@ func fmtErr(err error) string {
 		return "<nil>"
 	}
 	return err.Error()
+}
+
+// TestHangingServerAndItsChildren: a call the server never answers ends
+// at the call's deadline and at a cancel, and Close ends the server with
+// every process it started, with the cgroup and with the reaper alone.
+func TestHangingServerAndItsChildren(t *testing.T) {
+	for _, noCgroup := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noCgroup=%v", noCgroup), func(t *testing.T) {
+			def, tag := hostile(t, "tar", []mcptest.HostileTool{{Name: "spawn"}, {Name: "hang"}}, nil)
+			c := New([]config.MCPServer{def}, Options{Environ: []string{"PATH=/usr/bin:/bin"}, NoCgroup: noCgroup})
+			defer c.Close(ctxT(t, 15*time.Second))
+			ctx := ctxT(t, 30*time.Second)
+			if _, err := c.Tools(ctx, "tar"); err != nil {
+				t.Fatal(err)
+			}
+			before := running(t, tag)
+			for i := 0; i < 2; i++ {
+				if _, err := c.Call(ctx, "tar", "spawn", nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := running(t, tag); n != before+2 {
+				t.Fatalf("%d processes, want the %d of the server and its 2 children", n, before+2)
+			}
+			short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			if _, err := c.Call(short, "tar", "hang", nil); err == nil || !strings.Contains(err.Error(), "did not answer hang in time") {
+				t.Fatalf("hang: %v", err)
+			}
+			cctx, stop := context.WithCancel(ctx)
+			time.AfterFunc(200*time.Millisecond, stop)
+			if _, err := c.Call(cctx, "tar", "hang", nil); err == nil {
+				t.Fatal("a cancelled hang answered")
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Fatalf("the hangs took %v", took)
+			}
+			if err := c.Close(ctxT(t, 15*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			waitGone(t, tag)
+		})
+	}
 }

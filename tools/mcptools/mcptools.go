@@ -339,7 +339,11 @@ func Result(r *mcp.CallToolResult) tools.Result {
 	case len(r.Content) > 0 && allText:
 		value = txt
 	case len(r.Content) > 0:
-		value = r.Content
+		shown := make([]any, len(r.Content))
+		for i, c := range r.Content {
+			shown[i] = shownContent(c)
+		}
+		value = shown
 	case r.StructuredContent != nil:
 		value = r.StructuredContent
 	default:
@@ -362,6 +366,34 @@ func Result(r *mcp.CallToolResult) tools.Result {
 		return res
 	}
 	return tools.OK(json.RawMessage(b))
+}
+
+// shownContent is one content block as the model gets it: binary data
+// (an image, audio, a blob resource) is described, not sent. Its base64
+// is nothing a model can read, and a server could fill the result's
+// whole budget with it.
+func shownContent(c mcp.Content) any {
+	omitted := func(kind, mime, uri string, n int) map[string]any {
+		m := map[string]any{"type": kind, "omitted": fmt.Sprintf("%d bytes of binary data, not shown", n)}
+		if mime != "" {
+			m["mimeType"] = mime
+		}
+		if uri != "" {
+			m["uri"] = uri
+		}
+		return m
+	}
+	switch c := c.(type) {
+	case *mcp.ImageContent:
+		return omitted("image", c.MIMEType, "", len(c.Data))
+	case *mcp.AudioContent:
+		return omitted("audio", c.MIMEType, "", len(c.Data))
+	case *mcp.EmbeddedResource:
+		if c.Resource != nil && len(c.Resource.Blob) > 0 {
+			return omitted("resource", c.Resource.MIMEType, c.Resource.URI, len(c.Resource.Blob))
+		}
+	}
+	return c
 }
 
 func textOf(cs []mcp.Content) (string, bool) {

@@ -257,3 +257,29 @@ func TestSearchNarrowsWithItsRegistry(t *testing.T) {
 		t.Fatalf("the parent's search_tools changed: %v", got)
 	}
 }
+
+// TestBinaryIsDescribed: images, audio and blob resources reach the model
+// as what they are (type, MIME type, size, URI), not as base64 it cannot
+// read and a server could fill the result's budget with; text and
+// resource links come through. Before, a megabyte image filled the
+// result to its cap with base64.
+func TestBinaryIsDescribed(t *testing.T) {
+	mb := make([]byte, 1<<20)
+	r := Result(&mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.TextContent{Text: "here"},
+		&mcp.ImageContent{MIMEType: "image/png", Data: mb},
+		&mcp.AudioContent{MIMEType: "audio/wav", Data: mb},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///x.bin", MIMEType: "application/octet-stream", Blob: mb}},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///x.txt", Text: "inline text"}},
+		&mcp.ResourceLink{URI: "https://example.com/r", Name: "r"},
+	}})
+	b, _ := json.Marshal(r.Value)
+	if !r.Success || r.Truncated || len(b) > 2048 {
+		t.Fatalf("result is %d bytes (truncated %v)", len(b), r.Truncated)
+	}
+	for _, want := range []string{`"here"`, `"image/png"`, `"audio/wav"`, `"file:///x.bin"`, `1048576 bytes of binary data, not shown`, `inline text`, `https://example.com/r`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("result lacks %s: %s", want, b)
+		}
+	}
+}

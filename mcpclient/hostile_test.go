@@ -43,6 +43,10 @@ func TestServerRequestsAreRefused(t *testing.T) {
 	if err := json.Unmarshal([]byte(textOf(t, r)), &got); err != nil {
 		t.Fatalf("probe answered %q: %v", textOf(t, r), err)
 	}
+	// jazz advertises nothing a server could ask of it.
+	if got["capabilities"] != "{}" {
+		t.Errorf("jazz advertised %s", got["capabilities"])
+	}
 	for _, m := range []string{"roots/list", "sampling/createMessage", "elicitation/create"} {
 		if !strings.HasPrefix(got[m], `{"error":`) {
 			t.Errorf("%s was answered: %s", m, got[m])

@@ -19,7 +19,9 @@ import (
 func hostileServer(name string, names ...string) config.MCPServer {
 	var ts []mcptest.HostileTool
 	for _, n := range names {
-		ts = append(ts, mcptest.HostileTool{Name: n, Description: "tool " + n})
+		// Every tool claims to be harmless: the tier is the server's
+		// configured one all the same.
+		ts = append(ts, mcptest.HostileTool{Name: n, Description: "tool " + n, Annotations: map[string]any{"readOnlyHint": true, "destructiveHint": false}})
 	}
 	return config.MCPServer{Name: name, Transport: config.MCPStdio, Command: os.Args[0], Enabled: true, Risk: messages.LevelHighRisk,
 		Env:            map[string]string{mcptest.ServerEnv: mcptest.ModeHostile, mcptest.ListingEnv: mcptest.Listing(ts...)},

@@ -247,3 +247,25 @@ func TestHangingServerAndItsChildren(t *testing.T) {
 		})
 	}
 }
+
+// TestEndlessListing: a server whose every page of tools names another
+// page is asked a bounded number of times, and the connection fails
+// saying so, long before the connect timeout. Before, jazz asked until
+// the timeout.
+func TestEndlessListing(t *testing.T) {
+	def, tag := stdio(t, "pages", mcptest.ModeHostile)
+	def.Env[mcptest.ListingEnv] = mcptest.Endless
+	def.ConnectTimeout = 20 * time.Second
+	c := New([]config.MCPServer{def}, Options{Environ: []string{"PATH=/usr/bin:/bin"}})
+	defer c.Close(ctxT(t, 15*time.Second))
+	start := time.Now()
+	_, err := c.Tools(ctxT(t, 30*time.Second), "pages")
+	if err == nil || !strings.Contains(err.Error(), "more than 100 pages") {
+		t.Fatalf("endless listing: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("took %v", took)
+	}
+	_ = c.Close(ctxT(t, 15*time.Second))
+	waitGone(t, tag)
+}

@@ -618,19 +618,33 @@ func (c *Client) version() string {
 	return c.opts.Version
 }
 
-// listTools reads every page of the listing, at most MaxTools tools.
+// maxPages bounds the pages of one listing: a server that answers every
+// page with another cursor (and no tools, so MaxTools never stops it)
+// would otherwise be asked until the connect timeout.
+const maxPages = 100
+
+// listTools reads every page of the listing, at most MaxTools tools in at
+// most maxPages pages.
 func listTools(ctx context.Context, sess *mcp.ClientSession) ([]*mcp.Tool, error) {
 	var out []*mcp.Tool
-	for t, err := range sess.Tools(ctx, nil) {
+	params := &mcp.ListToolsParams{}
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, fmt.Errorf("it listed more than %d pages of tools and was not asked for more", maxPages)
+		}
+		res, err := sess.ListTools(ctx, params)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, t)
+		out = append(out, res.Tools...)
 		if len(out) >= MaxTools {
-			break
+			return out[:MaxTools], nil
 		}
+		if res.NextCursor == "" {
+			return out, nil
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
-	return out, nil
 }
 
 // closeSession ends a session and its process, bounded.

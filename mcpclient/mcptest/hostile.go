@@ -36,6 +36,10 @@ const (
 	StateEnv = "JAZZ_MCPTEST_STATE"
 )
 
+// Endless, as ListingEnv, lists no tools on every page, always with a
+// cursor to one more.
+const Endless = "endless"
+
 // HostileTool is one entry of a hostile listing, marshalled as the wire's
 // Tool object.
 type HostileTool struct {
@@ -65,6 +69,7 @@ type hostile struct {
 	listing json.RawMessage
 	caps    json.RawMessage // what the client advertised
 	nextID  int
+	pages   int
 	waiting map[string]chan json.RawMessage
 }
 
@@ -174,7 +179,13 @@ func (h *hostile) request(m wireMsg) {
 	case "tools/list":
 		h.mu.Lock()
 		l := h.listing
+		h.pages++
+		page := h.pages
 		h.mu.Unlock()
+		if string(l) == Endless {
+			h.reply(m.ID, map[string]any{"tools": []any{}, "nextCursor": "page" + strconv.Itoa(page)})
+			return
+		}
 		h.reply(m.ID, map[string]any{"tools": l})
 	case "tools/call":
 		var p struct {

@@ -47,20 +47,24 @@ func ServerKey(server string) string { return strings.ToLower(server) }
 // mcp_<server>.
 func Category(server string) string { return Prefix + ServerKey(server) }
 
-// Required returns the servers an agent's tool list needs: those with a
-// listed name that is their category (mcp_<server>, or mcp_<server>_*)
-// or starts with mcp_<server>_ (names containing _ are fine: prefix
-// matching). Nothing is connected.
+// Required returns the servers an agent's tool list needs: for each
+// listed mcp_ name (a tool, a category mcp_<server>, or mcp_<server>_*),
+// the server it belongs to (owner: the longest category it is or starts
+// with followed by _). So mcp_fs_extra_x needs server fs_extra, not fs
+// too: a name names one server, and no other stranger's program is
+// started for it. Nothing is connected.
 func Required(names []string, servers []config.MCPServer) []config.MCPServer {
+	want := map[string]bool{}
+	for _, n := range names {
+		n = strings.TrimSuffix(strings.TrimSpace(n), "_*")
+		if o, ok := owner(n, servers); ok {
+			want[o.Name] = true
+		}
+	}
 	var out []config.MCPServer
 	for _, s := range servers {
-		cat := Category(s.Name)
-		for _, n := range names {
-			n = strings.TrimSpace(n)
-			if n == cat || strings.HasPrefix(n, cat+"_") {
-				out = append(out, s)
-				break
-			}
+		if want[s.Name] {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -93,20 +97,21 @@ func Expand(names []string, servers []config.MCPServer, discovered []tools.Tool)
 	return out
 }
 
-// owner is the server a tool name belongs to: the one whose category,
-// followed by _, is the longest prefix of the name. Discover admits only
-// the tools whose owner is the server that listed them, so a name always
-// says whose tool it is.
+// owner is the server a name belongs to: the one whose category is the
+// name, or followed by _ its longest prefix. Discover admits only the
+// tools whose owner is the server that listed them, so a name always says
+// whose tool it is (server a's tool b would be mcp_a_b, server a_b's
+// category).
 func owner(name string, servers []config.MCPServer) (config.MCPServer, bool) {
 	var best config.MCPServer
-	found := false
+	bestLen := -1
 	for _, s := range servers {
-		cat := Category(s.Name) + "_"
-		if strings.HasPrefix(name, cat) && (!found || len(cat) > len(Category(best.Name))+1) {
-			best, found = s, true
+		cat := Category(s.Name)
+		if (name == cat || strings.HasPrefix(name, cat+"_")) && len(cat) > bestLen {
+			best, bestLen = s, len(cat)
 		}
 	}
-	return best, found
+	return best, bestLen >= 0
 }
 
 // ToolName is the tool name of a server's tool: mcp_<server>_<tool>, with

@@ -38,7 +38,7 @@ func hostileServer(name string, names ...string) config.MCPServer {
 // nameless tool was mcp_a_, read_file and READ_FILE were both offered,
 // and mcp_a_b_c called server a.
 func TestHostileToolNames(t *testing.T) {
-	a := hostileServer("a", "", "read_file", "READ_FILE", "execute_command", "../../etc/passwd", "x\x1b[2Jy",
+	a := hostileServer("a", "b", "", "read_file", "READ_FILE", "execute_command", "../../etc/passwd", "x\x1b[2Jy",
 		"r\u0435ad", strings.Repeat("n", 5000), "b_c", "ok", "dup", "dup", "Tab\tName")
 	ab := hostileServer("a_b", "c", "x")
 	servers := []config.MCPServer{a, ab}
@@ -83,6 +83,16 @@ func TestHostileToolNames(t *testing.T) {
 	}
 	// A category is its own server's tools, not those of a server whose
 	// name extends its own.
+	// A listed name starts only the server it names.
+	for _, tc := range []struct{ list, want string }{{"mcp_a_b_c", "a_b"}, {"mcp_a_b", "a_b"}, {"mcp_a_b_*", "a_b"}, {"mcp_a_ok", "a"}, {"mcp_a", "a"}} {
+		var req []string
+		for _, s := range Required([]string{tc.list}, servers) {
+			req = append(req, s.Name)
+		}
+		if strings.Join(req, ",") != tc.want {
+			t.Errorf("%s requires %v, want %s", tc.list, req, tc.want)
+		}
+	}
 	for _, n := range Expand([]string{"mcp_a"}, servers, got) {
 		if strings.HasPrefix(n, "mcp_a_b_") {
 			t.Errorf("mcp_a expanded to %s, server a_b's", n)
@@ -90,7 +100,8 @@ func TestHostileToolNames(t *testing.T) {
 	}
 	w := strings.Join(warns, "\n")
 	for _, want := range []string{"MCP server a lists a tool without a name", `2 tools would be named mcp_a_read_file ("read_file" of MCP server a, "READ_FILE" of MCP server a)`,
-		`tool "b_c" would be named mcp_a_b_c, which reads as a tool of MCP server a_b`, "2 tools would be named mcp_a_dup"} {
+		`tool "b_c" would be named mcp_a_b_c, which reads as a tool of MCP server a_b`,
+		`tool "b" would be named mcp_a_b, which reads as a tool of MCP server a_b`, "2 tools would be named mcp_a_dup"} {
 		if !strings.Contains(w, want) {
 			t.Errorf("no warning %q in:\n%s", want, w)
 		}

@@ -7,14 +7,19 @@
 package humanio
 
 import (
-	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
+	"github.com/jazz-run/jazz/approvals"
 	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/messages"
@@ -48,18 +53,26 @@ type Bridge struct {
 	approvals map[string]messages.ApprovalRequired // by request id
 	questions map[string]messages.UserInputRequired
 	// callIDs counts the approval requests announced under each tool-call
-	// id in this run: a decision naming only a call id (the original's
-	// protocol) counts only for an id that named exactly one request.
+	// id in this run, as a reader of the line decodes it (shownID): a
+	// decision naming only a call id (the original's protocol) counts only
+	// for an id that named exactly one request.
 	callIDs map[string]int
-	closed  bool
-	subs    []*bus.Subscription
+	// announced is the digest of every approval line written, by request
+	// id, for the whole run: an id is announced once, and a second request
+	// under it never replaces what the person read.
+	announced map[string][sha256.Size]byte
+	// hashes is the action hash each pending approval's line carries.
+	hashes map[string]string
+	closed bool
+	subs   []*bus.Subscription
 }
 
 // NewBridge writes requests to out (the run's stderr lines) and publishes
 // answers on pub.
 func NewBridge(runID string, pub Publisher, out LineWriter) *Bridge {
 	return &Bridge{runID: runID, pub: pub, out: out,
-		approvals: map[string]messages.ApprovalRequired{}, questions: map[string]messages.UserInputRequired{}, callIDs: map[string]int{}}
+		approvals: map[string]messages.ApprovalRequired{}, questions: map[string]messages.UserInputRequired{}, callIDs: map[string]int{},
+		announced: map[string][sha256.Size]byte{}, hashes: map[string]string{}}
 }
 
 // Attach subscribes to the run's approval and question requests on bs.
@@ -92,18 +105,81 @@ func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
 	if req.RequestID == "" {
 		return // not asked by the gate: nothing a decision could name
 	}
+	ev := events.ApprovalRequired(req, "")
+	ambiguous := ambiguousArgs(req.ExecuteArgs)
+	if req.ExecuteToolName != "" && ambiguous == nil {
+		// The digest of exactly what will run: a decision that echoes it
+		// is taken only for that action.
+		ev.ActionHash, ambiguous = approvals.ActionHash(req.ExecuteToolName, req.ExecuteArgs)
+	}
+	line := events.RenderWhole(ev)
+	sum := sha256.Sum256(line)
 	b.mu.Lock()
 	closed := b.closed
-	if !closed {
-		b.approvals[req.RequestID] = req
-		b.callIDs[req.ToolCallID]++
+	prev, again := b.announced[req.RequestID]
+	_, pending := b.approvals[req.RequestID]
+	switch {
+	case again:
+		// A second request under an announced id (a redelivery, or
+		// anyone else on the bus): the person read the first one, and no
+		// answer to it may decide another. A different one withdraws the
+		// id: it decides nothing more, and the gate's call is declined.
+		if prev == sum {
+			b.mu.Unlock()
+			return
+		}
+		delete(b.approvals, req.RequestID)
+		delete(b.hashes, req.RequestID)
+	case !closed:
+		b.announced[req.RequestID] = sum
+		if ambiguous == nil {
+			b.approvals[req.RequestID] = req
+			b.hashes[req.RequestID] = ev.ActionHash
+			b.callIDs[shownID(req.ToolCallID)]++
+		}
 	}
 	b.mu.Unlock()
-	if closed {
+	switch {
+	case again:
+		if pending {
+			b.decline(req, "This approval was declined: another request was announced under its request id, so no answer can be told apart.")
+		}
+	case closed:
 		b.decline(req, "Nobody can answer: stdin is closed.")
-		return
+	case ambiguous != nil:
+		// A bridge parses the arguments with its own JSON reader: keys
+		// that repeat (up to case) would show it one value while the tool
+		// runs another.
+		b.decline(req, "This call was declined: its arguments cannot be shown exactly ("+ambiguous.Error()+"). Send each argument once.")
+	default:
+		b.out.WriteLine(line)
 	}
-	b.writeLine(events.ApprovalRequired(req, ""))
+}
+
+// ambiguousArgs says why args could read differently to two JSON
+// readers (a key repeated, exactly or up to case; trailing data), or nil.
+func ambiguousArgs(args json.RawMessage) error {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return nil
+	}
+	_, err := approvals.Canonical(args)
+	return err
+}
+
+// shownID is a tool-call id as a reader of the request line decodes it:
+// JSON turns each byte that is not UTF-8 into U+FFFD, so two ids the
+// model sent apart may read the same, and a bridge can only echo what it
+// read.
+func shownID(id string) string {
+	data, err := json.Marshal(id)
+	if err != nil {
+		return id
+	}
+	var s string
+	if json.Unmarshal(data, &s) != nil {
+		return id
+	}
+	return s
 }
 
 func (b *Bridge) inputRequired(req messages.UserInputRequired) {
@@ -142,21 +218,84 @@ type inbound struct {
 	Remember   string `json:"remember"`
 	RequestID  string `json:"requestId"`
 	Response   string `json:"response"`
+	// ActionHash, when a decision carries it, must be the actionHash of
+	// the request line it answers.
+	ActionHash string `json:"actionHash"`
+}
+
+// errNotJSON marks a stdin line that is no JSON value at all.
+var errNotJSON = errors.New("not JSON")
+
+// parseInbound reads one protocol line strictly: one JSON object, valid
+// UTF-8, no key twice (exactly or up to case, at any depth), and every
+// protocol key spelled exactly. Go's decoder would take the last of two
+// keys, and fill a field from a key that differs only in case; a bridge,
+// or a relay that checks its lines, may read the first or only the exact
+// spelling, so such a line would mean one decision to it and another to
+// jazz. Unknown keys are ignored (newer bridges may send more).
+func parseInbound(line []byte) (inbound, error) {
+	var m inbound
+	if !json.Valid(line) {
+		return m, errNotJSON
+	}
+	if !utf8.Valid(line) {
+		return m, errors.New("it is not valid UTF-8")
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(line, &fields) != nil {
+		return m, errors.New("it is not a JSON object")
+	}
+	if _, err := approvals.Canonical(line); err != nil {
+		return m, fmt.Errorf("it is ambiguous: %w", err)
+	}
+	for k := range fields {
+		for _, want := range inboundKeys() {
+			if k != want && strings.EqualFold(k, want) {
+				return m, fmt.Errorf("its key %q is not spelled %q", k, want)
+			}
+		}
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
+		return m, fmt.Errorf("a field has the wrong type: %w", err)
+	}
+	return m, nil
+}
+
+// inboundKeys are the JSON keys of inbound.
+func inboundKeys() []string {
+	t := reflect.TypeFor[inbound]()
+	keys := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		keys = append(keys, name)
+	}
+	return keys
 }
 
 // Serve reads protocol lines from in until EOF; then every pending
 // request is declined or left unanswered (fail closed).
+//
+// A line longer than MaxLine is dropped whole, and said; the lines after
+// it are read as usual (an over-long line is not the end of stdin).
 func (b *Bridge) Serve(in io.Reader, warn func(string)) {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	lines := make(chan Line, 16)
+	go ReadLines(context.Background(), in, MaxLine, lines)
 	notJSON := 0
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for l := range lines {
+		if l.Cut {
+			warn(fmt.Sprintf("ignored a stdin line longer than %d bytes: it decides nothing", MaxLine))
+			continue
+		}
+		line := strings.TrimSpace(l.Text)
 		if line == "" {
 			continue
 		}
-		var m inbound
-		if json.Unmarshal([]byte(line), &m) != nil {
+		m, err := parseInbound([]byte(line))
+		if err != nil && !errors.Is(err, errNotJSON) {
+			warn("ignored a stdin line: " + err.Error())
+			continue
+		}
+		if err != nil {
 			// Said once, with why: text piped into a bridge (a diff) is
 			// not the prompt, and one warning a line would drown the rest.
 			if notJSON == 0 {
@@ -226,16 +365,21 @@ func (b *Bridge) decided(m inbound, warn func(string)) {
 	}
 	b.mu.Lock()
 	req, ok := b.approvals[m.RequestID]
-	mismatch := ok && m.ToolCallID != "" && m.ToolCallID != req.ToolCallID
-	if ok && !mismatch {
+	hash := b.hashes[m.RequestID]
+	mismatch := ok && m.ToolCallID != "" && m.ToolCallID != shownID(req.ToolCallID)
+	otherAction := ok && m.ActionHash != "" && m.ActionHash != hash
+	if ok && !mismatch && !otherAction {
 		delete(b.approvals, m.RequestID)
+		delete(b.hashes, m.RequestID)
 	}
 	b.mu.Unlock()
 	switch {
 	case !ok:
 		warn(fmt.Sprintf("ignored approval_decision for unknown or already decided requestId %q", m.RequestID))
 	case mismatch:
-		warn(fmt.Sprintf("ignored approval_decision for requestId %q: it names toolCallId %q, but that request is for %q", m.RequestID, m.ToolCallID, req.ToolCallID))
+		warn(fmt.Sprintf("ignored approval_decision for requestId %q: it names toolCallId %q, but that request is for %q", m.RequestID, m.ToolCallID, shownID(req.ToolCallID)))
+	case otherAction:
+		warn(fmt.Sprintf("ignored approval_decision for requestId %q: it names actionHash %q, but that request's is %q", m.RequestID, m.ActionHash, hash))
 	default:
 		b.publishDecision(req, m)
 	}
@@ -256,7 +400,7 @@ func (b *Bridge) byCallID(callID string) (string, string) {
 		return "", fmt.Sprintf("%d requests of this run had that toolCallId", n)
 	}
 	for id, req := range b.approvals {
-		if req.ToolCallID == callID {
+		if shownID(req.ToolCallID) == callID {
 			return id, ""
 		}
 	}

@@ -1,7 +1,6 @@
 package humanio
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -97,8 +96,8 @@ func (t *Terminal) Detach() {
 // stdin's EOF every prompt is answered at once as nobody would: approvals
 // declined, questions unanswered (fail closed).
 func (t *Terminal) Serve(ctx context.Context, in io.Reader) {
-	lines := make(chan line)
-	go readLines(ctx, in, lines)
+	lines := make(chan Line)
+	go ReadLines(ctx, in, MaxLine, lines)
 	for {
 		p, ok := t.pop()
 		if !ok {
@@ -118,73 +117,27 @@ func (t *Terminal) Serve(ctx context.Context, in io.Reader) {
 	}
 }
 
-// line is one line of stdin and when its last byte came in.
-type line struct {
-	text string
-	at   time.Time
-}
-
-// maxLine bounds one answer line.
-const maxLine = 1 << 20
-
-// readLines sends each line of in on lines and closes it at EOF. It may
-// outlive Serve while blocked in a read of a terminal; the process ends it.
-// Each line carries the time of the read that completed it, not of when
-// it is taken: lines pasted or typed together arrive in one read, so a
-// line typed for one prompt is known to be older than the next prompt.
-func readLines(ctx context.Context, in io.Reader, lines chan<- line) {
-	defer close(lines)
-	buf := make([]byte, 64*1024)
-	var pending []byte
-	for {
-		n, err := in.Read(buf)
-		at := time.Now()
-		pending = append(pending, buf[:n]...)
-		for {
-			i := bytes.IndexByte(pending, '\n')
-			if i < 0 {
-				break
-			}
-			text := strings.TrimSuffix(string(pending[:i]), "\r")
-			pending = pending[i+1:]
-			select {
-			case lines <- line{text: text, at: at}:
-			case <-ctx.Done():
-				return
-			}
-		}
-		if len(pending) > maxLine {
-			pending = pending[:0] // an endless line answers nothing
-		}
-		if err != nil {
-			if len(pending) > 0 {
-				select {
-				case lines <- line{text: string(pending), at: at}:
-				case <-ctx.Done():
-				}
-			}
-			return
-		}
-	}
-}
-
 // readLine waits for the next line read after shown (when the prompt was
 // written); ok is false at EOF or when ctx ends. A line that came in
 // before the prompt was on the screen was typed or pasted for something
 // else (the rest of a multi-line paste into a question, a double Enter)
 // and answers nothing: it is dropped, and the person told.
-func (t *Terminal) readLine(ctx context.Context, lines <-chan line, shown time.Time) (string, bool) {
+func (t *Terminal) readLine(ctx context.Context, lines <-chan Line, shown time.Time) (string, bool) {
 	for {
 		select {
 		case l, ok := <-lines:
 			if !ok {
 				return "", false
 			}
-			if l.at.Before(shown) {
-				fmt.Fprintf(t.out, "\n(ignored a line typed before this prompt was shown: %s)\n", visible.Line(l.text))
+			if l.Cut {
+				fmt.Fprintf(t.out, "\n(ignored a line longer than %d bytes: it answers nothing)\n", MaxLine)
 				continue
 			}
-			return l.text, true
+			if l.At.Before(shown) {
+				fmt.Fprintf(t.out, "\n(ignored a line typed before this prompt was shown: %s)\n", visible.Line(l.Text))
+				continue
+			}
+			return l.Text, true
 		case <-ctx.Done():
 			return "", false
 		}
@@ -195,7 +148,7 @@ func (t *Terminal) readLine(ctx context.Context, lines <-chan line, shown time.T
 // answer: a number picks that option's value (several numbers separated
 // by commas pick several, joined with ", "), other text is the answer,
 // empty is no answer.
-func (t *Terminal) ask(ctx context.Context, q messages.UserInputRequired, lines <-chan line) {
+func (t *Terminal) ask(ctx context.Context, q messages.UserInputRequired, lines <-chan Line) {
 	fmt.Fprint(t.out, FormatQuestion(q))
 	answer, _ := t.readLine(ctx, lines, time.Now())
 	t.publishAnswer(q, ParseAnswer(answer, q.Suggestions))
@@ -268,7 +221,7 @@ func ParseAnswer(line string, opts []messages.Suggestion) string {
 
 // approve prints the call and reads y / n [note] / a / c until one is
 // given; EOF declines.
-func (t *Terminal) approve(ctx context.Context, req messages.ApprovalRequired, lines <-chan line) {
+func (t *Terminal) approve(ctx context.Context, req messages.ApprovalRequired, lines <-chan Line) {
 	fmt.Fprint(t.out, FormatApproval(req))
 	shown := time.Now()
 	for {

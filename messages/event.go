@@ -175,16 +175,20 @@ type Event struct {
 	Task      string `json:"task,omitempty"`
 	// RememberScope, on an asked approval, is how far "always" reaches:
 	// "run" (the whole tree) or "agent" (this sub-agent only).
-	RememberScope string       `json:"rememberScope,omitempty"`
-	Persona       string       `json:"persona,omitempty"`
-	Level         string       `json:"level,omitempty"`
-	Err           *EventError  `json:"-"`
-	Recoverable   *bool        `json:"recoverable,omitempty"`
-	RequestID     string       `json:"requestId,omitempty"`
-	Question      string       `json:"question,omitempty"`
-	Suggestions   []Suggestion `json:"suggestions,omitempty"`
-	AllowCustom   *bool        `json:"allowCustom,omitempty"`
-	CostUSD       *float64     `json:"costUSD,omitempty"`
+	RememberScope string `json:"rememberScope,omitempty"`
+	// ActionHash, on a bridge's approval_required line, is the digest of
+	// exactly what will run (approvals.ActionHash): a decision that echoes
+	// it is taken only for that action.
+	ActionHash  string       `json:"actionHash,omitempty"`
+	Persona     string       `json:"persona,omitempty"`
+	Level       string       `json:"level,omitempty"`
+	Err         *EventError  `json:"-"`
+	Recoverable *bool        `json:"recoverable,omitempty"`
+	RequestID   string       `json:"requestId,omitempty"`
+	Question    string       `json:"question,omitempty"`
+	Suggestions []Suggestion `json:"suggestions,omitempty"`
+	AllowCustom *bool        `json:"allowCustom,omitempty"`
+	CostUSD     *float64     `json:"costUSD,omitempty"`
 	// Policy (run_start) is the approval policy the run started with,
 	// "none" when it has none.
 	Policy string `json:"policy,omitempty"`

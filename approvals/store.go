@@ -43,8 +43,12 @@ type Request struct {
 	ToolCallID string `json:"toolCallId"`
 	AgentID    string `json:"agentId,omitempty"`
 	Agent      string `json:"agent,omitempty"`
-	// Subagent is set when a subagent (depth > 0) asked.
+	// Subagent is set when a subagent (depth > 0) asked; Persona is the
+	// persona it runs as (its name is the model's to choose, the persona
+	// says what it really holds) and Task its brief.
 	Subagent    string          `json:"subagent,omitempty"`
+	Persona     string          `json:"persona,omitempty"`
+	Task        string          `json:"task,omitempty"`
 	Depth       int             `json:"depth,omitempty"`
 	Tool        string          `json:"tool"`
 	Arguments   json.RawMessage `json:"arguments,omitempty"`

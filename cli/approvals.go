@@ -460,8 +460,13 @@ func (c *approverConn) render(w io.Writer, r approvals.Record) {
 	who := visible.Line(q.Agent)
 	if q.Subagent != "" {
 		who += " → subagent " + visible.Line(q.Subagent)
+		if q.Persona != "" {
+			// The name is the model's to choose; the persona is what it is.
+			who += " (persona " + visible.Line(q.Persona) + ")"
+		}
 	}
 	field("agent", who)
+	field("task", visible.Line(q.Task))
 	field("tool", visible.Line(q.Tool)+" → "+visible.Line(q.ExecuteTool))
 	policy := q.Policy
 	if policy == "" {

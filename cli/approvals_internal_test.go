@@ -106,3 +106,18 @@ func TestRecordTextCannotForgeFields(t *testing.T) {
 		t.Errorf("lookalike drawn as is:\n%s", got)
 	}
 }
+
+// TestRenderSaysTheSubagentsPersona: the approver reads a sub-agent's
+// persona and task beside the name the model gave it.
+func TestRenderSaysTheSubagentsPersona(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	c := &approverConn{d: Deps{IO: io, Getenv: func(string) string { return "" }}}
+	var out bytes.Buffer
+	c.render(&out, approvals.Record{Status: approvals.StatusPending, Request: approvals.Request{RequestID: "apr-1", Agent: "researcher",
+		Subagent: "researcher", Depth: 1, Persona: "coder", Task: "tidy the notes", ExpiresAt: time.Now().Add(time.Minute)}})
+	for _, want := range []string{"subagent researcher (persona coder)", "task       tidy the notes"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("no %q in\n%s", want, out.String())
+		}
+	}
+}

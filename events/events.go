@@ -102,6 +102,7 @@ func ApprovalRequired(req messages.ApprovalRequired, policy string) messages.Eve
 		AutoApprovePolicy: policy,
 		Arguments:         req.ExecuteArgs,
 		Task:              req.Task,
+		Persona:           req.Persona,
 		RememberScope:     req.RememberScope,
 		Asked:             messages.Ptr(req.RequestID != ""),
 	}

@@ -176,3 +176,16 @@ func TestBridgeCallIDsAreWhatTheLineShows(t *testing.T) {
 		t.Fatalf("warnings %v", w)
 	}
 }
+
+// TestBridgeLineSaysThePersona: a sub-agent's approval_required line
+// carries its persona and task beside the name the model chose for it.
+func TestBridgeLineSaysThePersona(t *testing.T) {
+	out := &lines{}
+	b := NewBridge("r", &recorded{}, out)
+	b.approvalRequired(messages.ApprovalRequired{RequestID: "apr-1", ToolCallID: "a", ToolName: "write_file",
+		Place: messages.Place{AgentName: "researcher", Depth: 1}, Persona: "coder", Task: "tidy the notes"})
+	var line map[string]any
+	if err := json.Unmarshal([]byte(out.got[0]), &line); err != nil || line["persona"] != "coder" || line["task"] != "tidy the notes" {
+		t.Fatalf("request line %s (%v)", out.got[0], err)
+	}
+}

@@ -331,7 +331,7 @@ func (s *state) ask(ctx context.Context, m messages.ApprovalRequired) {
 		CreatedAt: now, ExpiresAt: now.Add(cfg.Timeout),
 	}
 	if m.Place.Depth > 0 {
-		req.Subagent = m.Place.AgentName
+		req.Subagent, req.Persona, req.Task = m.Place.AgentName, m.Persona, m.Task
 	}
 	shown, err := approvals.ShownHash(req)
 	if err != nil {

@@ -461,6 +461,7 @@ func TestForgedDisplayIsRefused(t *testing.T) {
 		"tier":      func(q *approvals.Request) { q.RiskTier = "read-only" },
 		"directory": func(q *approvals.Request) { q.WorkDir = "/tmp/scratch" },
 		"agent":     func(q *approvals.Request) { q.Agent = "trusted-bot"; q.Depth = 0 },
+		"persona":   func(q *approvals.Request) { q.Persona = "reviewer" },
 	} {
 		rec := r.pendingFor("call_1")
 		forged := rec.Request
@@ -602,4 +603,24 @@ func TestDecisionOnADecidedRequestIsAudited(t *testing.T) {
 	if n != 2 {
 		t.Errorf("%d refusals audited for 2 decisions written on a decided request: %+v", n, r.notices)
 	}
+}
+
+// TestSubagentRequestSaysItsPersona: a sub-agent's request tells the
+// approver its persona and its task besides the name the model chose for
+// it (a coder may be called "researcher"), and they are part of what the
+// approver's signature is bound to.
+func TestSubagentRequestSaysItsPersona(t *testing.T) {
+	r := newRig(t, time.Minute, "", "")
+	m := messages.ApprovalRequired{Place: messages.Place{RunID: "run-1", AgentID: "a1.2", AgentName: "researcher", Depth: 1}, ToolCallID: "call_1",
+		ToolName: "write_file", RiskLevel: "high-risk", Message: "Write note.txt", Persona: "coder", Task: "tidy the notes",
+		ExecuteToolName: "execute_write_file", ExecuteArgs: writeArgs}
+	r.remote.Ask(m)
+	rec := r.pendingFor("call_1")
+	if q := rec.Request; q.Subagent != "researcher" || q.Persona != "coder" || q.Task != "tidy the notes" {
+		t.Fatalf("request %+v", q)
+	}
+	if err := r.decide(rec, r.alice, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.want(t, true, "remote:alice")
 }

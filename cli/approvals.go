@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
+	"github.com/jazz-run/jazz/humanio"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/visible"
 )
@@ -326,6 +326,17 @@ q stops. Requests decided elsewhere are reported as they are.`,
 	return cmd
 }
 
+// watch streams requests and, when interactive, asks them one at a
+// time. What a keystroke answers is always the request on screen:
+//
+//   - the prompt names its request, and on a terminal the request is
+//     printed in full right above its prompt when it is asked, so a
+//     request that arrives while a prompt is open is not printed below
+//     it (a note says it waits, and the prompt is written again);
+//   - a line read before the asked request was on screen answers nothing
+//     (it was typed for the one before: a double Enter, a "y" sent twice,
+//     one whose request was decided elsewhere meanwhile), and is said;
+//   - a request decided elsewhere leaves the queue, asked or not.
 func (c *approverConn) watch(ctx context.Context, interactive bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -333,14 +344,24 @@ func (c *approverConn) watch(ctx context.Context, interactive bool) error {
 	if err != nil {
 		return err
 	}
-	var lines <-chan string
+	var lines chan humanio.Line
 	if interactive {
-		lines = readLines(ctx, c.d.IO.In)
+		lines = make(chan humanio.Line, 64)
+		go humanio.ReadLines(ctx, c.d.IO.In, humanio.MaxLine, lines)
 	}
 	shown := map[string]bool{}
 	var queue []approvals.Record
 	asking := ""
-	ask := func() {
+	// since is when the asked request went on screen: only a line read
+	// after it answers.
+	var since time.Time
+	prompt := func(head approvals.Record) {
+		q := head.Request
+		fmt.Fprintf(c.d.IO.ErrOut, "Approve %s (%s in run %s)? y [note] / n [note] / s skip / q quit: ", visible.Line(q.RequestID), visible.Line(q.Tool), visible.Line(q.RunID))
+	}
+	// ask puts the head of the queue on screen; at is when it was
+	// written out already (--json streams it on arrival), else zero.
+	ask := func(at time.Time) {
 		for len(queue) > 0 && asking == "" {
 			head := queue[0]
 			if !head.Pending(time.Now()) {
@@ -348,7 +369,14 @@ func (c *approverConn) watch(ctx context.Context, interactive bool) error {
 				continue
 			}
 			asking = approvals.Key(head.Request.RunID, head.Request.RequestID)
-			fmt.Fprintf(c.d.IO.ErrOut, "Approve %s? y [note] / n [note] / s skip / q quit: ", visible.Line(head.Request.RequestID))
+			since = time.Now()
+			if !c.jsonOut {
+				c.render(c.d.IO.Out, head)
+			} else if !at.IsZero() {
+				since = at
+			}
+			at = time.Time{}
+			prompt(head)
 		}
 	}
 	for {
@@ -364,14 +392,21 @@ func (c *approverConn) watch(ctx context.Context, interactive bool) error {
 			switch {
 			case r.Pending(now) && !shown[key]:
 				shown[key] = true
-				if c.jsonOut {
+				switch {
+				case c.jsonOut:
 					_ = writeJSON(c.d.IO.Out, recordView(r, now))
-				} else {
+				case !interactive:
 					c.render(c.d.IO.Out, r)
 				}
-				if interactive {
-					queue = append(queue, r)
+				if !interactive {
+					continue
 				}
+				queue = append(queue, r)
+				if asking != "" && !c.jsonOut {
+					fmt.Fprintf(c.d.IO.ErrOut, "\n(%s arrived; it is asked after this one)\n", visible.Line(r.Request.RequestID))
+					prompt(queue[0])
+				}
+				ask(now)
 			case !r.Pending(now) && shown[key]:
 				delete(shown, key)
 				if c.jsonOut {
@@ -382,18 +417,24 @@ func (c *approverConn) watch(ctx context.Context, interactive bool) error {
 				if asking == key {
 					fmt.Fprintln(c.d.IO.ErrOut, "\n(decided elsewhere)")
 					asking = ""
-					queue = queue[1:]
 				}
+				queue = withoutKey(queue, key)
+				ask(time.Time{})
 			}
-			ask()
-		case line, ok := <-whenAsking(lines, asking != ""):
+		case l, ok := <-whenAsking(lines, asking != ""):
 			if !ok {
 				lines = nil // stdin closed: keep streaming, ask nothing more
 				interactive = false
 				continue
 			}
 			head := queue[0]
-			verb, note, _ := strings.Cut(strings.TrimSpace(line), " ")
+			if l.Cut || l.At.Before(since) {
+				// Typed for something else, or endless: it answers nothing.
+				fmt.Fprintf(c.d.IO.ErrOut, "\n(ignored a line typed before %s was shown)\n", visible.Line(head.Request.RequestID))
+				prompt(head)
+				continue
+			}
+			verb, note, _ := strings.Cut(strings.TrimSpace(l.Text), " ")
 			switch strings.ToLower(verb) {
 			case "y", "yes", "n", "no":
 				approve := verb[0] == 'y' || verb[0] == 'Y'
@@ -407,40 +448,35 @@ func (c *approverConn) watch(ctx context.Context, interactive bool) error {
 			case "q", "quit":
 				return nil
 			default:
-				fmt.Fprint(c.d.IO.ErrOut, "answer y [note], n [note], s or q: ")
+				fmt.Fprintf(c.d.IO.ErrOut, "answer y [note], n [note], s or q for %s: ", visible.Line(head.Request.RequestID))
 				continue
 			}
 			asking = ""
 			queue = queue[1:]
-			ask()
+			ask(time.Time{})
 		}
 	}
 }
 
-// whenAsking is lines while a request is being asked, else nil: an answer
-// typed (or piped) early waits for its question.
-func whenAsking(lines <-chan string, asking bool) <-chan string {
+// withoutKey is queue without the request of key.
+func withoutKey(queue []approvals.Record, key string) []approvals.Record {
+	out := queue[:0]
+	for _, r := range queue {
+		if approvals.Key(r.Request.RunID, r.Request.RequestID) != key {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// whenAsking is lines while a request is being asked, else nil: a line
+// waits in the channel until a prompt is open, and is then taken only
+// if it came in after that prompt's request was shown.
+func whenAsking(lines <-chan humanio.Line, asking bool) <-chan humanio.Line {
 	if !asking {
 		return nil
 	}
 	return lines
-}
-
-func readLines(ctx context.Context, in io.Reader) <-chan string {
-	out := make(chan string, 64)
-	go func() {
-		defer close(out)
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 64<<10), 64<<10)
-		for sc.Scan() {
-			select {
-			case out <- sc.Text():
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out
 }
 
 // render shows one request in full; everything the run (and so the

@@ -80,7 +80,7 @@ func TestBridgeAnnouncesARequestIDOnce(t *testing.T) {
 	shown := messages.ApprovalRequired{RequestID: "apr-1", ToolCallID: "a", ToolName: "execute_command", ExecuteToolName: "execute_command_exec",
 		Message: "Run: ls", ExecuteArgs: json.RawMessage(`{"command":"ls"}`)}
 	other := shown
-	other.Message, other.ExecuteArgs = "Run: rm -rf ~", json.RawMessage(`{"command":"rm -rf ~"}`)
+	other.ToolCallID, other.Message, other.ExecuteArgs = "b", "Run: rm -rf ~", json.RawMessage(`{"command":"rm -rf ~"}`)
 
 	pub, out := &recorded{}, &lines{}
 	b := NewBridge("r", pub, out)
@@ -93,11 +93,19 @@ func TestBridgeAnnouncesARequestIDOnce(t *testing.T) {
 	if len(out.got) != 1 {
 		t.Fatalf("a second request under apr-1 was shown: %v", out.got)
 	}
-	if len(pub.got) != 1 || pub.got[0].Approved || pub.got[0].RequestID != "apr-1" {
-		t.Fatalf("the withdrawn id was not declined: %+v", pub.got)
+	// The decline must reach the gate whichever of the two it asked: it
+	// takes a decision only for its own call id.
+	declined := map[string]bool{}
+	for _, d := range pub.got {
+		if !d.Approved && d.RequestID == "apr-1" {
+			declined[d.ToolCallID] = true
+		}
+	}
+	if len(pub.got) != 2 || !declined["a"] || !declined["b"] {
+		t.Fatalf("the withdrawn id was not declined for both calls: %+v", pub.got)
 	}
 	serve(b, `{"type":"approval_decision","requestId":"apr-1","approved":true}`)
-	if len(pub.got) != 1 {
+	if len(pub.got) != 2 {
 		t.Fatalf("an answer to the withdrawn id was taken: %+v", pub.got)
 	}
 }

@@ -117,7 +117,7 @@ func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
 	b.mu.Lock()
 	closed := b.closed
 	prev, again := b.announced[req.RequestID]
-	_, pending := b.approvals[req.RequestID]
+	first, pending := b.approvals[req.RequestID]
 	switch {
 	case again:
 		// A second request under an announced id (a redelivery, or
@@ -142,7 +142,11 @@ func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
 	switch {
 	case again:
 		if pending {
-			b.decline(req, "This approval was declined: another request was announced under its request id, so no answer can be told apart.")
+			// Both: the gate takes the one that names its call, and a
+			// call nobody can answer any more must not wait forever.
+			const note = "This approval was declined: another request was announced under its request id, so no answer can be told apart."
+			b.decline(first, note)
+			b.decline(req, note)
 		}
 	case closed:
 		b.decline(req, "Nobody can answer: stdin is closed.")

@@ -73,6 +73,14 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return OpenStated(path, before)
+}
+
+// OpenStated is Open for a caller that has just taken path's stat itself
+// (before, following symlinks, as os.Stat does; the lstat of a path with
+// no symlink in it will do): that stat is the check before opening, and
+// the descriptor must be the same file.
+func OpenStated(path string, before fs.FileInfo) (*File, error) {
 	if !before.Mode().IsRegular() {
 		return nil, &NotRegularError{What: "file", Path: path, Mode: before.Mode()}
 	}

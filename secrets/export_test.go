@@ -24,3 +24,10 @@ func RoundTrip(d any) []string {
 // ReplaceAll is String without the scan that skips text holding no
 // secret: the Replacer over every form, always.
 func (r *Redactor) ReplaceAll(s string) string { return r.repl.Replace(s) }
+
+// WithBeforeOpen is g running f in Open between judging the path and
+// opening it.
+func WithBeforeOpen(g Guard, f func()) Guard {
+	g.beforeOpen = f
+	return g
+}

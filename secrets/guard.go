@@ -78,6 +78,15 @@ type Guard struct {
 	// dirs is JAZZ_HOME as configured and as resolved; files the extra
 	// files likewise. Both are fixed when the Guard is made.
 	dirs, files []string
+	// homeInfo and rootInfo are the stats of JAZZ_HOME and of "/" when
+	// the Guard was made, for the identity rule (inHomeByIdentity); nil
+	// when the stat failed (JAZZ_HOME not created yet), and then each
+	// judgement stats it afresh. The directory JAZZ_HOME was keeps its
+	// identity wherever it is moved, and the name is a rule of its own.
+	homeInfo, rootInfo fs.FileInfo
+	// beforeOpen, when set, runs in Open between the judgement of the
+	// path and the open (tests swap the file there).
+	beforeOpen func()
 }
 
 // NewGuard protects home (JAZZ_HOME; "" protects no directory) and files.
@@ -86,6 +95,10 @@ func NewGuard(home string, files ...string) Guard {
 	if home != "" {
 		g.home = filepath.Clean(home)
 		g.dirs = withResolved(g.dirs, g.home)
+		if hi, err := os.Stat(g.home); err == nil && hi.IsDir() {
+			g.homeInfo = hi
+			g.rootInfo, _ = os.Stat("/")
+		}
 	}
 	for _, f := range files {
 		if f != "" {
@@ -228,14 +241,21 @@ func (g Guard) walk(abs string) (walked, error) {
 // symlinks, into a protected place. Other errors (a loop) are returned as
 // they are; a missing path passes, since there is nothing to read.
 func (g Guard) Check(abs string) error {
+	_, err := g.check(abs)
+	return err
+}
+
+// check is Check, returning also the stat of the file abs names when all
+// of the path exists (nil otherwise).
+func (g Guard) check(abs string) (fs.FileInfo, error) {
 	w, err := g.walk(abs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !w.whole {
 		// Past a missing part the path is as written: stat it as it is.
 		info, _ := os.Stat(w.canon)
-		return g.judge(abs, w.canon, info, onProcFS(deepestExisting(w.canon)), nil)
+		return nil, g.judge(abs, w.canon, info, onProcFS(deepestExisting(w.canon)), nil)
 	}
 	var info fs.FileInfo
 	if n := len(w.parts); n > 0 {
@@ -243,7 +263,7 @@ func (g Guard) Check(abs string) error {
 	} else {
 		info, _ = os.Stat("/")
 	}
-	return g.judge(abs, w.canon, info, onProcFS(w.canon), w.parts)
+	return info, g.judge(abs, w.canon, info, onProcFS(w.canon), w.parts)
 }
 
 // CheckOpened refuses an opened file by what it is rather than how it was
@@ -257,13 +277,32 @@ func (g Guard) CheckOpened(f *safefile.File, display string) error {
 
 // Open opens abs for reading with safefile.Open, refusing protected
 // places before the open and again on the opened descriptor.
+//
+// The judgement of the path stats the file it names; when the descriptor
+// is that same file (device and inode) and the file has no other name,
+// the descriptor is what was judged: the same file system (so no procfs
+// the path check did not see), the same single name, the same place
+// among its ancestors. Only then is the second judgement skipped; a file
+// swapped in between, or a hard-linked one, is judged again by what it is.
 func (g Guard) Open(abs string) (*safefile.File, error) {
-	if err := g.Check(abs); err != nil {
-		return nil, err
-	}
-	f, err := safefile.Open(abs)
+	judged, err := g.check(abs)
 	if err != nil {
 		return nil, err
+	}
+	if g.beforeOpen != nil {
+		g.beforeOpen()
+	}
+	var f *safefile.File
+	if judged != nil {
+		f, err = safefile.OpenStated(abs, judged)
+	} else {
+		f, err = safefile.Open(abs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if judged != nil && os.SameFile(judged, f.Info) && !hardLinked(f.Info) {
+		return f, nil
 	}
 	if err := g.CheckOpened(f, abs); err != nil {
 		f.Close()
@@ -285,7 +324,7 @@ func (g Guard) judge(display, canon string, info fs.FileInfo, procFS bool, parts
 			return &RefusedError{Path: display, Reason: reasonHome(g.home)}
 		}
 	}
-	if g.home != "" && inHomeByIdentity(canon, g.home, parts) {
+	if g.home != "" && g.inHomeByIdentity(canon, parts) {
 		return &RefusedError{Path: display, Reason: reasonHome(g.home)}
 	}
 	for _, f := range g.files {
@@ -309,18 +348,27 @@ func (g Guard) judge(display, canon string, info fs.FileInfo, procFS bool, parts
 // or a spelling a case-insensitive file system accepts. parts, when not
 // nil, are the stats of canon's parts below "/" (taken just before, while
 // resolving it); otherwise each ancestor is stat'ed here.
-func inHomeByIdentity(canon, home string, parts []fs.FileInfo) bool {
-	hi, err := os.Stat(home)
-	if err != nil {
-		return false
+func (g Guard) inHomeByIdentity(canon string, parts []fs.FileInfo) bool {
+	hi, root := g.homeInfo, g.rootInfo
+	if hi == nil {
+		var err error
+		if hi, err = os.Stat(g.home); err != nil {
+			return false
+		}
+		root = nil
 	}
 	isHome := func(fi fs.FileInfo) bool { return fi.IsDir() && os.SameFile(fi, hi) }
 	if parts != nil {
 		if slices.ContainsFunc(parts, isHome) {
 			return true
 		}
-		root, err := os.Stat("/")
-		return err == nil && isHome(root)
+		if root == nil {
+			var err error
+			if root, err = os.Stat("/"); err != nil {
+				return false
+			}
+		}
+		return isHome(root)
 	}
 	for p := canon; ; p = filepath.Dir(p) {
 		if fi, err := os.Stat(p); err == nil && isHome(fi) {

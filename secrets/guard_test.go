@@ -147,3 +147,51 @@ func TestGuardZones(t *testing.T) {
 		t.Error("a Guard without JAZZ_HOME protects a directory")
 	}
 }
+
+// A file swapped between the path's judgement and the open is judged
+// again by what was opened: whatever the swap puts there (a symlink or a
+// hard link to a protected file, a symlink into /proc), Open reads
+// nothing of it.
+func TestGuardOpenJudgesWhatWasOpened(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc")
+	}
+	w := newGuardWorld(t)
+	cfg := filepath.Join(w.home, "config.json")
+	swaps := map[string]func(name string) error{
+		"symlink to a JAZZ_HOME file":   func(name string) error { return os.Symlink(cfg, name) },
+		"hard link to a JAZZ_HOME file": func(name string) error { return os.Link(cfg, name) },
+		"hard link to an extra file":    func(name string) error { return os.Link(w.extra, name) },
+		"symlink into /proc":            func(name string) error { return os.Symlink("/proc/self/environ", name) },
+		"symlink to JAZZ_HOME's dir":    func(name string) error { return os.Symlink(w.home, name) },
+	}
+	for what, swap := range swaps {
+		name := filepath.Join(w.other, "swap.txt")
+		write(t, name, "fine")
+		g := secrets.WithBeforeOpen(secrets.NewGuard(w.home, w.extra), func() {
+			if err := os.Remove(name); err != nil {
+				t.Fatal(err)
+			}
+			if err := swap(name); err != nil {
+				t.Fatal(err)
+			}
+		})
+		f, err := g.Open(name)
+		if err == nil {
+			b := make([]byte, 64)
+			n, _ := f.Read(b)
+			f.Close()
+			t.Errorf("%s: Open succeeded and read %q", what, b[:n])
+		}
+		if err := os.Remove(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Nothing swapped: the file judged is the file read.
+	name := filepath.Join(w.other, "ok.txt")
+	f, err := secrets.WithBeforeOpen(secrets.NewGuard(w.home, w.extra), func() {}).Open(name)
+	if err != nil {
+		t.Fatalf("open %s: %v", name, err)
+	}
+	f.Close()
+}

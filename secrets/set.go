@@ -4,15 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync"
 )
 
 // Set is what one run knows about its own secrets: their values, for the
 // Redactor, and the files outside JAZZ_HOME that hold them, for the
 // Guard. The run wiring builds it once and hands it to every tool call
-// (tools.Env.Secrets); it is immutable. A nil Set knows nothing.
+// (tools.Env.Secrets); what it knows never changes. A nil Set knows
+// nothing.
 type Set struct {
 	redactor *Redactor
 	files    []string
+
+	// guards holds the Guard made for each JAZZ_HOME asked about: every
+	// tool call asks, and making one resolves and stats the protected
+	// places, a few system calls a call need not repeat.
+	mu     sync.Mutex
+	guards map[string]Guard
 }
 
 // Sources are where a run's secrets come from; every field is optional.
@@ -95,7 +103,24 @@ func (s *Set) Files() []string {
 }
 
 // Guard is the Guard for a run whose JAZZ_HOME is home.
-func (s *Set) Guard(home string) Guard { return NewGuard(home, s.Files()...) }
+// It is made on the first call for home and the same one is returned
+// after that, as if made when the run started (see NewGuard).
+func (s *Set) Guard(home string) Guard {
+	if s == nil {
+		return NewGuard(home)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.guards[home]; ok {
+		return g
+	}
+	g := NewGuard(home, s.files...)
+	if s.guards == nil {
+		s.guards = map[string]Guard{}
+	}
+	s.guards[home] = g
+	return g
+}
 
 // Redact is s.Redactor().String(text).
 func (s *Set) Redact(text string) string { return s.Redactor().String(text) }

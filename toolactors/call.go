@@ -659,5 +659,8 @@ func encodeValue(v any) (b []byte, err error) {
 			err = fmt.Errorf("%v", p)
 		}
 	}()
+	if a, ok := v.(tools.JSONAppender); ok {
+		return a.AppendJSON(nil), nil
+	}
 	return json.Marshal(v)
 }

@@ -21,6 +21,11 @@ type unencodable struct{}
 
 func (unencodable) MarshalJSON() ([]byte, error) { panic("marshal exploded") }
 
+// unappendable panics in its own encoder (tools.JSONAppender).
+type unappendable struct{}
+
+func (unappendable) AppendJSON([]byte) []byte { panic("append exploded") }
+
 // TestCallActorPanics: a panic on the handler's goroutine, or in the
 // encoding of its value, comes back as the call's failed result (the
 // tool's bug); a panic inside the call actor's Receive (jazz's bug) is
@@ -32,6 +37,8 @@ func TestCallActorPanics(t *testing.T) {
 			Handler: func(context.Context, *tools.Env, json.RawMessage) tools.Result { panic("handler exploded") }},
 		tools.Tool{Name: "receive_panics", Description: "d", Schema: json.RawMessage(`{"type":"object"}`), Level: messages.LevelReadOnly,
 			Handler: func(context.Context, *tools.Env, json.RawMessage) tools.Result { return tools.OK(unencodable{}) }},
+		tools.Tool{Name: "append_panics", Description: "d", Schema: json.RawMessage(`{"type":"object"}`), Level: messages.LevelReadOnly,
+			Handler: func(context.Context, *tools.Env, json.RawMessage) tools.Result { return tools.OK(unappendable{}) }},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +51,7 @@ func TestCallActorPanics(t *testing.T) {
 	}{
 		{name: "handler", tool: "handler_panics", wantResult: "Tool handler_panics failed unexpectedly: handler exploded"},
 		{name: "encoding", tool: "receive_panics", wantResult: "tool result could not be encoded: marshal exploded"},
+		{name: "own encoder", tool: "append_panics", wantResult: "tool result could not be encoded: append exploded"},
 		{name: "receive", tool: "handler_panics", crash: true, wantFailed: "injected fault in the tool call actor"},
 	}
 	e, err := actor.NewEngine(actor.NewEngineConfig())

@@ -37,6 +37,14 @@ type Result struct {
 	Chdir string
 }
 
+// JSONAppender is a result value that writes its own JSON: exactly what
+// json.Marshal would write for it, without reflection. A tool whose
+// results are many and uniform (read_file) gives its value this method;
+// a test of the tool's must prove the two encodings equal.
+type JSONAppender interface {
+	AppendJSON(b []byte) []byte
+}
+
 // OK is a successful result.
 func OK(v any) Result { return Result{Success: true, Value: v} }
 

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/jazz-run/jazz/internal/jsonstr"
 	"github.com/jazz-run/jazz/safefile"
 	"github.com/jazz-run/jazz/tools"
 )
@@ -36,6 +38,32 @@ type readResult struct {
 	TotalLines    int        `json:"totalLines"`
 	ReturnedLines int        `json:"returnedLines"`
 	Range         *lineRange `json:"range,omitempty"`
+}
+
+// AppendJSON writes r as json.Marshal does (TestReadResultJSON): every
+// read_file result is encoded, and reflection over it cost more than the
+// call's own file I/O.
+func (r readResult) AppendJSON(b []byte) []byte {
+	b = append(b, `{"path":`...)
+	b = jsonstr.Append(b, r.Path)
+	b = append(b, `,"encoding":`...)
+	b = jsonstr.Append(b, r.Encoding)
+	b = append(b, `,"content":`...)
+	b = jsonstr.Append(b, r.Content)
+	b = append(b, `,"truncated":`...)
+	b = strconv.AppendBool(b, r.Truncated)
+	b = append(b, `,"totalLines":`...)
+	b = strconv.AppendInt(b, int64(r.TotalLines), 10)
+	b = append(b, `,"returnedLines":`...)
+	b = strconv.AppendInt(b, int64(r.ReturnedLines), 10)
+	if r.Range != nil {
+		b = append(b, `,"range":{"startLine":`...)
+		b = strconv.AppendInt(b, int64(r.Range.StartLine), 10)
+		b = append(b, `,"endLine":`...)
+		b = strconv.AppendInt(b, int64(r.Range.EndLine), 10)
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }
 
 func readFileHandler(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {

@@ -223,7 +223,7 @@ func actCheckout(ctx context.Context, r *repo, a *checkoutArgs, p *plan) tools.R
 	case targetNew:
 		args = append(args, "-b", a.Branch)
 	case targetBranch:
-		args = append(args, a.Branch, "--")
+		return r.checkoutPinned(ctx, a, p)
 	case targetTracking:
 		args = append(args, "-b", a.Branch, "--track", p.ref, "--")
 	case targetDetached:
@@ -234,4 +234,38 @@ func actCheckout(ctx context.Context, r *repo, a *checkoutArgs, p *plan) tools.R
 	}
 	return tools.OK(CheckoutResult{WorkingDirectory: r.dir, Branch: a.Branch, Created: p.kind == targetNew || p.kind == targetTracking,
 		Force: a.Force, Message: "Switched to branch: " + a.Branch})
+}
+
+// checkoutPinned switches to a local branch as previewed: the branch can
+// move between the twin's check and git's own reading of it, and
+// `git checkout <branch>` would then write the files of a commit nobody
+// approved. So the work tree is switched to the previewed commit itself
+// (detached), HEAD is then attached to the branch, and the branch is
+// checked to be still there; when it is not, HEAD is left detached at the
+// previewed commit and the twin refuses.
+func (r *repo) checkoutPinned(ctx context.Context, a *checkoutArgs, p *plan) tools.Result {
+	args := []string{"checkout"}
+	if a.Force {
+		args = append(args, "-f")
+	}
+	if res := r.act(ctx, DefaultTimeout, append(args, "--detach", p.oid, "--")...); !res.ok() {
+		return tools.Fail(res.failure("git checkout", r.dir))
+	}
+	ref := "refs/heads/" + a.Branch
+	if res := r.act(ctx, DefaultTimeout, "symbolic-ref", "-m", "checkout: moving from "+p.oid+" to "+a.Branch, "HEAD", ref); !res.ok() {
+		return tools.Fail(res.failure("git symbolic-ref", r.dir))
+	}
+	now, f := r.refOid(ctx, ref)
+	if f != nil {
+		return *f
+	}
+	if now != p.oid {
+		detach := r.act(ctx, DefaultTimeout, "update-ref", "--no-deref", "-m", "jazz: the branch moved during the switch", "HEAD", p.oid)
+		left := "HEAD is left detached at the previewed commit " + p.oid
+		if !detach.ok() {
+			left = "HEAD could not be detached at the previewed commit " + p.oid + " (" + detach.failure("git update-ref", r.dir) + ")"
+		}
+		return tools.Fail(fmt.Sprintf("%s (the branch %s moved to %s during the switch; the work tree holds the previewed commit, and %s)", changedMessage(r), a.Branch, now, left))
+	}
+	return tools.OK(CheckoutResult{WorkingDirectory: r.dir, Branch: a.Branch, Force: a.Force, Message: "Switched to branch: " + a.Branch})
 }

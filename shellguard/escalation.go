@@ -532,19 +532,7 @@ func changesDir(words []string, known []bool) bool {
 // computed target, `cd -`, a relative cd a loop or function repeats, or
 // too many).
 func reachableDirs(f *syntax.File, calls []simpleCommand, dir, home string) (dirs []string, why string) {
-	var repeats [][2]syntax.Pos // loop and function bodies
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n.(type) {
-		case *syntax.ForClause, *syntax.WhileClause, *syntax.FuncDecl:
-			repeats = append(repeats, [2]syntax.Pos{n.Pos(), n.End()})
-		}
-		return true
-	})
-	repeated := func(n syntax.Node) bool {
-		return slices.ContainsFunc(repeats, func(r [2]syntax.Pos) bool {
-			return r[0].Offset() <= n.Pos().Offset() && n.End().Offset() <= r[1].Offset()
-		})
-	}
+	repeated := repeatedIn(f)
 	dirs = []string{filepath.Clean(dir)}
 	for _, sc := range calls {
 		words, known := callValues(sc, home)

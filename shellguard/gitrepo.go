@@ -33,12 +33,11 @@ type gitPlan struct {
 // directory reached so far: the set holds every directory the
 // interpreter can be in. A cd the text does not fix (a computed target,
 // `cd -`, a relative cd a loop repeats) leaves the directories unknown.
-func planGit(command, dir, home string) gitPlan {
-	f, err := parse(command)
-	if err != nil {
-		return gitPlan{} // it never runs
-	}
-	var repeats [][2]syntax.Pos // loop and function bodies
+// repeatedIn says whether a node of f lies inside a loop or a function
+// body, which may run it any number of times: a relative cd there moves
+// by an unknown amount.
+func repeatedIn(f *syntax.File) func(syntax.Node) bool {
+	var repeats [][2]syntax.Pos
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n.(type) {
 		case *syntax.ForClause, *syntax.WhileClause, *syntax.FuncDecl:
@@ -46,11 +45,19 @@ func planGit(command, dir, home string) gitPlan {
 		}
 		return true
 	})
-	repeated := func(n syntax.Node) bool {
+	return func(n syntax.Node) bool {
 		return slices.ContainsFunc(repeats, func(r [2]syntax.Pos) bool {
 			return r[0].Offset() <= n.Pos().Offset() && n.End().Offset() <= r[1].Offset()
 		})
 	}
+}
+
+func planGit(command, dir, home string) gitPlan {
+	f, err := parse(command)
+	if err != nil {
+		return gitPlan{} // it never runs
+	}
+	repeated := repeatedIn(f)
 	p := gitPlan{dirs: []string{filepath.Clean(dir)}}
 	git := false
 	reach := func(target string) {

@@ -197,7 +197,11 @@ func (d *Dispatcher) Run(ctx context.Context, kind string, c actors.ChildRun) ac
 		in: make(chan inbound, 64), done: make(chan struct{}),
 		lease: d.o.Lease, decisions: map[[2]int]messages.WorkDecision{}, asked: map[[2]int]bool{}, atGate: map[[2]int]string{},
 	}
-	task := t.task(c)
+	task, err := t.task(c)
+	if err != nil {
+		return actors.ChildOutcome{Finished: messages.RunFinished{Place: cfg.Place, Error: err.Error()}, Kind: supervisor.FailRun,
+			Reason: err.Error()}
+	}
 	d.mu.Lock()
 	d.tasks[messages.SubjectToken(t.id)] = t
 	d.mu.Unlock()
@@ -269,7 +273,7 @@ func (t *remote) deliver(m inbound) {
 
 // task is the wire form of the agent: its place, prompts, tool ceiling
 // and limits, with the run's own secrets taken out of every text.
-func (t *remote) task(c actors.ChildRun) messages.WorkTask {
+func (t *remote) task(c actors.ChildRun) (messages.WorkTask, error) {
 	cfg := c.Config
 	red := func(s string) string { return s }
 	var sec *secrets.Set
@@ -312,7 +316,7 @@ func (t *remote) task(c actors.ChildRun) messages.WorkTask {
 	if cfg.Env != nil {
 		envAllow = cfg.Env.EnvAllowlist
 	}
-	return messages.WorkTask{
+	task := messages.WorkTask{
 		TaskID: t.id, Key: t.key, Pool: t.d.o.Pool, Kind: t.kind, Place: cfg.Place, Trace: c.Trace.Clone(),
 		Provider: cfg.Provider, Model: cfg.Model, SystemPrompt: red(sys), Prompt: red(c.Prompt), History: history,
 		Task: red(cfg.Task), Tools: names, MaxIterations: cfg.MaxIterations, MaxDepth: c.MaxDepth,
@@ -320,6 +324,19 @@ func (t *remote) task(c actors.ChildRun) messages.WorkTask {
 		EnvAllowlist: envAllow, Stream: cfg.Stream, TimeoutMs: timeout.Milliseconds(), Expires: expires, Sent: now,
 		StepCeilingMs: t.d.o.StepCeiling.Milliseconds(),
 	}
+	// The texts above are redacted one by one for their readability; the
+	// whole task is redacted again because any string it carries (a
+	// history turn's thinking blocks, a name the model chose) goes to a
+	// machine that is not the run's, and a field added later must not
+	// carry a secret there by default. A thinking block altered here no
+	// longer matches its signature: the provider refuses it, which is the
+	// failure wanted rather than the leak.
+	clean, ok := secrets.RedactValue(sec, task)
+	if !ok {
+		return messages.WorkTask{}, errors.New("the task could not be sent to worker pool " + t.d.o.Pool + ": taking the run's secrets out of it failed")
+	}
+	clean.Key = t.key
+	return clean, nil
 }
 
 // run queues the task and follows it to its end.

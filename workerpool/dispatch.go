@@ -724,12 +724,38 @@ func (t *remote) pin(p messages.Place) messages.Place {
 	return p
 }
 
+// relayed are the event types a remote agent's own loop emits. The rest
+// are the root side's to say: approval_required and user_input_required
+// carry a request id a person or a bridge answers, approval_resolved
+// reports the root gate's decision, run_start and run_end bracket the
+// run's stream (a reader stops at run_end). A worker that sent one would
+// have the run ask a person for what no gate asked, or end the stream it
+// is shown on; a type added later is not relayed until it is listed.
+func relayed(typ string) bool {
+	switch typ {
+	case messages.EventStreamStart, messages.EventThinkingStart, messages.EventThinkingChunk, messages.EventThinkingComplete,
+		messages.EventTextStart, messages.EventTextChunk, messages.EventToolCall, messages.EventToolsDetected,
+		messages.EventToolExecutionStart, messages.EventToolExecutionComplete, messages.EventUsageUpdate, messages.EventComplete,
+		messages.EventSubagentStart, messages.EventSubagentComplete, messages.EventErrorType, messages.EventWarning,
+		messages.EventContextManaged, messages.EventStatus:
+		return true
+	}
+	return false
+}
+
 // event re-emits one of the task's events on the run's stream.
 func (t *remote) event(e messages.WorkEvent) {
 	ev, err := messages.Decode[messages.Event](e.Event)
-	if err != nil || !t.ours(ev.Place) {
+	if err != nil || !relayed(ev.Type) || !t.ours(ev.Place) {
 		return
 	}
+	// A descendant's parent is in the subtree too: the tree shown to the
+	// user hangs the worker's agents under this child only.
+	if ev.Place.AgentID != t.cfg.Place.AgentID && !t.ours(messages.Place{AgentID: ev.Place.ParentAgentID, Depth: ev.Place.Depth - 1}) {
+		return
+	}
+	// No relayed event is a question: nothing in it is answered.
+	ev.RequestID, ev.Asked, ev.RememberScope = "", nil, ""
 	ev.Place = t.pin(ev.Place)
 	ev.Trace = e.Trace
 	t.cfg.Events.Emit(ev)

@@ -73,11 +73,11 @@ func TestResultAheadOfItsEvents(t *testing.T) {
 			t.Fatalf("ended at step %d, before the events the result counts", i)
 		}
 	}
-	o, end := tk.handle(event(3, messages.EventRunEnd))
+	o, end := tk.handle(event(3, messages.EventComplete))
 	if !end || o.Finished.Answer != "done" || o.Kind != "" {
 		t.Fatalf("after the last event: end %v, %+v", end, o)
 	}
-	want := []string{messages.EventToolExecutionStart, messages.EventToolExecutionComplete, messages.EventRunEnd}
+	want := []string{messages.EventToolExecutionStart, messages.EventToolExecutionComplete, messages.EventComplete}
 	if len(heard.types) != len(want) {
 		t.Fatalf("events re-emitted %v, want %v", heard.types, want)
 	}

@@ -43,7 +43,7 @@ func agentTools(ctx context.Context, o RunOptions, persona personas.Persona, reg
 	if wantsMCP(names) {
 		var client *mcpclient.Client
 		var required []config.MCPServer
-		client, required, err = openMCP(ctx, o, names, getenv, warn, mcpclient.Options{Hide: sec.Hidden(o.Config.Home), Isolator: iso, Known: sec.Redactor()})
+		client, required, err = openMCP(ctx, o, names, getenv, warn, mcpOptions(o, sec, iso))
 		if err != nil {
 			return nil, noop, err
 		}
@@ -127,8 +127,27 @@ func openMCP(ctx context.Context, o RunOptions, names []string, getenv func(stri
 			required = append(required, s)
 		}
 	}
-	mo.Environ, mo.Dir = os.Environ(), o.Cwd
 	return mcpclient.New(required, mo), required, nil
+}
+
+// mcpOptions is how jazz starts every MCP server, in a run or for `jazz
+// mcp tools` (NewMCPClient): jazz's environment scrubbed of its secrets
+// (by name, shape and the values sec knows), in o.Cwd, in the view
+// package isolate makes where JAZZ_HOME and the key files sec knows are
+// not there (refused where the machine allows no such view), under
+// childproc's process group, cgroup and reaper.
+func mcpOptions(o RunOptions, sec *secrets.Set, iso *isolate.Isolator) mcpclient.Options {
+	return mcpclient.Options{Environ: os.Environ(), Dir: o.Cwd, Hide: sec.Hidden(o.Config.Home), Isolator: iso, Known: sec.Redactor()}
+}
+
+// NewMCPClient is a client for servers that starts (and reaches) them
+// exactly as a run with options o would: the secrets it keeps from them
+// are the ones such a run knows (runSecrets), so a command that lists a
+// server's tools is no second, weaker way to start one. o needs Config,
+// Cwd and Getenv; NATSURL and KeyFiles name the bus credentials to hide.
+// Close the client to end the servers.
+func NewMCPClient(ctx context.Context, o RunOptions, servers []config.MCPServer) *mcpclient.Client {
+	return mcpclient.New(servers, mcpOptions(o, runSecrets(ctx, o), &isolate.Isolator{}))
 }
 
 // userHome is the OS home, where ~/.agents/mcp.json lives.

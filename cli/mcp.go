@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/jazz-run/jazz/app"
 	"github.com/jazz-run/jazz/config"
-	"github.com/jazz-run/jazz/mcpclient"
 	"github.com/jazz-run/jazz/safefile"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/mcptools"
@@ -61,23 +61,30 @@ func userMCPFile(d Deps) (string, error) {
 // mcpServers loads every definition as a run would see it, warnings to
 // stderr.
 func mcpServers(ctx context.Context, d Deps) ([]config.MCPServer, error) {
+	servers, _, err := mcpWorld(ctx, d, "")
+	return servers, err
+}
+
+// mcpWorld is mcpServers with the config they were read with, loaded as
+// `jazz run --config configFlag` loads it.
+func mcpWorld(ctx context.Context, d Deps, configFlag string) ([]config.MCPServer, *config.Config, error) {
 	jhome, err := config.Home(d.Getenv, d.Cwd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cfg, warnings, err := config.Load(ctx, config.LoadOptions{Home: jhome, Getenv: d.Getenv, Cwd: d.Cwd})
+	cfg, warnings, err := config.Load(ctx, config.LoadOptions{Home: jhome, ConfigFlag: configFlag, Getenv: d.Getenv, Cwd: d.Cwd, FlagDir: d.Cwd})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	home, err := userHome(d)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	servers, w, err := config.LoadMCPServers(ctx, config.MCPSources{UserHome: home, Cwd: d.Cwd, JazzHome: jhome, Config: cfg})
 	for _, msg := range append(warnings, w...) {
 		fmt.Fprintln(d.IO.ErrOut, "⚠ "+visible.Line(msg))
 	}
-	return servers, err
+	return servers, cfg, err
 }
 
 func newMCPAdd(d Deps) *cobra.Command {
@@ -309,7 +316,8 @@ func newMCPTools(d Deps) *cobra.Command {
 		Short: "Start or reach a server and list the tools it offers, as agents would see them",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			servers, err := mcpServers(cmd.Context(), d)
+			configFlag, _ := cmd.Flags().GetString("config")
+			servers, cfg, err := mcpWorld(cmd.Context(), d, configFlag)
 			if err != nil {
 				return err
 			}
@@ -332,9 +340,9 @@ func newMCPTools(d Deps) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), s.ConnectTimeout+mcpToolsBound)
 			defer cancel()
-			c := mcpclient.New([]config.MCPServer{s}, mcpclient.Options{Environ: os.Environ(), Dir: d.Cwd})
+			c := app.NewMCPClient(ctx, serverRunOptions(d, cfg), []config.MCPServer{s})
 			defer func() {
-				cctx, done := context.WithTimeout(context.Background(), 10*time.Second)
+				cctx, done := context.WithTimeout(context.Background(), mcpCloseBound)
 				defer done()
 				_ = c.Close(cctx)
 			}()
@@ -346,6 +354,19 @@ func newMCPTools(d Deps) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// mcpCloseBound bounds ending the server `jazz mcp tools` started.
+const mcpCloseBound = 10 * time.Second
+
+// serverRunOptions is what a `jazz run` started here (same environment,
+// directory, config and bus variables) would know, so that a server
+// started outside a run keeps from it what that run would: the bus
+// settings are read by runBus, as the run reads them, and the files they
+// name are hidden like its --creds and --nkey.
+func serverRunOptions(d Deps, cfg *config.Config) app.RunOptions {
+	bo := runBus(RunOptions{}, d.Getenv, d.Cwd)
+	return app.RunOptions{Config: cfg, Getenv: d.Getenv, Cwd: d.Cwd, NATSURL: bo.URL, KeyFiles: bo.SecretFiles()}
 }
 
 // printTools writes one line per tool: the name an agent lists, its tier

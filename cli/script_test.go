@@ -10,11 +10,16 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/jazz-run/jazz/cli"
+	"github.com/jazz-run/jazz/mcpclient/mcptest"
 )
 
 // TestMain lets the test binary be jazz itself when a script runs
 // "jazz", the way shfmt's and gh's script tests do.
 func TestMain(m *testing.M) {
+	// The MCP tests start this test binary as their stdio server.
+	if reportingServer() || mcptest.Main() {
+		return
+	}
 	testscript.Main(m, map[string]func(){"jazz": func() { os.Exit(cli.Main()) }})
 }
 

@@ -9,6 +9,7 @@ package supervisor
 import (
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 
 	"github.com/anthdm/hollywood/actor"
@@ -119,20 +120,58 @@ func Go(fn func(), onPanic func(reason string)) {
 	}()
 }
 
-// Runner is work for GoRun: Run on a new goroutine, Panicked with the
-// reason if Run panics.
+// Runner is work for a Worker: Run on the worker's goroutine, Panicked
+// with the reason if Run panics.
 type Runner interface {
 	Run()
 	Panicked(reason string)
 }
 
-// GoRun is Go for work kept in one value: a tool call passes its state
-// once instead of building a closure for the work and one for the panic
-// (each an allocation per call; the goroutine's own closure is the one left).
-func GoRun(r Runner) { go runRecovered(r) }
+// Worker runs Runners off the actor that owns it, on a goroutine it keeps
+// between them. A tool call actor takes call after call, and a fresh
+// goroutine per handler was a goroutine's start, a stack growth (see
+// growStack) and an exit per call; a parked one is a channel handoff.
+// A Runner never waits for another: when the parked goroutine is busy (a
+// handler that outlived its call's timeout), Run starts a new one, which
+// parks in turn. Close ends the parked goroutines; the owner calls it when
+// it stops. A Worker holds no reference to a Runner once it returns.
+type Worker struct {
+	work chan Runner
+	done chan struct{}
+	once sync.Once
+}
+
+// NewWorker returns a Worker with no goroutine yet: the first Run starts it.
+func NewWorker() *Worker {
+	return &Worker{work: make(chan Runner), done: make(chan struct{})}
+}
+
+// Run runs r on a parked goroutine of w, or on a new one.
+func (w *Worker) Run(r Runner) {
+	select {
+	case w.work <- r: // unbuffered: taken only by a goroutine parked in loop
+	default:
+		go w.loop(r)
+	}
+}
+
+// Close ends w's parked goroutines; a Runner still running finishes first.
+func (w *Worker) Close() { w.once.Do(func() { close(w.done) }) }
+
+func (w *Worker) loop(r Runner) {
+	growStack(-1)
+	for {
+		runRecovered(r)
+		r = nil // parked, the goroutine keeps nothing of the call alive
+		select {
+		case r = <-w.work:
+		case <-w.done:
+			return
+		}
+	}
+}
 
 func runRecovered(r Runner) {
-	growStack(-1)
 	defer func() {
 		if v := recover(); v != nil {
 			r.Panicked(fmt.Sprint(v))

@@ -68,6 +68,8 @@ type Call struct {
 	deps Deps
 	// seq counts the calls this actor has taken.
 	seq uint64
+	// worker runs the handlers, on a goroutine kept from call to call.
+	worker *supervisor.Worker
 	// busy: a call is in progress (taken, its result not yet sent).
 	busy    bool
 	req     messages.ToolCallRequested
@@ -117,6 +119,9 @@ func (c *Call) Receive(ctx *actor.Context) {
 		if c.cancel != nil {
 			c.cancel()
 		}
+		if c.worker != nil {
+			c.worker.Close()
+		}
 		if c.busy && !c.done {
 			// Stopped with the run: end the span so it is exported.
 			c.span.End(telemetry.ToolOutcome{Err: "stopped before the call finished", Approval: c.approval, DecidedBy: c.decidedBy})
@@ -141,9 +146,9 @@ func (c *Call) take(ctx *actor.Context, m messages.ToolCallRequested) {
 		}
 		return
 	}
-	deps, seq := c.deps, c.seq+1
+	deps, seq, worker := c.deps, c.seq+1, c.worker
 	*c = Call{} // zeroed in place: nothing of the last call is left
-	c.deps, c.seq, c.busy, c.parent, c.req, c.started = deps, seq, true, to, m, time.Now()
+	c.deps, c.seq, c.worker, c.busy, c.parent, c.req, c.started = deps, seq, worker, true, to, m, time.Now()
 	c.env = callEnv(c.deps.Env, m.Cwd)
 	c.startSpan()
 	c.begin(ctx)
@@ -297,7 +302,10 @@ func (c *Call) run(ctx *actor.Context, t *tools.Tool, args json.RawMessage, appr
 	// Every field is set before AfterFunc can start watch; stopWatch is
 	// set before the handler's goroutine, its only reader, starts.
 	h.stopWatch = context.AfterFunc(hctx, h.watch)
-	supervisor.GoRun(h)
+	if c.worker == nil {
+		c.worker = supervisor.NewWorker()
+	}
+	c.worker.Run(h)
 }
 
 // handlerRun is one handler call's state, shared by its goroutine (Run,

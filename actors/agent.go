@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -649,6 +650,9 @@ func (a *Agent) stopped(c *actor.Context) {
 
 func (a *Agent) endToolPhase(c *actor.Context) {
 	missing := 0
+	// One growth for the batch: appended one by one, a hundred results
+	// copied the history seven times over.
+	a.history = slices.Grow(a.history, len(a.batch)+1)
 	for _, tc := range a.batch {
 		r, ok := a.results[tc.ID]
 		if !ok {

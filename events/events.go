@@ -231,8 +231,15 @@ func RedactEvent(red *secrets.Redactor, ev messages.Event) messages.Event {
 }
 
 // NewSink renders to w (nil: nowhere) what filter allows, plus the
-// always types.
+// always types. A w that is a Lines (the process's stderr) is shared with
+// the process's other writers, line by line.
 func NewSink(w io.Writer, filter Filter, always ...string) *Sink {
+	if l, ok := w.(*Lines); ok {
+		// The sink's goroutine waits for room rather than have Lines drop
+		// its lines: its own queue never blocks the run, and its policy
+		// decides what a reader that fell behind loses.
+		w = patient{l}
+	}
 	s := &Sink{w: w, filter: filter, always: map[string]bool{}, ended: make(chan struct{})}
 	for _, t := range always {
 		s.always[t] = true
@@ -584,30 +591,23 @@ func encode(ev messages.Event) []byte {
 // into warning events on w, for a stderr that must carry JSON lines only.
 // It never waits for w's reader: a logger serializes its writes, so one
 // blocked on a reader that stopped reading (a full pipe) would stop every
-// goroutine that logs, the run's actors among them. Entries go through a
-// queue of maxLogQueue lines to one goroutine that writes them, for as
-// long as the process (and its logger) lives; while it is full, entries
-// are dropped.
+// goroutine that logs, the run's actors among them. The entries go
+// through w when w is the stream's Lines, so they never interleave with
+// its other lines, or else through a Lines of their own for as long as
+// the process (and its logger) lives; either way, while its backlog is
+// full, entries are left out and counted.
 func LogWriter(w io.Writer) io.Writer {
-	l := logWriter{lines: make(chan []byte, maxLogQueue)}
-	go func() {
-		for line := range l.lines {
-			_, _ = w.Write(line)
-		}
-	}()
-	return l
+	l, ok := w.(*Lines)
+	if !ok {
+		l = NewLines(w, WarningNotice)
+	}
+	return logWriter{l}
 }
 
-// maxLogQueue is how many log lines wait for a slow reader.
-const maxLogQueue = 256
+type logWriter struct{ l *Lines }
 
-type logWriter struct{ lines chan []byte }
-
-func (l logWriter) Write(p []byte) (int, error) {
+func (lw logWriter) Write(p []byte) (int, error) {
 	msg := strings.TrimRight(string(p), "\n")
-	select {
-	case l.lines <- Render(messages.Event{Type: messages.EventWarning, Message: msg}):
-	default: // the reader fell behind by a whole queue: the entry is lost
-	}
+	_, _ = lw.l.Write(Render(messages.Event{Type: messages.EventWarning, Message: msg}))
 	return len(p), nil
 }

@@ -123,7 +123,7 @@ func TestLogWriterNeverBlocks(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for i := range 10 * maxLogQueue {
+		for i := range 2560 {
 			_, _ = fmt.Fprintf(lw, "entry %d\n", i)
 		}
 	}()

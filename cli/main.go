@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -56,6 +57,14 @@ func Main() int {
 	// run: building it costs every process a few hundred microseconds.
 	root := mainRoot(d, os.Args[1:])
 	name := selected(root, os.Args[1:]).Name()
+	jsonErr := name == "run" && jsonStderr(os.Args[1:])
+	// Everything jazz writes to stderr, its commands, the run's events
+	// and notices and the log, goes through one owner (the tree's Deps
+	// share d.IO): lines never interleave, and a reader that stopped
+	// reading never blocks the run or its exit.
+	stderr := ownStderr(d.IO, jsonErr)
+	defer closeStderr(stderr)
+	log.SetOutput(stderr)
 	if name == "run" || name == "worker" {
 		// jazz run is plain by contract, and so is any jazz a tool starts
 		// from it (headless-run.md §1); a worker runs the same agents.
@@ -65,18 +74,49 @@ func Main() int {
 			// engine's slog, OpenTelemetry's error handler) must not put a
 			// text line on a stderr that is a JSON channel.
 			log.SetFlags(0)
-			log.SetOutput(events.LogWriter(os.Stderr))
+			log.SetOutput(events.LogWriter(stderr))
 		}
 	}
-	setupLog(os.Args[1:], os.Stderr, name == "run" && jsonStderr(os.Args[1:]))
+	setupLog(os.Args[1:], stderr, jsonErr)
 	if noTUI(os.Args[1:]) {
 		_ = os.Setenv("JAZZ_NO_TUI", "1")
 	}
 	return execute(ctx, root, os.Args[1:], d)
 }
 
+// stderrCloseBound is how long a command's end waits for stderr's reader
+// to take what is still queued for it.
+const stderrCloseBound = 2 * time.Second
+
+// ownStderr makes a Lines the one writer of ios's stderr, and ios's
+// ErrOut. Its notice of lines left out is a warning event on a stderr
+// that is a JSON channel (json), a ⚠ line otherwise.
+func ownStderr(ios *iostreams.IOStreams, json bool) *events.Lines {
+	notice := func(n int64) []byte {
+		return fmt.Appendf(nil, "⚠ %d lines of jazz's diagnostics were left out: the reader of stderr fell behind\n", n)
+	}
+	if json {
+		notice = events.WarningNotice
+	}
+	l := events.NewLines(ios.ErrOut, notice)
+	ios.ErrOut = l
+	return l
+}
+
+// closeStderr writes what is queued for stderr, waiting at most
+// stderrCloseBound for a reader that stopped reading.
+func closeStderr(l *events.Lines) {
+	ctx, cancel := context.WithTimeout(context.Background(), stderrCloseBound)
+	defer cancel()
+	_ = l.Close(ctx)
+}
+
 // Execute runs the command tree on args.
 func Execute(ctx context.Context, args []string, d Deps) int {
+	// The caller's streams are its own: the owner of stderr wraps a copy.
+	ios := *d.IO
+	d.IO = &ios
+	defer closeStderr(ownStderr(d.IO, len(args) > 0 && args[0] == "run" && jsonStderr(args)))
 	return execute(ctx, NewRootCmd(d), args, d)
 }
 

@@ -14,7 +14,9 @@ import (
 // protocol) every line is one JSON object, so nothing a model wrote (a
 // subagent's name in a warning, a path, a tool name) can end a line and
 // start a forged request. Otherwise lines are text for a person, with
-// every model-chosen byte made visible (package visible).
+// every model-chosen byte made visible (package visible). w is the
+// process's stderr owner (ownStderr): each line is one Write, queued and
+// never waited for.
 type stderrLines struct {
 	w    io.Writer
 	json bool

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jazz-run/jazz/actors"
 	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/supervisor"
@@ -235,8 +236,12 @@ type remote struct {
 	lastBeat time.Time
 	// lostAt is when the current attempt's worker was given up on.
 	lostAt time.Time
-	// beat is the spend the current attempt last reported.
-	beat messages.WorkBeat
+	// spent is the most the current attempt is known to have spent: the
+	// highest of its reports that passed spend; spentUnknown says one of
+	// them did not (or said a response had no usage), so the cost is a
+	// lower bound.
+	spent        messages.Usage
+	spentUnknown bool
 	// gated names the tool of the first gated action the root gate
 	// approved for this task: from then on it is never run again.
 	gated     string
@@ -437,7 +442,8 @@ func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
 		if o, end := t.claimed(m.worker, b.Attempt); end || !t.from(m.worker, b.Attempt) {
 			return o, end
 		}
-		t.lastBeat, t.beat = time.Now(), b
+		t.lastBeat = time.Now()
+		t.spend(b.Usage, b.UsageUnknown)
 	case messages.WorkKindEvent:
 		e, err := messages.Decode[messages.WorkEvent](m.data)
 		if err != nil || e.TaskID != t.id {
@@ -529,7 +535,7 @@ func (t *remote) claimed(worker string, attempt int) (actors.ChildOutcome, bool)
 	}
 	t.worker, t.attempt, t.lastBeat, t.lostAt = worker, attempt, time.Now(), time.Time{}
 	t.heard, t.lastSeq, t.ending, t.settle = 0, 0, nil, nil
-	t.beat = messages.WorkBeat{}
+	t.spent, t.spentUnknown = messages.Usage{}, false
 	if !first {
 		// The earlier worker, if it is only cut off, stops when it hears.
 		t.writeCancel(messages.WorkCancel{TaskID: t.id, Reason: "the task was given to another worker", Below: attempt})
@@ -544,9 +550,37 @@ func (t *remote) lost() {
 	if t.attempt == 0 {
 		return
 	}
-	_ = t.cfg.Ledger.RecordRemote(t.beat.Usage, true, nil, nil)
+	_ = t.cfg.Ledger.RecordRemote(t.spent, true, nil, nil)
 	_ = t.cfg.Ledger.RecordUsage(messages.Usage{}, false)
-	t.beat = messages.WorkBeat{}
+	t.spent, t.spentUnknown = messages.Usage{}, false
+}
+
+// spend is the one place a worker's figures of what the attempt spent
+// enter the run (a heartbeat's running total, the result's final one).
+// The worker's word is a claim: a count that is negative or beyond what
+// any response reports (ledger.Validate), or one lower than an earlier
+// report of the attempt (a running total only grows), is not taken, and
+// makes the attempt's cost unknown, as a response without usage does
+// (the run's cost is then a lower bound, never "free"); what was already
+// reported stays booked. Each count is the highest seen, so the total
+// booked never goes down, whatever the worker sends after.
+func (t *remote) spend(u messages.Usage, unknown bool) {
+	if unknown {
+		t.spentUnknown = true
+	}
+	if ledger.Validate(u) != nil {
+		t.spentUnknown = true
+		return
+	}
+	next := messages.Usage{
+		PromptTokens: max(t.spent.PromptTokens, u.PromptTokens), CompletionTokens: max(t.spent.CompletionTokens, u.CompletionTokens),
+		TotalTokens: max(t.spent.TotalTokens, u.TotalTokens), ReasoningTokens: max(t.spent.ReasoningTokens, u.ReasoningTokens),
+		CacheReadTokens: max(t.spent.CacheReadTokens, u.CacheReadTokens), CacheWriteTokens: max(t.spent.CacheWriteTokens, u.CacheWriteTokens),
+	}
+	if next != u {
+		t.spentUnknown = true // a count went down
+	}
+	t.spent = next
 }
 
 // checkLease notices a worker that stopped heartbeating: after its lease
@@ -662,14 +696,16 @@ func (t *remote) markDone() {
 
 // finished books the result and turns it into the child's outcome.
 func (t *remote) finished(r messages.WorkResult) actors.ChildOutcome {
-	_ = t.cfg.Ledger.RecordRemote(r.Usage, true, r.Calls, r.Declined)
-	if r.UsageUnknown {
+	t.spend(r.Usage, r.UsageUnknown)
+	_ = t.cfg.Ledger.RecordRemote(t.spent, true, r.Calls, r.Declined)
+	if t.spentUnknown {
 		_ = t.cfg.Ledger.RecordUsage(messages.Usage{}, false)
 	}
 	t.markDone()
 	f := r.Finished
 	f.Place = t.cfg.Place
-	f.Usage, f.ToolCalls, f.Declined = r.Usage, r.Calls, r.Declined
+	f.Usage, f.ToolCalls, f.Declined = t.spent, r.Calls, r.Declined
+	t.spent, t.spentUnknown = messages.Usage{}, false
 	if r.NotRetried {
 		return t.failOnly(r.Reason)
 	}

@@ -1,6 +1,7 @@
 package workerpool
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -52,7 +53,22 @@ type DispatcherOptions struct {
 	// included; every task carries it, so a remote agent's steps are
 	// bounded as a local one's. 0 leaves it to the worker.
 	StepCeiling time.Duration
+	// MaxTaskEvents and MaxTaskEventBytes bound what one task's workers
+	// may send to the run's stream, over all its attempts (every event
+	// the run keeps, shows and writes to its NDJSON stream); past either
+	// the child fails. 0 means DefaultMaxTaskEvents, DefaultMaxTaskEventBytes.
+	MaxTaskEvents     int
+	MaxTaskEventBytes int
 }
+
+// The bounds of one task's events. A child's stream is its text and
+// thinking in chunks, its calls and their results: a long child of a
+// chatty model sends some ten thousand events and a few megabytes; a
+// worker that sends twenty times that is flooding the run.
+const (
+	DefaultMaxTaskEvents     = 200_000
+	DefaultMaxTaskEventBytes = 64 << 20
+)
 
 // Dispatcher sends the agents of one run to a pool and waits for them. It
 // implements actors.ChildRunner.
@@ -256,6 +272,10 @@ type remote struct {
 	// heard counts the current attempt's events; a result that says more
 	// were sent waits in ending until they arrive or settle fires.
 	heard int
+	// events and eventBytes count every event the task's workers sent
+	// that the run took in, over all attempts, against the dispatcher's
+	// bounds.
+	events, eventBytes int
 	// lastSeq is the highest event sequence of the attempt taken: a
 	// sealed event heard again (a replay through the server) is not
 	// emitted or counted twice.
@@ -460,6 +480,14 @@ func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
 			t.lastSeq = e.Seq
 		}
 		t.heard++
+		t.events++
+		t.eventBytes += len(m.data)
+		maxEvents, maxBytes := cmp.Or(t.d.o.MaxTaskEvents, DefaultMaxTaskEvents), cmp.Or(t.d.o.MaxTaskEventBytes, DefaultMaxTaskEventBytes)
+		if t.events > maxEvents || t.eventBytes > maxBytes {
+			t.lost()
+			return t.fail(fmt.Sprintf("its worker sent more events than a task may (%d events, %d bytes so far; the most is %d events, %d bytes), so it was stopped",
+				t.events, t.eventBytes, maxEvents, maxBytes)), true
+		}
 		t.event(e)
 		if t.ending != nil && t.heard >= t.ending.Events {
 			return t.finished(*t.ending), true

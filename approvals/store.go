@@ -343,6 +343,46 @@ func (s *Store) Close(ctx context.Context, runID, requestID, status, reason stri
 	return nil
 }
 
+// Withdraw closes the record of req for good, as its owner (the run that
+// wrote it): whatever the key holds that is not already expired or
+// cancelled (pending, or a decision the run did not take) becomes a
+// closed record saying why, and a key that holds nothing yet gets one, so
+// a write of the pending record still on its way can no longer create
+// it. Every write is a compare-and-set; a lost race reads again.
+func (s *Store) Withdraw(ctx context.Context, req Request, status, reason string) error {
+	key := Key(req.RunID, req.RequestID)
+	for attempt := 0; attempt < 5; attempt++ {
+		closed := Record{Status: status, Request: req, Reason: reason, DecidedAt: time.Now().UTC()}
+		data, err := json.Marshal(closed)
+		if err != nil {
+			return err
+		}
+		e, err := s.kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, bus.ErrKeyNotFound):
+			var ttl time.Duration
+			if s.keyTTL && !req.ExpiresAt.IsZero() {
+				ttl = max(time.Until(req.ExpiresAt).Round(time.Second)+time.Second, time.Second)
+			}
+			_, err = s.kv.Create(ctx, key, data, ttl)
+		case err != nil:
+			return fmt.Errorf("withdraw approval %s: %w", req.RequestID, err)
+		default:
+			if r, derr := decodeRecord(e); derr == nil && (r.Status == StatusExpired || r.Status == StatusCancelled) {
+				return nil
+			}
+			_, err = s.kv.Update(ctx, key, data, e.Revision)
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, bus.ErrWrongRevision) {
+			return fmt.Errorf("withdraw approval %s: %w", req.RequestID, err)
+		}
+	}
+	return fmt.Errorf("withdraw approval %s: the record kept changing", req.RequestID)
+}
+
 // Snapshot returns every record now in the bucket (one ordered consumer,
 // not one request per key), oldest first.
 func (s *Store) Snapshot(ctx context.Context) ([]Record, error) {

@@ -50,6 +50,14 @@ func (t *askTap) Publish(subject string, msg any, trace messages.Trace) error {
 	return t.pub.Publish(subject, msg, trace)
 }
 
+// Withdraw closes remote approvals' record of a request the gate
+// resolved (gateactor.Withdrawer), whoever answered it.
+func (t *askTap) Withdraw(d messages.ApprovalDecided) {
+	if t.remote != nil {
+		t.remote.Withdraw(d)
+	}
+}
+
 // directDecisions gives a local human's decisions to the gate in-process
 // when the bus is external: on a shared server, the decided subject is
 // something anyone with access could publish to, so the run never

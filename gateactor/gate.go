@@ -81,6 +81,14 @@ type Config struct {
 	Telemetry *telemetry.Telemetry
 }
 
+// Withdrawer is a Publisher that keeps asked requests somewhere else too
+// (remote approvals' bucket). It is told each asked request the gate
+// resolved, whoever answered it and however it ended (a decision, a
+// timeout, a cancel), so that copy is withdrawn with it.
+type Withdrawer interface {
+	Withdraw(messages.ApprovalDecided)
+}
+
 type pending struct {
 	req    messages.ApprovalRequired
 	sender *actor.PID
@@ -463,6 +471,11 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 	}
 	if approved {
 		d.Judgement = g.judgement(p, auto)
+	}
+	if w, ok := g.cfg.Bus.(Withdrawer); ok && asked {
+		// Whoever answered, and however the call ended, every other copy
+		// of the request goes now: none may be left for someone to answer.
+		w.Withdraw(d)
 	}
 	g.emitFor(p.req, messages.Event{
 		Type:      messages.EventApprovalResolved,

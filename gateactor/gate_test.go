@@ -50,7 +50,11 @@ func newHarness(t *testing.T, cfg gateactor.Config) *harness {
 		decided: make(chan messages.ApprovalDecided, 64), asked: make(chan messages.ApprovalRequired, 64),
 		eventsCh: make(chan messages.Event, 256), requests: map[string]string{}}
 	cfg.RunID = runID
-	cfg.Bus = b
+	if w, ok := cfg.Bus.(*withdrawals); ok {
+		w.pub = b
+	} else {
+		cfg.Bus = b
+	}
 	cfg.Events = events.NewEmitter(b, runID)
 	cfg.Ctx = ctx
 	if cfg.Checks.AllowlistApproves == nil {

@@ -104,6 +104,7 @@ type (
 		err error
 	}
 	expired   struct{ key string }
+	settled   struct{ d messages.ApprovalDecided }
 	policyMsg struct{ data []byte }
 	connUp    struct{}
 	connLost  struct{}
@@ -175,6 +176,18 @@ func (r *Remote) Ask(m messages.ApprovalRequired) {
 	}
 }
 
+// Withdraw tells the loop the gate resolved one of the requests it was
+// handed, whoever answered (a bridge, the terminal, a cancel): the record
+// is closed, so approvers no longer see it as something to decide and no
+// decision written on it afterwards is taken. d names the gate's request
+// id; a request this loop already settled is left alone.
+func (r *Remote) Withdraw(d messages.ApprovalDecided) {
+	if d.RequestID == "" {
+		return
+	}
+	r.send(settled{d})
+}
+
 func (r *Remote) send(m any) {
 	select {
 	case r.in <- m:
@@ -241,6 +254,10 @@ type state struct {
 	nonces       approvals.NonceSet
 	policyNonces approvals.NonceSet
 	lost         bool
+	// closing counts record closes still on their way: the loop ends
+	// only after them, so a run that exits right after an answer leaves
+	// no pending record behind.
+	closing sync.WaitGroup
 	// decided are the requests a remote decision was taken for, with the
 	// revision it was read at: any later write there is someone else's
 	// (a decision replayed on it, a record rewritten) and is audited.
@@ -274,6 +291,8 @@ func (s *state) handle(ctx context.Context, m any) {
 		if !cfg.Bus.Connected() {
 			return // retried when the connection is back
 		}
+		// The write may have landed after all: the record is closed.
+		s.closeRecord(p.req, approvals.StatusCancelled, "it could not be recorded")
 		s.decline(m.key, messages.DecidedByNobody, "The approval request could not be recorded on the bus ("+m.err.Error()+"), so this call was declined.")
 	case hint:
 		if _, done := s.decided[m.key]; s.pending[m.key] != nil || done {
@@ -288,6 +307,17 @@ func (s *state) handle(ctx context.Context, m any) {
 			s.report(approvals.AuditExpired, fmt.Sprintf("approval %s (%s) timed out after %s", p.req.RequestID, p.req.Tool, cfg.Timeout))
 			s.closeRecord(p.req, approvals.StatusExpired, "nobody answered in time")
 			s.decline(m.key, DecidedByTimeout, msg)
+		}
+	case settled:
+		for key, p := range s.pending {
+			if p.ask.RequestID != m.d.RequestID {
+				continue
+			}
+			p.timer.Stop()
+			delete(s.pending, key)
+			reason := "answered elsewhere (" + m.d.DecidedBy + ")"
+			s.audit(approvals.AuditEntry{Event: approvals.AuditCancelled, RequestID: p.req.RequestID, Tool: p.req.Tool, ActionHash: p.req.ActionHash, Reason: reason})
+			s.closeRecord(p.req, approvals.StatusCancelled, reason)
 		}
 	case policyMsg:
 		s.policy(m.data)
@@ -304,6 +334,8 @@ func (s *state) handle(ctx context.Context, m any) {
 		}
 	case connLost:
 		s.lost = true
+		// The connection is closed for good: nothing can be written, and
+		// the records' own expiry (the approval timeout) removes them.
 		for key := range s.pending {
 			s.decline(key, messages.DecidedByNobody, "The connection to the approval bus was lost and could not be restored, so this call was declined.")
 		}
@@ -577,16 +609,23 @@ func (s *state) closeAll(status, reason string) {
 		}
 	}
 	wg.Wait()
+	s.closing.Wait()
 }
 
 func (s *state) closeRecord(req approvals.Request, status, reason string) {
-	go s.closeRecordSync(req, status, reason)
+	s.closing.Add(1)
+	go func() {
+		defer s.closing.Done()
+		s.closeRecordSync(req, status, reason)
+	}()
 }
 
 func (s *state) closeRecordSync(req approvals.Request, status, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_ = s.r.cfg.Store.Close(ctx, req.RunID, req.RequestID, status, reason)
+	if err := s.r.cfg.Store.Withdraw(ctx, req, status, reason); err != nil {
+		s.report(approvals.AuditCancelled, fmt.Sprintf("approval %s (%s) could not be closed on the bus, so approvers may still see it until it expires: %v", req.RequestID, req.Tool, err))
+	}
 }
 
 func (s *state) audit(e approvals.AuditEntry) {

@@ -35,10 +35,11 @@ func withAskTools(reg *tools.Registry, terminal bool) (*tools.Registry, error) {
 // attachHuman starts whoever answers approvals and questions for a person:
 // the stdin protocol for a bridge, the terminal prompt for someone at a
 // terminal, nobody otherwise. Their answers go out through pub. The
-// returned func detaches.
-func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, pub humanio.Publisher, runID string, sink *events.Sink, notice func(agent, msg string)) (func(), error) {
+// returned func detaches; settled, when not nil, is told each request the
+// gate resolved (a bridge then refuses answers to it).
+func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, pub humanio.Publisher, runID string, sink *events.Sink, notice func(agent, msg string)) (detach func(), settled func(messages.ApprovalDecided), err error) {
 	if !o.Reachable {
-		return func() {}, nil
+		return func() {}, nil, nil
 	}
 	warn := func(msg string) { notice("", msg) }
 	switch {
@@ -48,19 +49,19 @@ func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, pub humanio.Publ
 		br := humanio.NewBridge(runID, pub, sink)
 		sink.LeaveRequestsToBridge()
 		if err := br.Attach(ctx, b); err != nil {
-			return nil, fmt.Errorf("attach stdin bridge: %w", err)
+			return nil, nil, fmt.Errorf("attach stdin bridge: %w", err)
 		}
 		go br.Serve(o.Stdin, warn)
-		return br.Detach, nil
+		return br.Detach, br.Settled, nil
 	case o.TerminalHuman:
 		t := humanio.NewTerminal(runID, pub, stderrOf(o))
 		if err := t.Attach(ctx, b); err != nil {
-			return nil, fmt.Errorf("attach terminal prompt: %w", err)
+			return nil, nil, fmt.Errorf("attach terminal prompt: %w", err)
 		}
 		go t.Serve(ctx, o.Stdin)
-		return t.Detach, nil
+		return t.Detach, nil, nil
 	}
-	return func() {}, nil
+	return func() {}, nil, nil
 }
 
 // stderrOf is where the run's diagnostics go.

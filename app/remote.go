@@ -32,6 +32,8 @@ type askTap struct {
 	runID  string
 	remote *remoteapproval.Remote
 	local  publisher
+	// human is the local answerer's (a bridge's) own withdrawal, or nil.
+	human func(messages.ApprovalDecided)
 }
 
 type publisher interface {
@@ -51,10 +53,14 @@ func (t *askTap) Publish(subject string, msg any, trace messages.Trace) error {
 }
 
 // Withdraw closes remote approvals' record of a request the gate
-// resolved (gateactor.Withdrawer), whoever answered it.
+// resolved (gateactor.Withdrawer), whoever answered it, and takes it off
+// the local bridge, which then refuses answers to it.
 func (t *askTap) Withdraw(d messages.ApprovalDecided) {
 	if t.remote != nil {
 		t.remote.Withdraw(d)
+	}
+	if t.human != nil {
+		t.human(d)
 	}
 }
 

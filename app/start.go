@@ -332,11 +332,13 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 			return err
 		}
 	}
-	detachHuman, err := attachHuman(runCtx, o, human, directDecisions{pub: human, runID: runID, deliver: toRoot}, runID, r.sink, warn)
+	detachHuman, humanSettled, err := attachHuman(runCtx, o, human, directDecisions{pub: human, runID: runID, deliver: toRoot}, runID, r.sink, warn)
 	if err != nil {
 		return err
 	}
 	r.detach = append(r.detach, detachHuman)
+	// Set before the gate starts, which reads it.
+	tap.human = humanSettled
 
 	warnRun := func(msg string) { warn("", msg) }
 	if pm, ok := preamble(loadCtx, o, r.secrets, warnRun); ok {

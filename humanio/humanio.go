@@ -63,8 +63,12 @@ type Bridge struct {
 	announced map[string][sha256.Size]byte
 	// hashes is the action hash each pending approval's line carries.
 	hashes map[string]string
-	closed bool
-	subs   []*bus.Subscription
+	// settledBy is who the gate says settled each request it took off
+	// this bridge (answered remotely, timed out, cancelled), by request
+	// id: an answer to one is refused, saying so.
+	settledBy map[string]string
+	closed    bool
+	subs      []*bus.Subscription
 }
 
 // NewBridge writes requests to out (the run's stderr lines) and publishes
@@ -72,7 +76,7 @@ type Bridge struct {
 func NewBridge(runID string, pub Publisher, out LineWriter) *Bridge {
 	return &Bridge{runID: runID, pub: pub, out: out,
 		approvals: map[string]messages.ApprovalRequired{}, questions: map[string]messages.UserInputRequired{}, callIDs: map[string]int{},
-		announced: map[string][sha256.Size]byte{}, hashes: map[string]string{}}
+		announced: map[string][sha256.Size]byte{}, hashes: map[string]string{}, settledBy: map[string]string{}}
 }
 
 // Attach subscribes to the run's approval and question requests on bs.
@@ -158,6 +162,28 @@ func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
 	default:
 		b.out.WriteLine(line)
 	}
+}
+
+// Settled takes a request the gate has resolved off the bridge, whoever
+// resolved it: an answer to it afterwards decides nothing and is refused
+// with who settled it. The gate calls it on its own goroutine; it only
+// takes the lock.
+func (b *Bridge) Settled(d messages.ApprovalDecided) {
+	if d.RequestID == "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.approvals[d.RequestID]; !ok {
+		return // answered here, never announced, or already withdrawn
+	}
+	delete(b.approvals, d.RequestID)
+	delete(b.hashes, d.RequestID)
+	by := d.DecidedBy
+	if by == "" {
+		by = "the gate"
+	}
+	b.settledBy[d.RequestID] = by
 }
 
 // ambiguousArgs says why args could read differently to two JSON
@@ -370,6 +396,7 @@ func (b *Bridge) decided(m inbound, warn func(string)) {
 	b.mu.Lock()
 	req, ok := b.approvals[m.RequestID]
 	hash := b.hashes[m.RequestID]
+	settledBy, settled := b.settledBy[m.RequestID]
 	mismatch := ok && m.ToolCallID != "" && m.ToolCallID != shownID(req.ToolCallID)
 	otherAction := ok && m.ActionHash != "" && m.ActionHash != hash
 	if ok && !mismatch && !otherAction {
@@ -378,6 +405,8 @@ func (b *Bridge) decided(m inbound, warn func(string)) {
 	}
 	b.mu.Unlock()
 	switch {
+	case !ok && settled:
+		warn(fmt.Sprintf("ignored approval_decision for requestId %q: it was already settled (%s), so this answer decides nothing", m.RequestID, settledBy))
 	case !ok:
 		warn(fmt.Sprintf("ignored approval_decision for unknown or already decided requestId %q", m.RequestID))
 	case mismatch:

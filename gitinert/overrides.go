@@ -2,6 +2,7 @@ package gitinert
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -30,7 +31,20 @@ func Overrides() []string {
 // ReadOnlyOverrides are added for operations that are to change nothing:
 // hooks never run (some run when an index refresh writes the index).
 // With them goes GIT_OPTIONAL_LOCKS=0, so the refresh is not written.
-func ReadOnlyOverrides() []string { return []string{"core.hooksPath=/dev/null"} }
+func ReadOnlyOverrides() []string { return []string{NoHooks()} }
+
+// NoHooks is the setting under which git runs no hook at all: the hooks
+// directory is the null device, which is not a directory and cannot
+// become one, so no process (however it races git) can plant a hook
+// there, as it could in a directory of jazz's own.
+func NoHooks() string { return "core.hooksPath=" + os.DevNull }
+
+// ReceivePackNoHooks is the receive-pack command of a push to a
+// repository on this machine: git starts the remote side's receive-pack
+// without passing on its own command-line configuration, so that side
+// needs NoHooks on its own command line (run by the shell, as git runs a
+// receive-pack command).
+func ReceivePackNoHooks() string { return "git -c " + NoHooks() + " receive-pack" }
 
 // WithConfig returns env with settings ("key=value") added as git's
 // environment configuration (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n,

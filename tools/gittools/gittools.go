@@ -27,8 +27,16 @@
 //     the call unless the approval policy is high-risk. Operations that
 //     may change the repository also refuse when the hooks directory in
 //     effect lies inside the repository and holds an executable hook;
-//     read-only ones run with hooks off and optional locks off, so they
-//     write nothing;
+//     read-only ones run with optional locks off, so they write nothing;
+//   - below high-risk no git jazz starts runs a hook at all
+//     (gitinert.NoHooks, laid on in gitCmd.argv, and on the receive-pack
+//     of a push to a repository on this machine, which git does not give
+//     our command line): the check above is not the process that runs
+//     git, and a hook planted after it (by another call of the batch, or
+//     a program left running) would otherwise run in a twin's git. Under
+//     high-risk the preview names the hooks and the fingerprint covers
+//     each one's name and content, so a twin refuses hooks its approval
+//     was not given with;
 //   - the user's own system and global configuration are trusted: it is
 //     theirs, not the repository's;
 //   - a repository that jazz's secrets live in, or whose work tree holds
@@ -41,9 +49,13 @@
 // What the check cannot close: the configuration is read right before
 // git runs, not by the same process, so a change made in between (by an
 // approved write, or a program outside jazz) is not seen; the
-// command-line overrides still hold then. Submodules' own configuration
-// is not read: git is kept out of them (no recursion, dirty submodules
-// ignored).
+// command-line overrides still hold then, hooks among them. Under
+// high-risk, where the repository's hooks run, a hook rewritten between
+// the twin's reading of it and git's running it runs as rewritten: the
+// high-risk policy lets the repository's programs run, and the
+// fingerprint narrows, not closes, which ones. Submodules' own
+// configuration is not read: git is kept out of them (no recursion,
+// dirty submodules ignored).
 //
 // # Binding an approval to its preview
 //

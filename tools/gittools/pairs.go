@@ -90,6 +90,9 @@ func proposeWith[T any, A interface {
 		if p.done != nil {
 			return *p.done
 		}
+		if f := r.coverHooks(ctx, p); f != nil {
+			return *f
+		}
 		state := p.fingerprint()
 		a.base().ExpectedState = &state
 		// The twin runs where the preview looked, whatever the agent's
@@ -135,11 +138,37 @@ func executeWith[T any, A interface {
 			// The preview could plan it; failing now means it changed.
 			return tools.Fail(changedMessage(r) + " (" + f.Error + ")")
 		}
-		if p.done != nil || p.fingerprint() != *want {
+		if p.done != nil {
+			return tools.Fail(changedMessage(r))
+		}
+		if f := r.coverHooks(ctx, p); f != nil {
+			return tools.Fail(changedMessage(r) + " (" + f.Error + ")")
+		}
+		if p.fingerprint() != *want {
 			return tools.Fail(changedMessage(r))
 		}
 		return act(ctx, r, a, p)
 	}
+}
+
+// coverHooks makes the approval cover the hooks a twin's git may run.
+// Below high-risk it runs none (gitCmd.repoHooks); under high-risk they
+// are the repository's own, named in the preview and fingerprinted by
+// name and content, so a hook added or rewritten after the preview makes
+// the twin refuse.
+func (r *repo) coverHooks(ctx context.Context, p *plan) *tools.Result {
+	if !r.highRisk {
+		return nil
+	}
+	line, names, f := r.hookSet(ctx)
+	if f != nil {
+		return f
+	}
+	p.state = append(p.state, line)
+	if len(names) > 0 {
+		p.preview += "\nHooks git may run (the policy is high-risk): " + disp(strings.Join(names, ", ")) + "\n"
+	}
+	return nil
 }
 
 func changedMessage(r *repo) string {

@@ -78,7 +78,13 @@ func localPath(u, dir string) string {
 // nothing else (remote helpers, `ext::`, `fd::`).
 func (ri *remoteInfo) protocols(highRisk bool) []string {
 	if highRisk {
-		return nil // the user allowed the repository's own choices
+		// The user allowed the repository's own choices; a local remote
+		// still needs `file` allowed, as GIT_PROTOCOL_FROM_USER=0 keeps
+		// git's default ("user") from allowing it.
+		if ri.local != "" {
+			return []string{"protocol.file.allow=always"}
+		}
+		return nil
 	}
 	p := []string{"protocol.allow=never", "protocol.https.allow=always", "protocol.http.allow=always",
 		"protocol.ssh.allow=always", "protocol.git.allow=always"}
@@ -108,7 +114,7 @@ func (r *repo) checkLocal(ctx context.Context, ri *remoteInfo) *tools.Result {
 	if why != "" {
 		return fail(why)
 	}
-	hooks, why := hookRisks(ctx, &gitCmd{dir: gitDir, gitDir: gitDir, environ: r.environ, box: r.box}, gitDir, ri.local, gitDir)
+	hooks, why := hookRisks(ctx, r.hooksQuery(gitDir, gitDir), gitDir, ri.local, gitDir)
 	if why != "" {
 		return fail(why)
 	}
@@ -118,9 +124,18 @@ func (r *repo) checkLocal(ctx context.Context, ri *remoteInfo) *tools.Result {
 	return nil
 }
 
+// localName is the remote's name when its repository is on this machine.
+func (ri *remoteInfo) localName() string {
+	if ri.local == "" {
+		return ""
+	}
+	return ri.name
+}
+
 // network is the gitCmd of a fetch or push to ri.
 func (r *repo) network(ri *remoteInfo) *gitCmd {
-	return &gitCmd{dir: r.dir, network: true, protocols: ri.protocols(r.highRisk), environ: r.environ, box: r.box}
+	return &gitCmd{dir: r.dir, network: true, protocols: ri.protocols(r.highRisk), environ: r.environ, box: r.box,
+		repoHooks: r.highRisk, localRemote: ri.localName()}
 }
 
 // currentBranch is the short name of the branch HEAD is on.

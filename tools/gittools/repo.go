@@ -2,6 +2,8 @@ package gittools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/jazz-run/jazz/gitinert"
 	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/safefile"
 	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/pathres"
@@ -32,7 +35,7 @@ type repo struct {
 
 // cmd is how git runs for this repository.
 func (r *repo) cmd(readOnly bool) *gitCmd {
-	return &gitCmd{dir: r.dir, readOnly: readOnly, environ: r.environ, box: r.box}
+	return &gitCmd{dir: r.dir, readOnly: readOnly, environ: r.environ, box: r.box, repoHooks: r.highRisk}
 }
 
 // openRepo resolves the call's path and finds its repository, refusing a
@@ -96,7 +99,7 @@ func openRepo(ctx context.Context, env *tools.Env, o Options, pathArg string, mu
 		return fail(why)
 	}
 	if mutating {
-		hooks, why := hookRisks(ctx, &gitCmd{dir: r.dir, environ: r.environ, box: r.box}, r.dir, r.top, r.gitDir, r.commonDir)
+		hooks, why := hookRisks(ctx, r.hooksQuery(r.dir, ""), r.dir, r.top, r.gitDir, r.commonDir)
 		if why != "" {
 			return fail(why)
 		}
@@ -175,41 +178,124 @@ func configRisks(ctx context.Context, g *gitCmd) ([]string, string) {
 	return risks, ""
 }
 
+// hooksQuery is how git is asked where the hooks of the repository at
+// dir (explicitly gitDir, when set) are: without NoHooks, which would
+// make git answer the null device. It runs rev-parse only, which runs no
+// hook.
+func (r *repo) hooksQuery(dir, gitDir string) *gitCmd {
+	return &gitCmd{dir: dir, gitDir: gitDir, environ: r.environ, box: r.box, repoHooks: true}
+}
+
+// hooksDir is the hooks directory in effect for g's repository, with
+// symlinks resolved; "" when there is none.
+func hooksDir(ctx context.Context, g *gitCmd, dir string) (string, string) {
+	res := g.run(ctx, DefaultTimeout, "rev-parse", "--git-path", "hooks")
+	if !res.ok() {
+		return "", "Refused: cannot find the repository's hooks: " + res.failure("git rev-parse", g.dir)
+	}
+	d := absIn(dir, strings.TrimRight(res.stdout, "\n"))
+	real, err := filepath.EvalSymlinks(d)
+	if os.IsNotExist(err) {
+		return "", ""
+	}
+	if err != nil {
+		return "", fmt.Sprintf("Refused: cannot resolve the hooks directory %s: %v", d, err)
+	}
+	return real, ""
+}
+
+// hooksIn lists the hooks git would run from the directory d: its
+// executable files (through a link too) but the samples git installs.
+func hooksIn(d string) ([]string, error) {
+	ents, err := os.ReadDir(d)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".sample") {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(d, e.Name()))
+		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			continue
+		}
+		out = append(out, e.Name())
+	}
+	return out, nil
+}
+
 // hookRisks lists the hooks git would run that the repository itself
 // holds: the executable files of the hooks directory in effect, when that
 // directory lies inside the repository (the default .git/hooks, or a
 // relative core.hooksPath such as .githooks). A hooks directory of the
 // user's own elsewhere is theirs.
 func hookRisks(ctx context.Context, g *gitCmd, dir string, inside ...string) ([]string, string) {
-	res := g.run(ctx, DefaultTimeout, "rev-parse", "--git-path", "hooks")
-	if !res.ok() {
-		return nil, "Refused: cannot find the repository's hooks: " + res.failure("git rev-parse", g.dir)
+	d, why := hooksDir(ctx, g, dir)
+	if d == "" {
+		return nil, why
 	}
-	hooksDir := absIn(dir, strings.TrimRight(res.stdout, "\n"))
-	if real, err := filepath.EvalSymlinks(hooksDir); err == nil {
-		hooksDir = real
-	} else if os.IsNotExist(err) {
+	if !slices.ContainsFunc(inside, func(p string) bool { return p != "" && secrets.Within(d, evalOr(p)) }) {
 		return nil, ""
 	}
-	if !slices.ContainsFunc(inside, func(p string) bool { return p != "" && secrets.Within(hooksDir, evalOr(p)) }) {
-		return nil, ""
-	}
-	ents, err := os.ReadDir(hooksDir)
+	names, err := hooksIn(d)
 	if err != nil {
-		return nil, fmt.Sprintf("Refused: cannot read the hooks directory %s: %v", hooksDir, err)
+		return nil, fmt.Sprintf("Refused: cannot read the hooks directory %s: %v", d, err)
 	}
-	var risks []string
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".sample") {
-			continue
-		}
-		fi, err := os.Stat(filepath.Join(hooksDir, e.Name()))
-		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-			continue
-		}
-		risks = append(risks, "hook "+filepath.Join(hooksDir, e.Name()))
+	risks := make([]string, 0, len(names))
+	for _, n := range names {
+		risks = append(risks, "hook "+filepath.Join(d, n))
 	}
 	return risks, ""
+}
+
+// hookSet is, under the high-risk policy, the state line of the hooks
+// git may run for r (the directory in effect, each hook's name and
+// content) and their names for the preview. A twin, whose git runs them,
+// refuses when they are not the ones its approval was given with. It is
+// read right before git runs, so a hook rewritten in between is not seen
+// (the package doc says so).
+func (r *repo) hookSet(ctx context.Context) (string, []string, *tools.Result) {
+	d, why := hooksDir(ctx, r.hooksQuery(r.dir, ""), r.dir)
+	if why != "" {
+		return "", nil, fail(why)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%q\n", d)
+	var names []string
+	if d != "" {
+		var err error
+		if names, err = hooksIn(d); err != nil {
+			return "", nil, fail(fmt.Sprintf("read the hooks directory %s: %v", d, err))
+		}
+	}
+	for _, n := range names {
+		sum, err := fileSum(ctx, filepath.Join(d, n))
+		if err != nil {
+			return "", nil, fail(fmt.Sprintf("read the hook %s: %v", filepath.Join(d, n), err))
+		}
+		fmt.Fprintf(h, "%q %s\n", n, sum)
+	}
+	return "hooks " + hex.EncodeToString(h.Sum(nil)), names, nil
+}
+
+// fileSum is the hex sha256 of the file at p (through links), read
+// in-process so a FIFO or device cannot stall it.
+func fileSum(ctx context.Context, p string) (string, error) {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	f, err := safefile.Open(real)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if err := f.Stream(ctx, func(b []byte) error { h.Write(b); return nil }); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // evalOr is p with symlinks resolved, or p.

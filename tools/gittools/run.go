@@ -61,6 +61,16 @@ type gitCmd struct {
 	// indexFile, when set, is the index git reads and writes instead of
 	// the repository's own (GIT_INDEX_FILE): a twin's pinned copy.
 	indexFile string
+	// repoHooks: the repository's hooks may run (the policy is high-risk
+	// and the approval fingerprinted them, hookSet). Otherwise git runs
+	// with no hooks at all: the check that found none (hookRisks) is
+	// not the process that runs git, and a hook planted after it would
+	// run in the twin's git. Read-only operations never run hooks.
+	repoHooks bool
+	// localRemote is the name of a remote on this machine a push may
+	// start a receive-pack for; it too runs without hooks unless
+	// repoHooks, though git does not pass our configuration on to it.
+	localRemote string
 	// box keeps git and what it runs from jazz's secrets; nil runs git
 	// as it is (tests of these internals).
 	box *sandbox
@@ -166,8 +176,14 @@ func (g *gitCmd) argv(args []string) []string {
 	if g.readOnly {
 		cfg = append(cfg, gitinert.ReadOnlyOverrides()...)
 	}
+	if !g.readOnly && !g.repoHooks {
+		cfg = append(cfg, gitinert.NoHooks())
+	}
 	if g.network {
 		cfg = append(cfg, g.protocols...)
+		if g.localRemote != "" && !g.repoHooks {
+			cfg = append(cfg, "remote."+g.localRemote+".receivepack="+gitinert.ReceivePackNoHooks())
+		}
 	}
 	for _, c := range cfg {
 		out = append(out, "-c", c)

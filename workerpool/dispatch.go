@@ -19,6 +19,7 @@ import (
 	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/secrets"
+	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/supervisor"
 	"github.com/jazz-run/jazz/workstore"
 )
@@ -876,13 +877,33 @@ func (t *remote) approval(a messages.WorkApproval) {
 
 // check pins a remote request to this run and task and holds it against
 // the tool set the task was given: the worker's word decides nothing the
-// gate relies on (tier, twin, arguments, command).
+// gate relies on. Field by field, as a compromised worker may write each:
+//
+//   - TaskID, attempt and seq are the task's own (handle, sealed); Place
+//     must be this agent or one below it, and is pinned to the run.
+//   - ToolName must be a tool of the task's ceiling (this runner's
+//     registry, not what the worker lists), ExecuteToolName its twin, and
+//     ExecuteArgs valid for the twin: what is decided is what may run.
+//   - RiskLevel is the tier this runner's registry gives the tool, and
+//     Command is read from ExecuteArgs, never from the worker's field.
+//   - RequestID, RememberScope and CommandKeys are the gate's to set.
+//   - Task and Persona are the runner's word for its own child.
+//   - NotAutomatic and HumanOnly are what the propose half found where
+//     the call runs: the worker's machine, which this runner cannot see.
+//     A reason the worker gives is kept (it only asks for more), but an
+//     empty one proves nothing, so the runner sets its own: a command
+//     relayed from a worker is never approved by a step that trusts the
+//     place it runs (the command allowlist, the static pass, the
+//     classifier), and what the runner can tell from the command alone
+//     (a write to a git hook, an AGENTS.md, a dotfile) is a person's.
+//   - Message, PreviewDiff and Arguments are the worker's text for the
+//     person, shown as such; the arguments shown are ExecuteArgs.
 func (t *remote) check(r messages.ApprovalRequired) (messages.ApprovalRequired, string) {
 	if !t.ours(r.Place) {
 		return r, "the request names an agent that is not this sub-agent's"
 	}
 	r.Place = t.pin(r.Place)
-	r.RequestID, r.RememberScope = "", ""
+	r.RequestID, r.RememberScope, r.CommandKeys = "", "", nil
 	tool, ok := t.cfg.Registry.Lookup(r.ToolName)
 	if !ok || tool.Hidden {
 		return r, fmt.Sprintf("%s is not a tool this agent was given", r.ToolName)
@@ -897,10 +918,22 @@ func (t *remote) check(r messages.ApprovalRequired) (messages.ApprovalRequired, 
 	r.Command = ""
 	if tool.Name == "execute_command" {
 		var ca struct {
-			Command string `json:"command"`
+			Command          string `json:"command"`
+			WorkingDirectory string `json:"workingDirectory"`
 		}
 		_ = json.Unmarshal(r.ExecuteArgs, &ca)
 		r.Command = ca.Command
+		// The command runs on the worker, in a directory and with a
+		// configuration this runner cannot inspect.
+		if r.NotAutomatic == "" {
+			r.NotAutomatic = "it runs on worker " + t.worker + ", whose machine this run cannot inspect for what the command would run there " +
+				"(a repository's configuration, for one); only a person or the high-risk policy approves a remote command"
+		}
+		if r.HumanOnly == "" {
+			// The worker's home is not known here: a path under ~ counts
+			// as one the check cannot tell.
+			r.HumanOnly = shellguard.HumanOnly(ca.Command, ca.WorkingDirectory, "")
+		}
 	}
 	if r.Place.AgentID == t.cfg.Place.AgentID {
 		// The runner's own word for its child, not the worker's.

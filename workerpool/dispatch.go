@@ -726,14 +726,22 @@ func (t *remote) markDone() {
 // finished books the result and turns it into the child's outcome.
 func (t *remote) finished(r messages.WorkResult) actors.ChildOutcome {
 	t.spend(r.Usage, r.UsageUnknown)
-	_ = t.cfg.Ledger.RecordRemote(t.spent, true, r.Calls, r.Declined)
+	calls, declined := t.decidedBy(r.Attempt, r.Calls), t.decidedBy(r.Attempt, r.Declined)
+	_ = t.cfg.Ledger.RecordRemote(t.spent, true, calls, declined)
 	if t.spentUnknown {
 		_ = t.cfg.Ledger.RecordUsage(messages.Usage{}, false)
 	}
 	t.markDone()
 	f := r.Finished
 	f.Place = t.cfg.Place
-	f.Usage, f.ToolCalls, f.Declined = t.spent, r.Calls, r.Declined
+	f.Usage, f.ToolCalls, f.Declined = t.spent, calls, declined
+	// The child's cost is what this runner books for it, priced here: the
+	// worker's figure (any float, "known" whatever it spent) is its word.
+	tot := t.cfg.Ledger.Totals()
+	f.CostUSD, f.CostKnown = tot.CostUSD, tot.CostKnown
+	if f.Iterations < 0 || t.cfg.MaxIterations > 0 && f.Iterations > t.cfg.MaxIterations {
+		f.Iterations = t.cfg.MaxIterations // no more than it was allowed
+	}
 	t.spent, t.spentUnknown = messages.Usage{}, false
 	if r.NotRetried {
 		return t.failOnly(r.Reason)
@@ -758,6 +766,27 @@ func (t *remote) finished(r messages.WorkResult) actors.ChildOutcome {
 		reason = f.Error
 	}
 	return actors.ChildOutcome{Finished: f, Kind: kind, Reason: reason}
+}
+
+// decidedBy says who decided each of the attempt's calls as this
+// runner's record of its gate has it, not as the worker wrote it: a call
+// the root gate did not decide was decided by nobody the run knows of.
+func (t *remote) decidedBy(attempt int, calls []messages.AgentCall) []messages.AgentCall {
+	if len(calls) == 0 {
+		return calls
+	}
+	by := map[[2]string]string{}
+	for key, d := range t.decisions {
+		if key[0] == attempt {
+			by[[2]string{d.Decision.Place.AgentID, d.Decision.ToolCallID}] = d.Decision.DecidedBy
+		}
+	}
+	out := make([]messages.AgentCall, len(calls))
+	for i, c := range calls {
+		c.DecidedBy = by[[2]string{c.AgentID, c.ID}]
+		out[i] = c
+	}
+	return out
 }
 
 func (t *remote) failOnly(reason string) actors.ChildOutcome {

@@ -1,6 +1,7 @@
 package workerpool
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -116,6 +117,69 @@ func TestHostileSpendNeverLowersOrPoisonsTheLedger(t *testing.T) {
 		}
 		if got.CostKnown != known {
 			t.Fatalf("seed %d: cost known %v, want %v (usage %+v)", seed, got.CostKnown, known, got.Usage)
+		}
+	}
+}
+
+// TestResultSaysNothingOfCostOrDeciders: the child's cost, whether it is
+// known, its iterations and who decided its calls are the runner's to
+// say. Whatever the result claims (a negative, vast or tiny cost called
+// known, iterations past the child's budget or below zero, a person or
+// an approver deciding calls the root gate never saw), the outcome's
+// cost is the ledger's own pricing of what it booked, finite and never
+// negative, known only when the ledger knows it; its iterations are
+// within the budget; and a call's decider is the root gate's record.
+func TestResultSaysNothingOfCostOrDeciders(t *testing.T) {
+	price := func(u messages.Usage) (float64, bool) { return float64(u.PromptTokens) * 1e-6, true }
+	claims := []float64{-1, -math.MaxFloat64, math.MaxFloat64, 1e-300, 0, 123.45}
+	deciders := []string{messages.DecidedByHuman, messages.DecidedByRemote + ":alice", messages.DecidedByPolicy, "", "anything"}
+	for seed := uint64(0); seed < 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		r := newRig(t)
+		r.tk.cfg.Ledger = ledger.New(r.tk.cfg.Place, price)
+		r.tk.cfg.MaxIterations = 30
+		// The root gate decided call g1 of the child (declined by policy).
+		r.tk.decisions[[2]int{1, 1}] = messages.WorkDecision{TaskID: "t1", Attempt: 1, Seq: 1, Decision: messages.ApprovalDecided{
+			Place: r.tk.cfg.Place, ToolCallID: "g1", DecidedBy: messages.DecidedByPolicy}}
+		u := hostileUsage(rng)
+		unknown := rng.IntN(3) == 0
+		var calls []messages.AgentCall
+		for i := range 1 + rng.IntN(4) {
+			id := fmt.Sprintf("c%d", i)
+			if i == 0 {
+				id = "g1"
+			}
+			calls = append(calls, messages.AgentCall{ToolCall: messages.ToolCall{ID: id, Name: "write_file"},
+				AgentID: r.tk.cfg.Place.AgentID, Depth: 1, DecidedBy: deciders[rng.IntN(len(deciders))]})
+		}
+		res := messages.WorkResult{TaskID: "t1", Attempt: 1, Usage: u, UsageUnknown: unknown, Calls: calls, Declined: calls[:1],
+			Finished: messages.RunFinished{OK: true, CostUSD: claims[rng.IntN(len(claims))], CostKnown: true,
+				Iterations: []int{-5, 0, 7, 30, 31, math.MaxInt}[rng.IntN(6)]}}
+		o, end := r.handle(messages.WorkKindResult, res)
+		if !end {
+			t.Fatalf("seed %d: the result did not end the task", seed)
+		}
+		tot := r.tk.cfg.Ledger.Totals()
+		f := o.Finished
+		if f.CostUSD != tot.CostUSD || f.CostKnown != tot.CostKnown || math.IsNaN(f.CostUSD) || math.IsInf(f.CostUSD, 0) || f.CostUSD < 0 {
+			t.Fatalf("seed %d: outcome cost %v known %v, the ledger's %v known %v", seed, f.CostUSD, f.CostKnown, tot.CostUSD, tot.CostKnown)
+		}
+		if valid := ledger.Validate(u) == nil && !unknown; f.CostKnown != valid {
+			t.Fatalf("seed %d: cost known %v for usage %+v (unknown %v)", seed, f.CostKnown, u, unknown)
+		}
+		if f.Iterations < 0 || f.Iterations > 30 {
+			t.Fatalf("seed %d: %d iterations of a 30-iteration child", seed, f.Iterations)
+		}
+		for _, list := range [][]messages.AgentCall{f.ToolCalls, f.Declined, tot.ToolCalls, tot.Declined} {
+			for _, c := range list {
+				want := ""
+				if c.ID == "g1" {
+					want = messages.DecidedByPolicy
+				}
+				if c.DecidedBy != want {
+					t.Fatalf("seed %d: call %s decided by %q, the gate's record says %q", seed, c.ID, c.DecidedBy, want)
+				}
+			}
 		}
 	}
 }

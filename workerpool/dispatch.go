@@ -273,9 +273,9 @@ type remote struct {
 	// heard counts the current attempt's events; a result that says more
 	// were sent waits in ending until they arrive or settle fires.
 	heard int
-	// events and eventBytes count every event the task's workers sent
-	// that the run took in, over all attempts, against the dispatcher's
-	// bounds.
+	// events and eventBytes count every event and new approval request
+	// the task's workers sent that the run took in, over all attempts,
+	// against the dispatcher's bounds.
 	events, eventBytes int
 	// lastSeq is the highest event sequence of the attempt taken: a
 	// sealed event heard again (a replay through the server) is not
@@ -481,13 +481,8 @@ func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
 			t.lastSeq = e.Seq
 		}
 		t.heard++
-		t.events++
-		t.eventBytes += len(m.data)
-		maxEvents, maxBytes := cmp.Or(t.d.o.MaxTaskEvents, DefaultMaxTaskEvents), cmp.Or(t.d.o.MaxTaskEventBytes, DefaultMaxTaskEventBytes)
-		if t.events > maxEvents || t.eventBytes > maxBytes {
-			t.lost()
-			return t.fail(fmt.Sprintf("its worker sent more events than a task may (%d events, %d bytes so far; the most is %d events, %d bytes), so it was stopped",
-				t.events, t.eventBytes, maxEvents, maxBytes)), true
+		if o, end := t.count(len(m.data)); end {
+			return o, end
 		}
 		t.event(e)
 		if t.ending != nil && t.heard >= t.ending.Events {
@@ -502,6 +497,14 @@ func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
 			return o, end
 		}
 		t.lastBeat = time.Now()
+		key := [2]int{a.Attempt, a.Seq}
+		if _, decided := t.decisions[key]; !decided && !t.asked[key] {
+			// A new request reaches the root gate, and may be asked of a
+			// person: it counts as an event does.
+			if o, end := t.count(len(m.data)); end {
+				return o, end
+			}
+		}
 		t.approval(a)
 	case messages.WorkKindResult:
 		r, err := messages.Decode[messages.WorkResult](m.data)
@@ -521,6 +524,21 @@ func (t *remote) handle(m inbound) (actors.ChildOutcome, bool) {
 			return actors.ChildOutcome{}, false // a repeated result
 		}
 		return t.finished(r), true
+	}
+	return actors.ChildOutcome{}, false
+}
+
+// count takes one more message of size bytes that the task's workers
+// relayed to the run (an event, an approval request) against the
+// dispatcher's bounds; past either the child fails.
+func (t *remote) count(size int) (actors.ChildOutcome, bool) {
+	t.events++
+	t.eventBytes += size
+	maxEvents, maxBytes := cmp.Or(t.d.o.MaxTaskEvents, DefaultMaxTaskEvents), cmp.Or(t.d.o.MaxTaskEventBytes, DefaultMaxTaskEventBytes)
+	if t.events > maxEvents || t.eventBytes > maxBytes {
+		t.lost()
+		return t.fail(fmt.Sprintf("its worker sent more events than a task may (%d events and approval requests, %d bytes so far; the most is %d events, %d bytes), so it was stopped",
+			t.events, t.eventBytes, maxEvents, maxBytes)), true
 	}
 	return actors.ChildOutcome{}, false
 }
@@ -933,6 +951,9 @@ func (t *remote) check(r messages.ApprovalRequired) (messages.ApprovalRequired, 
 	}
 	r.Place = t.pin(r.Place)
 	r.RequestID, r.RememberScope, r.CommandKeys = "", "", nil
+	if t.cfg.Registry == nil {
+		return r, "this agent was given no tools"
+	}
 	tool, ok := t.cfg.Registry.Lookup(r.ToolName)
 	if !ok || tool.Hidden {
 		return r, fmt.Sprintf("%s is not a tool this agent was given", r.ToolName)

@@ -19,18 +19,22 @@ import (
 )
 
 // TestAFloodingWorkerFailsItsChild: a worker that holds a task (and so
-// its key) sends the run event after event, each valid, sealed and
-// relayable, through a real server. The run takes in no more than the
-// task's bound, in events or in bytes, and the child fails saying why,
-// well before its own time limit.
+// its key) sends the run event after event, or approval request after
+// approval request (each new one goes to the root gate, which may ask a
+// person), each valid and sealed, through a real server. The run takes
+// in no more than the task's bound, in events or in bytes, and the child
+// fails saying why, well before its own time limit.
 func TestAFloodingWorkerFailsItsChild(t *testing.T) {
 	for _, c := range []struct {
 		name            string
 		maxEvents, maxB int
 		chunk           int
+		approvals       bool
 	}{
-		{"events", 50, 0, 10},
-		{"bytes", 0, 20_000, 1_000},
+		{"events", 50, 0, 10, false},
+		{"bytes", 0, 20_000, 1_000, false},
+		{"approvals", 50, 0, 10, true},
+		{"approval bytes", 0, 20_000, 1_000, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := testutil.StartNATS(t, testutil.NATSOptions{JetStream: true})
@@ -91,8 +95,13 @@ func TestAFloodingWorkerFailsItsChild(t *testing.T) {
 			sent := 0
 		flood:
 			for seq := 1; ; seq++ {
-				raw, _ := messages.Encode(messages.Event{Type: messages.EventTextChunk, Place: place, Delta: text})
-				say(messages.WorkKindEvent, messages.WorkEvent{TaskID: tk.id, Attempt: 1, Event: raw, Seq: seq})
+				if c.approvals {
+					say(messages.WorkKindApproval, messages.WorkApproval{TaskID: tk.id, Attempt: 1, Seq: seq,
+						Required: messages.ApprovalRequired{Place: place, ToolCallID: "c", ToolName: "write_file", Message: text}})
+				} else {
+					raw, _ := messages.Encode(messages.Event{Type: messages.EventTextChunk, Place: place, Delta: text})
+					say(messages.WorkKindEvent, messages.WorkEvent{TaskID: tk.id, Attempt: 1, Event: raw, Seq: seq})
+				}
 				sent++
 				select {
 				case o = <-out:
@@ -114,6 +123,10 @@ func TestAFloodingWorkerFailsItsChild(t *testing.T) {
 				bytes += len(ev.Delta)
 			}
 			kept.mu.Unlock()
+			// The task's goroutine has ended: its records are still.
+			if asked := len(tk.asked); c.maxEvents > 0 && asked > c.maxEvents || c.maxB > 0 && asked*c.chunk > c.maxB {
+				t.Fatalf("the run took in %d approval requests, the bound is %d events, %d bytes", asked, c.maxEvents, c.maxB)
+			}
 			if c.maxEvents > 0 && n > c.maxEvents {
 				t.Fatalf("the run took in %d events, the bound is %d", n, c.maxEvents)
 			}

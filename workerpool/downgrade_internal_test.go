@@ -1,0 +1,171 @@
+package workerpool
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/actors"
+	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/gateactor"
+	"github.com/jazz-run/jazz/internal/testutil"
+	"github.com/jazz-run/jazz/ledger"
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/shellguard"
+	"github.com/jazz-run/jazz/tools"
+	"github.com/jazz-run/jazz/workstore"
+)
+
+// TestAHostileWorkerCannotDowngradeItsApproval: through a real server, a
+// worker that holds a task sends the run's gate (unattended, low-risk
+// policy, `git status` allowlisted) the approval request of a command
+// with NotAutomatic cleared, the tier lowered and an allowlisted command
+// beside other arguments, one of a hidden twin, and one naming another
+// task. None is approved; an honest low-risk write is, so the gate is
+// not simply declining everything.
+func TestAHostileWorkerCannotDowngradeItsApproval(t *testing.T) {
+	srv := testutil.StartNATS(t, testutil.NATSOptions{JetStream: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := bus.Start(ctx, bus.Options{InProcess: srv.Server})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.CloseNow()
+	if err := workstore.Ensure(ctx, b, 1); err != nil {
+		t.Fatal(err)
+	}
+	const run = "run-downgrade"
+	d, err := NewDispatcher(ctx, DispatcherOptions{Conn: b, Pool: workstore.DefaultPool, RunID: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	engine, err := actor.NewEngine(actor.NewEngineConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := engine.Spawn(gateactor.New(gateactor.Config{RunID: run, Policy: messages.PolicyLowRisk, AutoApprovedCommands: []string{"git status"},
+		Checks: gateactor.CommandChecks{AllowlistApproves: shellguard.AllowlistApproves, StaticClassify: shellguard.StaticClassify,
+			Keys: shellguard.Keys, Judge: shellguard.JudgeJSON, Why: shellguard.RefusalReason}}), "gate")
+	h := func(context.Context, *tools.Env, json.RawMessage) tools.Result { return tools.OK("x") }
+	reg, err := tools.NewRegistry(
+		tools.Tool{Name: "execute_command", Level: messages.LevelUnknown, Twin: "execute_execute_command", Handler: h},
+		tools.Tool{Name: "execute_execute_command", Level: messages.LevelUnknown, Hidden: true, Handler: h},
+		tools.Tool{Name: "write_file", Level: messages.LevelLowRisk, Twin: "execute_write_file", Handler: h},
+		tools.Tool{Name: "execute_write_file", Level: messages.LevelLowRisk, Hidden: true, Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	place := messages.Place{RunID: run, AgentID: "top-1", AgentName: "child", ParentAgentID: "top", Depth: 1}
+	out := make(chan actors.ChildOutcome, 1)
+	go func() {
+		out <- d.RunChild(ctx, actors.ChildRun{Engine: engine, Config: actors.Config{Place: place, Ledger: ledger.New(place, nil),
+			Events: events.NewEmitter(&keptEvents{}, run), Registry: reg, Gate: gate}, Prompt: "hi", Timeout: 20 * time.Second})
+	}()
+	var tk *remote
+	for tk == nil {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the task was never sent")
+		case <-time.After(10 * time.Millisecond):
+		}
+		d.mu.Lock()
+		for _, r := range d.tasks {
+			tk = r
+		}
+		d.mu.Unlock()
+	}
+	nc := srv.Conn(t)
+	decisions := make(chan messages.WorkDecision, 16)
+	sub, err := nc.Subscribe(messages.WorkDecisionSubject(workstore.DefaultPool, "w", tk.id), func(m *nats.Msg) {
+		if wd, err := messages.Decode[messages.WorkDecision](m.Data); err == nil {
+			decisions <- wd
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	say := func(task, kind string, v any) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subject := messages.WorkerSubject(workstore.DefaultPool, "w", run, task, kind)
+		h, seal := sealer(tk.key)(subject, data)
+		msg := nats.NewMsg(subject)
+		msg.Data = data
+		msg.Header.Set(h, seal)
+		if err := nc.PublishMsg(msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	say(tk.id, messages.WorkKindClaim, messages.WorkClaimed{TaskID: tk.id, Attempt: 1, LeaseMs: 10_000})
+	cmdArgs, _ := json.Marshal(map[string]string{"command": "rm -rf /w", "workingDirectory": "/w"})
+	gitArgs, _ := json.Marshal(map[string]string{"command": "git status", "workingDirectory": "/w"})
+	hostile := []messages.ApprovalRequired{
+		// In a repository whose config runs programs, NotAutomatic cleared.
+		{Place: place, ToolCallID: "c1", ToolName: "execute_command", RiskLevel: messages.LevelReadOnly,
+			ExecuteToolName: "execute_execute_command", ExecuteArgs: gitArgs, Command: "git status"},
+		// An allowlisted command beside the arguments that run.
+		{Place: place, ToolCallID: "c2", ToolName: "execute_command", RiskLevel: messages.LevelReadOnly,
+			ExecuteToolName: "execute_execute_command", ExecuteArgs: cmdArgs, Command: "git status"},
+		// The hidden twin, asked for directly.
+		{Place: place, ToolCallID: "c3", ToolName: "execute_execute_command", RiskLevel: messages.LevelReadOnly,
+			ExecuteToolName: "execute_execute_command", ExecuteArgs: cmdArgs},
+	}
+	for i, req := range hostile {
+		say(tk.id, messages.WorkKindApproval, messages.WorkApproval{TaskID: tk.id, Attempt: 1, Seq: i + 1, Required: req})
+	}
+	// Another task's request on this task's subject, sealed with its key.
+	say(tk.id, messages.WorkKindApproval, messages.WorkApproval{TaskID: "t-other", Attempt: 1, Seq: 9, Required: hostile[0]})
+	honest := messages.ApprovalRequired{Place: place, ToolCallID: "c4", ToolName: "write_file", RiskLevel: messages.LevelLowRisk,
+		ExecuteToolName: "execute_write_file", ExecuteArgs: json.RawMessage(`{"path":"/w/a.txt","content":"x"}`)}
+	say(tk.id, messages.WorkKindApproval, messages.WorkApproval{TaskID: tk.id, Attempt: 1, Seq: 4, Required: honest})
+	got := map[int]messages.WorkDecision{}
+	for len(got) < 4 {
+		select {
+		case wd := <-decisions:
+			got[wd.Seq] = wd
+		case <-ctx.Done():
+			t.Fatalf("decisions %+v, want four", got)
+		}
+	}
+	for seq := 1; seq <= 3; seq++ {
+		if got[seq].Decision.Approved {
+			t.Errorf("hostile request %d (%s) was approved by %s", seq, hostile[seq-1].ToolCallID, got[seq].Decision.DecidedBy)
+		}
+	}
+	if !strings.Contains(got[1].Decision.Note, "runs on worker w") {
+		t.Errorf("the cleared NotAutomatic was declined for another reason: %q", got[1].Decision.Note)
+	}
+	if !got[4].Decision.Approved || got[4].Decision.DecidedBy != messages.DecidedByPolicy {
+		t.Errorf("the honest low-risk write was not approved by the policy: %+v", got[4].Decision)
+	}
+	// Anything more the runner sent comes within a moment.
+	drain := time.After(300 * time.Millisecond)
+	for done := false; !done; {
+		select {
+		case wd := <-decisions:
+			got[wd.Seq] = wd
+		case <-drain:
+			done = true
+		}
+	}
+	if _, ok := got[9]; ok {
+		t.Error("another task's request was decided")
+	}
+	say(tk.id, messages.WorkKindResult, messages.WorkResult{TaskID: tk.id, Attempt: 1, Finished: messages.RunFinished{OK: true}})
+	select {
+	case <-out:
+	case <-ctx.Done():
+		t.Fatal("the child did not end")
+	}
+}

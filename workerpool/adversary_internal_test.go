@@ -14,6 +14,7 @@ import (
 
 	"github.com/jazz-run/jazz/actors"
 	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/escalation"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/gateactor"
 	"github.com/jazz-run/jazz/ledger"
@@ -237,7 +238,8 @@ func (g *gateRig) local(req messages.ApprovalRequired) messages.ApprovalDecided 
 // gate approves it only if it approves the honest request as the
 // runner's own tool actor would send it from the worst place the call
 // could run (a repository whose configuration runs programs, which is
-// what NotAutomatic reports). A request for another task is not taken.
+// what NotAutomatic reports), writes to a git hook or an AGENTS.md among
+// them. A request for another task is not taken.
 func TestDowngradedApprovalGetsNoMoreThanLocally(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -267,7 +269,13 @@ func TestDowngradedApprovalGetsNoMoreThanLocally(t *testing.T) {
 			NotAutomatic: "the repository's config runs programs: core.fsmonitor (.git/config)",
 			HumanOnly:    shellguard.HumanOnly(cmd, "/w", "/home/u")}
 	}
+	write := func(path string) messages.ApprovalRequired {
+		args, _ := json.Marshal(map[string]string{"path": path, "content": "x"})
+		return messages.ApprovalRequired{Place: me, ToolCallID: "c", ToolName: "write_file", RiskLevel: messages.LevelLowRisk, Message: "m",
+			ExecuteToolName: "execute_write_file", ExecuteArgs: args, HumanOnly: escalation.Why(path, escalation.Homes("/home/u"))}
+	}
 	honest := []messages.ApprovalRequired{
+		write("/w/.git/hooks/pre-commit"), write("/w/docs/AGENTS.md"), write("/w/.jazz/../.agents/mcp.json"),
 		command("ls -la"), command("git status"), command("cat f"), command("sort -n f"), command("rm -rf /w"),
 		command("echo x > .git/hooks/pre-commit"), command("cp a AGENTS.md"), command("echo x >> ~/.bashrc"),
 		{Place: me, ToolCallID: "c", ToolName: "write_file", RiskLevel: messages.LevelLowRisk, Message: "m",

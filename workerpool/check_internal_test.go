@@ -32,3 +32,23 @@ func TestCheckTellsTheRunnersPersona(t *testing.T) {
 		t.Fatalf("request = persona %q task %q tier %q, want the runner's", req.Persona, req.Task, req.RiskLevel)
 	}
 }
+
+// namesProtected finds a protected part in any string of a relayed
+// call's arguments, nested, as written or cleaned, and nothing in
+// arguments that name none.
+func TestNamesProtected(t *testing.T) {
+	for args, protected := range map[string]bool{
+		`{"path":"/w/src/main.go","content":"package main\n// .git is ignored"}`: false,
+		`{"command":"git status","workingDirectory":"/w"}`:                       false,
+		`{"path":"/w/a.txt","content":"x"}`:                                      false,
+		`{"path":"/w/.git/hooks/pre-commit"}`:                                    true,
+		`{"source":"/w/a","destination":"/w/docs/agents.md"}`:                    true,
+		`{"edits":[{"path":"/w/x"},{"path":"/w/.JAZZ/config.json"}]}`:            true,
+		`{"path":"/w/x/../.agents/mcp.json"}`:                                    true,
+		`not json`:                                                               true,
+	} {
+		if got := namesProtected(json.RawMessage(args)) != ""; got != protected {
+			t.Errorf("namesProtected(%s) = %v, want %v", args, got, protected)
+		}
+	}
+}

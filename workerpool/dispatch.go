@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/jazz-run/jazz/actors"
 	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/escalation"
 	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/secrets"
@@ -942,7 +944,10 @@ func (t *remote) approval(a messages.WorkApproval) {
 //     relayed from a worker is never approved by a step that trusts the
 //     place it runs (the command allowlist, the static pass, the
 //     classifier), and what the runner can tell from the command alone
-//     (a write to a git hook, an AGENTS.md, a dotfile) is a person's.
+//     (a write to a git hook, an AGENTS.md, a dotfile) is a person's, as
+//     is any call whose arguments name a path through what configures
+//     later calls (namesProtected). A home dotfile named by its absolute
+//     path, or a link on the worker to such a place, it cannot tell.
 //   - Message, PreviewDiff and Arguments are the worker's text for the
 //     person, shown as such; the arguments shown are ExecuteArgs.
 func (t *remote) check(r messages.ApprovalRequired) (messages.ApprovalRequired, string) {
@@ -985,6 +990,9 @@ func (t *remote) check(r messages.ApprovalRequired) (messages.ApprovalRequired, 
 			r.HumanOnly = shellguard.HumanOnly(ca.Command, ca.WorkingDirectory, "")
 		}
 	}
+	if r.HumanOnly == "" {
+		r.HumanOnly = namesProtected(r.ExecuteArgs)
+	}
 	if r.Place.AgentID == t.cfg.Place.AgentID {
 		// The runner's own word for its child, not the worker's.
 		r.Task, r.Persona = t.cfg.Task, t.cfg.Persona
@@ -993,6 +1001,45 @@ func (t *remote) check(r messages.ApprovalRequired) (messages.ApprovalRequired, 
 		r.Place.ToolCallID = r.ToolCallID
 	}
 	return r, ""
+}
+
+// namesProtected says why only a person may approve a relayed call whose
+// arguments (any string in them, as written or cleaned) name a path
+// through a part that configures later calls or runs (.git, .jazz,
+// .agents, AGENTS.md: escalation.Name); "" when none does. It reads only
+// the arguments: the worker's files are not this machine's.
+func namesProtected(args json.RawMessage) string {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return "its arguments do not parse, so what it changes cannot be told"
+	}
+	var walk func(x any) string
+	walk = func(x any) string {
+		switch x := x.(type) {
+		case string:
+			for _, p := range []string{x, filepath.Clean(x)} {
+				for _, c := range strings.Split(p, "/") {
+					if why := escalation.Name(c); why != "" {
+						return "it changes " + escalation.Show(x) + ", in " + why
+					}
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if why := walk(e); why != "" {
+					return why
+				}
+			}
+		case map[string]any:
+			for _, e := range x {
+				if why := walk(e); why != "" {
+					return why
+				}
+			}
+		}
+		return ""
+	}
+	return walk(v)
 }
 
 // answered sends the gate's decision to the worker and keeps it for a

@@ -8,7 +8,10 @@
 //     (and so to its human, bridge or remote approver); a worker never
 //     decides one, and runs a twin only on the gate's approval, which the
 //     runner sends after it has recorded durably that a gated action
-//     started.
+//     started. The runner judges a relayed request by its own record of
+//     the task (the ceiling, the tiers of its registry, its policy); what
+//     the worker reports of its machine may only make it stricter
+//     (remote.check says field by field).
 //   - Ceiling: the task carries the agent's tool names and the worker
 //     offers only those of its own tools; the runner checks again what a
 //     remote call asks to be approved for.

@@ -124,8 +124,11 @@ func TestAdviseMovesAllocationIntoAFreshAdvisedChunk(t *testing.T) {
 		t.Fatalf("the mapping of a fresh allocation is not advised: %+v", m)
 	}
 	// Small objects come from spans the runtime takes from the lowest free
-	// pages; nearly all of them must be in advised memory too (a few may
-	// fill holes below the front).
+	// pages: most land in advised memory, and the rest only in holes of
+	// the heap below the chunk, never above it. How many holes there are
+	// is the runtime's state (under -race, one run in six left more than a
+	// tenth of them there, one in twenty more than a quarter), so the
+	// bound is on where they go, and half is all that is required in.
 	var small [][]byte
 	for range 256 {
 		small = append(small, alloc(4096))
@@ -133,14 +136,20 @@ func TestAdviseMovesAllocationIntoAFreshAdvisedChunk(t *testing.T) {
 	maps, in := mappings(t), 0
 	for _, b := range small {
 		p := addrOf(b)
+		advised := false
 		for _, m := range maps {
 			if m.start <= p && p < m.end && advisedHuge(m) {
-				in++
+				advised = true
 				break
 			}
 		}
+		if advised {
+			in++
+		} else if p >= a.Chunk {
+			t.Fatalf("a fresh 4 KB object at %#x is neither in advised memory nor in a hole below the chunk %#x", p, a.Chunk)
+		}
 	}
-	if in < len(small)*9/10 {
+	if in < len(small)/2 {
 		t.Fatalf("only %d of %d fresh 4 KB objects are in advised memory", in, len(small))
 	}
 	// Touch one: where the kernel has a huge page to give, the mapping now

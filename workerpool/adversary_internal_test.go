@@ -252,15 +252,7 @@ func TestDowngradedApprovalGetsNoMoreThanLocally(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := func(context.Context, *tools.Env, json.RawMessage) tools.Result { return tools.OK("x") }
-	reg, err := tools.NewRegistry(
-		tools.Tool{Name: "execute_command", Level: messages.LevelUnknown, Twin: "execute_execute_command", Handler: h},
-		tools.Tool{Name: "execute_execute_command", Level: messages.LevelUnknown, Hidden: true, Handler: h},
-		tools.Tool{Name: "write_file", Level: messages.LevelLowRisk, Twin: "execute_write_file", Handler: h},
-		tools.Tool{Name: "execute_write_file", Level: messages.LevelLowRisk, Hidden: true, Handler: h})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := pairRegistry(t)
 	me := messages.Place{RunID: "r", AgentID: "a-1", AgentName: "child", ParentAgentID: "a", Depth: 1}
 	command := func(cmd string) messages.ApprovalRequired {
 		args, _ := json.Marshal(map[string]string{"command": cmd, "workingDirectory": "/w"})

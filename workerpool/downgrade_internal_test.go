@@ -18,7 +18,6 @@ import (
 	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/shellguard"
-	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/workstore"
 )
 
@@ -54,34 +53,14 @@ func TestAHostileWorkerCannotDowngradeItsApproval(t *testing.T) {
 	gate := engine.Spawn(gateactor.New(gateactor.Config{RunID: run, Policy: messages.PolicyLowRisk, AutoApprovedCommands: []string{"git status"},
 		Checks: gateactor.CommandChecks{AllowlistApproves: shellguard.AllowlistApproves, StaticClassify: shellguard.StaticClassify,
 			Keys: shellguard.Keys, Judge: shellguard.JudgeJSON, Why: shellguard.RefusalReason}}), "gate")
-	h := func(context.Context, *tools.Env, json.RawMessage) tools.Result { return tools.OK("x") }
-	reg, err := tools.NewRegistry(
-		tools.Tool{Name: "execute_command", Level: messages.LevelUnknown, Twin: "execute_execute_command", Handler: h},
-		tools.Tool{Name: "execute_execute_command", Level: messages.LevelUnknown, Hidden: true, Handler: h},
-		tools.Tool{Name: "write_file", Level: messages.LevelLowRisk, Twin: "execute_write_file", Handler: h},
-		tools.Tool{Name: "execute_write_file", Level: messages.LevelLowRisk, Hidden: true, Handler: h})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := pairRegistry(t)
 	place := messages.Place{RunID: run, AgentID: "top-1", AgentName: "child", ParentAgentID: "top", Depth: 1}
 	out := make(chan actors.ChildOutcome, 1)
 	go func() {
 		out <- d.RunChild(ctx, actors.ChildRun{Engine: engine, Config: actors.Config{Place: place, Ledger: ledger.New(place, nil),
 			Events: events.NewEmitter(&keptEvents{}, run), Registry: reg, Gate: gate}, Prompt: "hi", Timeout: 20 * time.Second})
 	}()
-	var tk *remote
-	for tk == nil {
-		select {
-		case <-ctx.Done():
-			t.Fatal("the task was never sent")
-		case <-time.After(10 * time.Millisecond):
-		}
-		d.mu.Lock()
-		for _, r := range d.tasks {
-			tk = r
-		}
-		d.mu.Unlock()
-	}
+	tk := sentTask(ctx, t, d)
 	nc := srv.Conn(t)
 	decisions := make(chan messages.WorkDecision, 16)
 	sub, err := nc.Subscribe(messages.WorkDecisionSubject(workstore.DefaultPool, "w", tk.id), func(m *nats.Msg) {

@@ -63,19 +63,7 @@ func TestAFloodingWorkerFailsItsChild(t *testing.T) {
 					Events: events.NewEmitter(kept, run)}, Prompt: "hi", Timeout: 20 * time.Second})
 			}()
 			// The hostile worker: it was given the task, so it has its key.
-			var tk *remote
-			for tk == nil {
-				select {
-				case <-ctx.Done():
-					t.Fatal("the task was never sent")
-				case <-time.After(10 * time.Millisecond):
-				}
-				d.mu.Lock()
-				for _, r := range d.tasks {
-					tk = r
-				}
-				d.mu.Unlock()
-			}
+			tk := sentTask(ctx, t, d)
 			nc := srv.Conn(t)
 			say := func(kind string, v any) bool {
 				data, err := json.Marshal(v)

@@ -73,7 +73,7 @@ func prepareEdit(ctx context.Context, env *tools.Env, a editFileArgs) (abs strin
 		failWith(editFail(FileReadError, abs, "File exists but cannot be read: "+abs+". Cause: "+err.Error()))
 		return
 	}
-	sim, eerr := simulate(string(t.content), ops)
+	sim, eerr := simulate(ctx, string(t.content), ops, maxWriteBytes)
 	if eerr != nil {
 		t.close()
 		failWith(editFail(eerr.kind, abs, eerr.msg))

@@ -3,6 +3,7 @@
 package writetools
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -77,10 +78,23 @@ func validateOps(ops []editOp) []string {
 // simulate applies ops in order to content. Lines split on "\n" only (a
 // "\r" stays on its line; an empty file is one empty line) and are joined
 // with "\n", so a CRLF file keeps its endings on untouched lines.
-func simulate(content string, ops []editOp) (simulation, *editError) {
+//
+// The text is bounded at every step, not only at the end: a few bytes of
+// arguments (replace "a" with "aa", all of them, forty times) would
+// otherwise double it forty times in the propose half, which runs with no
+// approval, and take the whole process down. The bound is limit
+// (maxWriteBytes), and an edit that would pass it fails before its text
+// is built. ctx is
+// looked at between edits, so a call whose time is up stops working.
+func simulate(ctx context.Context, content string, ops []editOp, limit int) (simulation, *editError) {
 	lines := strings.Split(content, "\n")
+	// size is len(strings.Join(lines, "\n")), kept as the lines change.
+	size := len(content)
 	var sim simulation
 	for i, op := range ops {
+		if err := ctx.Err(); err != nil {
+			return sim, &editError{UnknownError, "The edits were stopped before they were all simulated: " + err.Error()}
+		}
 		n := len(lines)
 		num := i + 1
 		switch op.Type {
@@ -91,6 +105,12 @@ func simulate(content string, ops []editOp) (simulation, *editError) {
 			var repl []string
 			if op.Type == "replace_lines" {
 				repl = strings.Split(op.Content, "\n")
+			}
+			next := spliceSize(size, lines, op.StartLine-1, op.EndLine, repl)
+			if err := checkSize(num, next, limit); err != nil {
+				return sim, err
+			}
+			if op.Type == "replace_lines" {
 				sim.applied = append(sim.applied, fmt.Sprintf("Replaced lines %d-%d with %d line(s)", op.StartLine, op.EndLine, len(repl)))
 				sim.items = append(sim.items, fmt.Sprintf("  %d. Replace lines %d-%d with new content (%d lines)", num, op.StartLine, op.EndLine, len(repl)))
 			} else {
@@ -98,17 +118,23 @@ func simulate(content string, ops []editOp) (simulation, *editError) {
 				sim.items = append(sim.items, fmt.Sprintf("  %d. Delete lines %d-%d", num, op.StartLine, op.EndLine))
 			}
 			lines = splice(lines, op.StartLine-1, op.EndLine, repl)
+			size = next
 		case "insert":
 			if op.Line > n {
 				return sim, &editError{InsertOutOfBoundsError, fmt.Sprintf("Insert position %d is out of bounds (file has %d lines)", op.Line, n)}
 			}
 			ins := strings.Split(op.Content, "\n")
+			next := spliceSize(size, lines, op.Line, op.Line, ins)
+			if err := checkSize(num, next, limit); err != nil {
+				return sim, err
+			}
 			sim.applied = append(sim.applied, fmt.Sprintf("Inserted %d line(s) after line %d", len(ins), op.Line))
 			sim.items = append(sim.items, fmt.Sprintf("  %d. Insert content after line %d (%d lines)", num, op.Line, len(ins)))
 			lines = splice(lines, op.Line, op.Line, ins)
+			size = next
 		case "replace_pattern":
 			text := strings.Join(lines, "\n")
-			out, matchLines, err := replacePattern(text, op)
+			out, found, err := replacePattern(text, op, num, limit)
 			if err != nil {
 				return sim, err
 			}
@@ -116,15 +142,42 @@ func simulate(content string, ops []editOp) (simulation, *editError) {
 			if op.Count != nil {
 				count = *op.Count
 			}
-			sim.applied = append(sim.applied, fmt.Sprintf("Replaced pattern \"%s\" %d time(s) with \"%s\"", op.Pattern, len(matchLines), op.Replacement))
-			sim.items = append(sim.items, fmt.Sprintf("  %d. Replace \"%s\" with \"%s\" (%s)", num, op.Pattern, op.Replacement, occurrences(count, matchLines)))
+			sim.applied = append(sim.applied, fmt.Sprintf("Replaced pattern \"%s\" %d time(s) with \"%s\"", op.Pattern, found.count, op.Replacement))
+			sim.items = append(sim.items, fmt.Sprintf("  %d. Replace \"%s\" with \"%s\" (%s)", num, op.Pattern, op.Replacement, occurrences(count, found)))
 			lines = strings.Split(out, "\n")
+			size = len(out)
 		default:
 			return sim, &editError{UnknownError, fmt.Sprintf("Unknown edit type %q", op.Type)}
 		}
 	}
 	sim.text = strings.Join(lines, "\n")
 	return sim, nil
+}
+
+// spliceSize is the joined length of lines (size now) once
+// splice(lines, from, to, repl) has run, worked out without building it.
+func spliceSize(size int, lines []string, from, to int, repl []string) int {
+	n := len(lines) - (to - from) + len(repl)
+	if n == 0 {
+		return 0
+	}
+	next := size + len(repl) - (to - from)
+	for _, l := range repl {
+		next += len(l)
+	}
+	for _, l := range lines[from:to] {
+		next -= len(l)
+	}
+	return next
+}
+
+// checkSize refuses edit num when it would leave a text of size bytes
+// past limit.
+func checkSize(num, size, limit int) *editError {
+	if size <= limit {
+		return nil
+	}
+	return &editError{UnknownError, fmt.Sprintf("Edit %d would make the file larger than %s, the most edit_file writes; nothing was changed. Make the edit smaller, or split the file.", num, formatSize(int64(limit)))}
 }
 
 func splice(lines []string, from, to int, repl []string) []string {
@@ -134,9 +187,26 @@ func splice(lines []string, from, to int, repl []string) []string {
 	return append(out, lines[to:]...)
 }
 
+// matches is what a replace_pattern found: how many matches, and the
+// first lines they are on, one entry per line and no more than the
+// message lists (one past it says there are more). Only that much is
+// kept: a one-byte pattern in a 16 MiB file matches millions of times.
+type matches struct {
+	count int
+	lines []int
+}
+
+// add records a match on line.
+func (m *matches) add(line int) {
+	m.count++
+	if len(m.lines) <= maxListedMatchLines && (len(m.lines) == 0 || m.lines[len(m.lines)-1] != line) {
+		m.lines = append(m.lines, line)
+	}
+}
+
 // occurrences words the match summary of a replace_pattern item:
 // `1 occurrence on line 4`, `all occurrences on lines 2, 9`.
-func occurrences(count int, matchLines []int) string {
+func occurrences(count int, found matches) string {
 	s := strconv.Itoa(count) + " occurrence"
 	if count == -1 {
 		s = "all occurrence"
@@ -144,11 +214,9 @@ func occurrences(count int, matchLines []int) string {
 	if count != 1 {
 		s += "s"
 	}
-	var uniq []string
-	for i, l := range matchLines {
-		if i == 0 || l != matchLines[i-1] {
-			uniq = append(uniq, strconv.Itoa(l))
-		}
+	uniq := make([]string, 0, len(found.lines))
+	for _, l := range found.lines {
+		uniq = append(uniq, strconv.Itoa(l))
 	}
 	if len(uniq) == 0 {
 		return s
@@ -164,20 +232,22 @@ func occurrences(count int, matchLines []int) string {
 	return s + " " + strings.Join(uniq, ", ") + more
 }
 
-// replacePattern performs one replace_pattern on the joined text and
-// returns the new text and the 1-based line of each replaced match.
-func replacePattern(text string, op editOp) (string, []int, *editError) {
+// replacePattern performs replace_pattern edit num on the joined text and
+// returns the new text and what it found. The new text is built match by
+// match and refused as soon as it would pass maxSize bytes.
+func replacePattern(text string, op editOp, num, maxSize int) (string, matches, *editError) {
+	var found matches
 	p := op.Pattern
 	tooComplex := func(reason string) *editError {
 		return &editError{PatternTooComplexError, "Pattern too complex for replace_pattern: " + reason + ". Use replace_lines for structural edits instead."}
 	}
 	switch {
 	case strings.Contains(p, "\n") || strings.Contains(p, `\n`):
-		return "", nil, tooComplex("Pattern contains newlines — this is a structural edit")
+		return "", found, tooComplex("Pattern contains newlines — this is a structural edit")
 	case utf16Len(p) > maxPatternLen:
-		return "", nil, tooComplex(fmt.Sprintf("Pattern is %d characters long — too long for find-and-replace", utf16Len(p)))
+		return "", found, tooComplex(fmt.Sprintf("Pattern is %d characters long — too long for find-and-replace", utf16Len(p)))
 	case strings.Contains(p, `[\s\S]`) || strings.Contains(p, `[\S\s]`) || strings.Contains(p, `(?s)`):
-		return "", nil, tooComplex("Pattern uses multi-line matching — this is a structural edit")
+		return "", found, tooComplex("Pattern uses multi-line matching — this is a structural edit")
 	}
 	limit := -1
 	if op.Count == nil {
@@ -185,33 +255,77 @@ func replacePattern(text string, op editOp) (string, []int, *editError) {
 	} else if *op.Count != -1 {
 		limit = *op.Count
 	}
-	var spans [][]int
+	// next gives the span of the next match at or after from, or ok false.
+	var next func(from int) (start, end int, ok bool)
+	regex := false
 	needle := strings.TrimSpace(p)
-	if body, ok := strings.CutPrefix(needle, pattern.Prefix); ok {
+	if body, isRegex := strings.CutPrefix(needle, pattern.Prefix); isRegex {
 		re, err := pattern.CompileRegex(body)
 		if err != nil {
-			return "", nil, &editError{InvalidPatternError, fmt.Sprintf("Invalid pattern \"%s\": %s", p, err.Error())}
+			return "", found, &editError{InvalidPatternError, fmt.Sprintf("Invalid pattern \"%s\": %s", p, err.Error())}
 		}
 		// One match past the limit tells a runaway pattern from a busy one.
 		n := maxRegexIterations + 1
 		if limit != -1 && limit < n {
 			n = limit
 		}
-		spans = re.FindAllStringIndex(text, n)
+		spans := re.FindAllStringIndex(text, n)
 		if len(spans) > maxRegexIterations {
-			return "", nil, &editError{RegexIterationLimitError, fmt.Sprintf("Regex pattern \"%s\" exceeded %d iterations. Simplify the pattern or use a literal string instead.", p, maxRegexIterations)}
+			return "", found, &editError{RegexIterationLimitError, fmt.Sprintf("Regex pattern \"%s\" exceeded %d iterations. Simplify the pattern or use a literal string instead.", p, maxRegexIterations)}
 		}
-	} else if needle != "" {
-		for from := 0; limit == -1 || len(spans) < limit; {
+		// The output is a prefix of the final text at every step, so the
+		// final size bounds it; a regex's matches differ in length, so
+		// that size is worked out from all of them first.
+		final := len(text)
+		for _, sp := range spans {
+			final += len(op.Replacement) - (sp[1] - sp[0])
+		}
+		if err := checkSize(num, final, maxSize); err != nil {
+			return "", found, err
+		}
+		regex = true
+		next = func(int) (int, int, bool) {
+			if len(spans) == 0 {
+				return 0, 0, false
+			}
+			s := spans[0]
+			spans = spans[1:]
+			return s[0], s[1], true
+		}
+	} else {
+		next = func(from int) (int, int, bool) {
+			if needle == "" {
+				return 0, 0, false
+			}
 			i := strings.Index(text[from:], needle)
 			if i < 0 {
-				break
+				return 0, 0, false
 			}
-			spans = append(spans, []int{from + i, from + i + len(needle)})
-			from += i + len(needle)
+			return from + i, from + i + len(needle), true
 		}
 	}
-	if len(spans) == 0 {
+	var b strings.Builder
+	size := len(text)
+	prev, line := 0, 1
+	for limit == -1 || found.count < limit {
+		start, end, ok := next(prev)
+		if !ok {
+			break
+		}
+		// For a literal, every match changes the size by the same amount,
+		// so the size projected so far passing maxSize means the final
+		// text does too.
+		if size += len(op.Replacement) - (end - start); !regex && size > maxSize {
+			return "", found, checkSize(num, size, maxSize)
+		}
+		line += strings.Count(text[prev:start], "\n")
+		found.add(line)
+		b.WriteString(text[prev:start])
+		b.WriteString(op.Replacement)
+		line += strings.Count(text[start:end], "\n")
+		prev = end
+	}
+	if found.count == 0 {
 		msg := "Pattern \"" + p + "\" not found in file"
 		if limit != -1 {
 			noun := "matches"
@@ -220,19 +334,8 @@ func replacePattern(text string, op editOp) (string, []int, *editError) {
 			}
 			msg += fmt.Sprintf(" (expected %d %s)", limit, noun)
 		}
-		return "", nil, &editError{PatternNotFoundError, msg}
-	}
-	var b strings.Builder
-	lineNos := make([]int, 0, len(spans))
-	prev, line := 0, 1
-	for _, s := range spans {
-		line += strings.Count(text[prev:s[0]], "\n")
-		lineNos = append(lineNos, line)
-		b.WriteString(text[prev:s[0]])
-		b.WriteString(op.Replacement)
-		line += strings.Count(text[s[0]:s[1]], "\n")
-		prev = s[1]
+		return "", found, &editError{PatternNotFoundError, msg}
 	}
 	b.WriteString(text[prev:])
-	return b.String(), lineNos, nil
+	return b.String(), found, nil
 }

@@ -21,6 +21,13 @@ import (
 // preview and diff: a larger file gets a clear refusal, not a slow diff.
 const maxReadBytes = 16 << 20
 
+// maxWriteBytes bounds what write_file and edit_file write, and so what
+// their propose halves build and diff before anyone is asked: as much as
+// they read, so that whatever they write can be previewed and edited
+// again. A 64 MiB write_file cost its preview 3 GB of allocation and six
+// seconds; an edit could grow without end (edits.go).
+const maxWriteBytes = maxReadBytes
+
 // target is a located path with what an operation needs of its leaf.
 type target struct {
 	*located

@@ -63,6 +63,9 @@ func proposeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 		return *r
 	}
 	abs := resolve(env, a.Path)
+	if r := contentTooLarge(abs, a.Content); r != nil {
+		return *r
+	}
 	t, fail := openWriteTarget(ctx, guardOf(env), abs, a.CreateDirs)
 	if fail != nil {
 		return *fail
@@ -90,6 +93,9 @@ func executeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 		return noPreview("write_file")
 	}
 	abs := resolve(env, a.Path)
+	if r := contentTooLarge(abs, a.Content); r != nil {
+		return *r
+	}
 	t, fail := openWriteTarget(ctx, guardOf(env), abs, a.CreateDirs)
 	if fail != nil {
 		// The preview could read it; failing now means it changed.
@@ -117,6 +123,16 @@ func executeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 		res.Message = "File created: " + shown(t)
 	}
 	return tools.OK(res)
+}
+
+// contentTooLarge refuses content past maxWriteBytes, before anything
+// is read or diffed.
+func contentTooLarge(abs, content string) *tools.Result {
+	if len(content) <= maxWriteBytes {
+		return nil
+	}
+	r := tools.Fail(fmt.Sprintf("Cannot write %s: the content is %s, more than the %s write_file and edit_file write; nothing was changed. Generate a file that large with a command instead.", disp(abs), formatSize(int64(len(content))), formatSize(maxWriteBytes)))
+	return &r
 }
 
 // previewHeader opens a preview diff with the real target when symbolic

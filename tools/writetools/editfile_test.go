@@ -46,7 +46,7 @@ func TestEditFileApplies(t *testing.T) {
 			"bb", []string{`Replaced pattern "aa" 2 time(s) with "b"`}, []string{`  1. Replace "aa" with "b" (all occurrences on line 1)`}, 1},
 		{"regex", "v1 v22\nv333\n", []E{{"type": "replace_pattern", "pattern": `re:v\d+`, "replacement": "V", "count": -1}},
 			"V V\nV\n", []string{`Replaced pattern "re:v\d+" 3 time(s) with "V"`},
-			[]string{`  1. Replace "re:v\d+" with "V" (all occurrences on lines 1, 2)`}, 3},
+			[]string{`  1. Replace "re:v\\d+" with "V" (all occurrences on lines 1, 2)`}, 3},
 		{"crlf kept", "a\r\nb\r\n", []E{{"type": "replace_lines", "startLine": 1, "endLine": 1, "content": "A\r"}},
 			"A\r\nb\r\n", []string{"Replaced lines 1-1 with 1 line(s)"}, []string{"  1. Replace lines 1-1 with new content (1 lines)"}, 3},
 		{"empty file is one line", "", []E{{"type": "replace_lines", "startLine": 1, "endLine": 1, "content": "x"}},

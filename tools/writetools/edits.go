@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jazz-run/jazz/tools/pattern"
 )
@@ -143,7 +144,7 @@ func simulate(ctx context.Context, content string, ops []editOp, limit int) (sim
 				count = *op.Count
 			}
 			sim.applied = append(sim.applied, fmt.Sprintf("Replaced pattern \"%s\" %d time(s) with \"%s\"", op.Pattern, found.count, op.Replacement))
-			sim.items = append(sim.items, fmt.Sprintf("  %d. Replace \"%s\" with \"%s\" (%s)", num, op.Pattern, op.Replacement, occurrences(count, found)))
+			sim.items = append(sim.items, fmt.Sprintf("  %d. Replace %s with %s (%s)", num, shownArg(op.Pattern), shownArg(op.Replacement), occurrences(count, found)))
 			lines = strings.Split(out, "\n")
 			size = len(out)
 		default:
@@ -206,6 +207,26 @@ func (m *matches) add(line int) {
 
 // occurrences words the match summary of a replace_pattern item:
 // `1 occurrence on line 4`, `all occurrences on lines 2, 9`.
+// maxShownArg bounds the bytes of a pattern or replacement an edit's
+// summary line shows; the diff beside it shows the whole change.
+const maxShownArg = 200
+
+// shownArg is a pattern or replacement as one edit's summary line shows
+// it: quoted, with quotes, backslashes, newlines and every character that
+// is not plainly printable escaped, so text the model chose can neither
+// end the quotes early nor start what reads as another edit of the list
+// the person approves; past maxShownArg bytes it is cut, and says so.
+func shownArg(s string) string {
+	if len(s) <= maxShownArg {
+		return strconv.Quote(s)
+	}
+	cut := maxShownArg
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s…(%d more bytes)", strconv.Quote(s[:cut]), len(s)-cut)
+}
+
 func occurrences(count int, found matches) string {
 	s := strconv.Itoa(count) + " occurrence"
 	if count == -1 {

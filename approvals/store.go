@@ -300,7 +300,7 @@ func (s *Store) DecideRecord(ctx context.Context, known Record, env Envelope, d 
 		}
 		r.DecidedAt = d.IssuedAt
 		data, _ := json.Marshal(r)
-		rev, err := s.kv.Update(ctx, key, data, r.Revision)
+		rev, err := s.kv.Update(ctx, key, data, r.Revision, 0)
 		if err == nil {
 			r.Revision = rev
 			return r, nil
@@ -337,7 +337,7 @@ func (s *Store) Close(ctx context.Context, runID, requestID, status, reason stri
 	}
 	r.Status, r.Reason, r.DecidedAt = status, reason, time.Now().UTC()
 	data, _ := json.Marshal(r)
-	if _, err := s.kv.Update(ctx, key, data, r.Revision); err != nil && !errors.Is(err, bus.ErrWrongRevision) {
+	if _, err := s.kv.Update(ctx, key, data, r.Revision, 0); err != nil && !errors.Is(err, bus.ErrWrongRevision) {
 		return fmt.Errorf("close approval %s: %w", requestID, err)
 	}
 	return nil
@@ -371,7 +371,7 @@ func (s *Store) Withdraw(ctx context.Context, req Request, status, reason string
 			if r, derr := decodeRecord(e); derr == nil && (r.Status == StatusExpired || r.Status == StatusCancelled) {
 				return nil
 			}
-			_, err = s.kv.Update(ctx, key, data, e.Revision)
+			_, err = s.kv.Update(ctx, key, data, e.Revision, 0)
 		}
 		if err == nil {
 			return nil
@@ -478,7 +478,7 @@ func (s *Store) Reopen(ctx context.Context, req Request, rev uint64) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.kv.Update(ctx, Key(req.RunID, req.RequestID), data, rev); err != nil {
+	if _, err := s.kv.Update(ctx, Key(req.RunID, req.RequestID), data, rev, 0); err != nil {
 		return fmt.Errorf("reopen approval %s: %w", req.RequestID, err)
 	}
 	return nil
@@ -487,5 +487,5 @@ func (s *Store) Reopen(ctx context.Context, req Request, rev uint64) error {
 // RawUpdate writes value at key over revision rev, unchecked: for tests
 // that play a client writing garbage.
 func (s *Store) RawUpdate(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
-	return s.kv.Update(ctx, key, value, rev)
+	return s.kv.Update(ctx, key, value, rev, 0)
 }

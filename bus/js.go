@@ -90,6 +90,28 @@ func (c BucketConfig) js() jetstream.KeyValueConfig {
 // KV is one bound key-value bucket.
 type KV struct {
 	kv jetstream.KeyValue
+	js jetstream.JetStream
+	// put is the subject prefix a write of a key is published on
+	// ("$KV.<bucket>."), for the writes nats.go's KV cannot make (a
+	// compare-and-set with a TTL); "" when the bucket is a mirror or
+	// sits in another domain, whose write subjects it does not know.
+	put string
+}
+
+// bindKV wraps a bound bucket. Its stream's config says where its writes
+// go: jazz creates plain buckets, so anything else (a mirror, a bucket
+// sourced from another domain) gets no TTL'd updates rather than writes
+// on a guessed subject.
+func (j *JetStream) bindKV(ctx context.Context, kv jetstream.KeyValue) *KV {
+	out := &KV{kv: kv, js: j.js}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return out
+	}
+	if b, ok := st.(*jetstream.KeyValueBucketStatus); ok && b.StreamInfo() != nil && b.StreamInfo().Config.Mirror == nil {
+		out.put = "$KV." + kv.Bucket() + "."
+	}
+	return out
 }
 
 // Bucket binds the bucket name; ErrBucketNotFound when it was never
@@ -99,7 +121,7 @@ func (j *JetStream) Bucket(ctx context.Context, name string) (*KV, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bind bucket %s: %w", name, noJetStream(err))
 	}
-	return &KV{kv: kv}, nil
+	return j.bindKV(ctx, kv), nil
 }
 
 // CreateBucket creates the bucket, or binds it as it is when it exists
@@ -112,7 +134,7 @@ func (j *JetStream) CreateBucket(ctx context.Context, cfg BucketConfig) (*KV, er
 	if err != nil {
 		return nil, fmt.Errorf("create bucket %s: %w", cfg.Name, noJetStream(err))
 	}
-	return &KV{kv: kv}, nil
+	return j.bindKV(ctx, kv), nil
 }
 
 // EnsureBucket creates the bucket or updates its settings to cfg.
@@ -121,7 +143,7 @@ func (j *JetStream) EnsureBucket(ctx context.Context, cfg BucketConfig) (*KV, er
 	if err != nil {
 		return nil, fmt.Errorf("create bucket %s: %w", cfg.Name, noJetStream(err))
 	}
-	return &KV{kv: kv}, nil
+	return j.bindKV(ctx, kv), nil
 }
 
 // PerKeyTTL reports whether the bucket expires keys one by one (it was
@@ -209,17 +231,84 @@ func (kv *KV) Create(ctx context.Context, key string, value []byte, ttl time.Dur
 }
 
 // Update writes value at key only if its revision is still rev (a
-// compare-and-set); ErrWrongRevision when someone wrote first.
-func (kv *KV) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
-	next, err := kv.kv.Update(ctx, key, value, rev)
+// compare-and-set); ErrWrongRevision when someone wrote first. ttl > 0
+// expires the new value on its own, where the bucket has per-key TTLs:
+// a value's TTL is its own, so a write without one over a key created
+// with one keeps the key until the bucket's MaxAge.
+//
+// nats.go's KV Update sends no TTL, so a TTL'd update is published on
+// the key's subject by hand, with the two headers the server checks:
+// Nats-Expected-Last-Subject-Sequence (the compare-and-set, exactly as
+// KV Update sends it) and Nats-TTL. A bucket whose write subject is not
+// known (see bindKV), or that takes no TTLs, gets the plain
+// compare-and-set: at worst the value lives until the bucket's MaxAge.
+func (kv *KV) Update(ctx context.Context, key string, value []byte, rev uint64, ttl time.Duration) (uint64, error) {
+	if ttl <= 0 || kv.put == "" {
+		next, err := kv.kv.Update(ctx, key, value, rev)
+		if err != nil {
+			return 0, fmt.Errorf("update %s: %w", key, wrongRevision(err))
+		}
+		return next, nil
+	}
+	if !validKey(key) {
+		return 0, fmt.Errorf("update %s: %w", key, jetstream.ErrInvalidKey)
+	}
+	m := &nats.Msg{Subject: kv.put + key, Header: nats.Header{}, Data: value}
+	ack, err := kv.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(wholeSeconds(ttl)))
+	var api *jetstream.APIError
+	if errors.As(err, &api) && api.ErrorCode == msgTTLDisabled {
+		// The bucket takes no per-key TTLs (made without LimitMarkerTTL,
+		// or changed since): the write is refused whole, so the plain
+		// compare-and-set at the same revision is still the right one,
+		// and the value stays until the bucket's MaxAge, as it would
+		// have without a TTL asked for.
+		return kv.Update(ctx, key, value, rev, 0)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("update %s: %w", key, wrongRevision(err))
 	}
-	return next, nil
+	return ack.Sequence, nil
+}
+
+// msgTTLDisabled is the server's error code for a message with a
+// Nats-TTL on a stream that does not allow them (nats-server 2.11+;
+// older servers keep the header and ignore it).
+const msgTTLDisabled jetstream.ErrorCode = 10166
+
+// wholeSeconds rounds ttl up to whole seconds, at least one: the server
+// keeps a message's TTL in whole seconds (it truncates a fraction) and
+// refuses one under a second.
+func wholeSeconds(ttl time.Duration) time.Duration {
+	return max(((ttl+time.Second-1)/time.Second)*time.Second, time.Second)
+}
+
+// validKey is nats.go's rule for a KV key (its own check is not
+// exported): dot-separated tokens of letters, digits and -_/=., none
+// empty, no leading or trailing dot. A key that is not one must never
+// become a subject with wildcards in it.
+func validKey(key string) bool {
+	if key == "" || key[0] == '.' || key[len(key)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '/', c == '=':
+		case c == '.':
+			if key[i-1] == '.' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func wrongRevision(err error) error {
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+	var api *jetstream.APIError
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) ||
+		errors.As(err, &api) && (api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
 		return fmt.Errorf("%w (%w)", ErrWrongRevision, err)
 	}
 	return err

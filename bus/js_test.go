@@ -3,8 +3,12 @@ package bus
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jazz-run/jazz/internal/testutil"
 )
@@ -61,11 +65,11 @@ func TestBucketCompareAndSet(t *testing.T) {
 	if _, err := kv.Create(ctx, "a.1", []byte("again"), 0); !errors.Is(err, ErrWrongRevision) {
 		t.Fatalf("create over an existing key: %v", err)
 	}
-	next, err := kv.Update(ctx, "a.1", []byte("two"), rev)
+	next, err := kv.Update(ctx, "a.1", []byte("two"), rev, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Update(ctx, "a.1", []byte("stale"), rev); !errors.Is(err, ErrWrongRevision) {
+	if _, err := kv.Update(ctx, "a.1", []byte("stale"), rev, 0); !errors.Is(err, ErrWrongRevision) {
 		t.Fatalf("update at a stale revision: %v", err)
 	}
 	e, err := kv.Get(ctx, "a.1")
@@ -147,5 +151,146 @@ func TestNoJetStream(t *testing.T) {
 	}
 	if _, err := js.Bucket(ctx, "x"); !errors.Is(err, ErrNoJetStream) {
 		t.Fatalf("want ErrNoJetStream, got %v", err)
+	}
+}
+
+// TestUpdateWithTTL: an update given a TTL is still a compare-and-set (a
+// stale revision, or "nothing there" over a value, loses as
+// ErrWrongRevision) and its value leaves the bucket by itself, while a
+// key updated without one stays.
+func TestUpdateWithTTL(t *testing.T) {
+	b := jsBus(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js, err := b.JetStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.CreateBucket(ctx, BucketConfig{Name: "ttl", History: 1, TTL: time.Hour, LimitMarkerTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !kv.PerKeyTTL(ctx) {
+		t.Fatal("the embedded server's bucket has no per-key TTLs")
+	}
+	// Both keys were created with a TTL far off, as a pending record is:
+	// only the update's own TTL can make one leave soon.
+	revA, err := kv.Create(ctx, "a.1", []byte("pending"), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revB, err := kv.Create(ctx, "b.1", []byte("pending"), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := kv.Update(ctx, "a.1", []byte("closed"), revA, 1500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Update(ctx, "a.1", []byte("stale"), revA, time.Second); !errors.Is(err, ErrWrongRevision) {
+		t.Fatalf("a TTL'd update at a stale revision: %v", err)
+	}
+	if _, err := kv.Update(ctx, "a.1", []byte("create"), 0, time.Second); !errors.Is(err, ErrWrongRevision) {
+		t.Fatalf("a TTL'd update expecting an empty key, over a value: %v", err)
+	}
+	if _, err := kv.Update(ctx, "b.1", []byte("closed"), revB, 0); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := kv.Get(ctx, "a.1"); err != nil || string(e.Value) != "closed" || e.Revision != next {
+		t.Fatalf("read back before the TTL: %+v, %v", e, err)
+	}
+	// 1.5 s is rounded up to 2 s (the server counts whole seconds);
+	// expiry is checked about once a second.
+	deadline := time.Now().Add(6 * time.Second)
+	for {
+		_, err := kv.Get(ctx, "a.1")
+		if errors.Is(err, ErrKeyNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a value updated with a 2 s TTL is still there after 6 s: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if e, err := kv.Get(ctx, "b.1"); err != nil || string(e.Value) != "closed" {
+		t.Fatalf("the key updated without a TTL: %+v, %v", e, err)
+	}
+}
+
+// TestValidKeyIsNatsGosRule: the key check in front of a hand-made
+// publish accepts exactly the keys nats.go's KV accepts (a differential
+// oracle: its Get refuses the rest with ErrInvalidKey before any round
+// trip), so no key Update takes can become a subject with wildcards or
+// empty tokens.
+func TestValidKeyIsNatsGosRule(t *testing.T) {
+	b := jsBus(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	js, err := b.JetStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.CreateBucket(ctx, BucketConfig{Name: "keys", History: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alphabet := []string{"a", "Z", "0", "-", "_", "/", "=", ".", ".", "*", ">", " ", "\t", "é", "$", "\x00", "\n"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := []string{"", ".", "..", "a..b", ".a", "a.", "a.b", "a.*", ">", "a.>", "run-1.ap-x", "a b"}
+	for range 3000 {
+		var k strings.Builder
+		for range rng.IntN(6) {
+			k.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		keys = append(keys, k.String())
+	}
+	var valid int
+	for _, k := range keys {
+		_, err := kv.kv.Get(ctx, k)
+		theirs := !errors.Is(err, jetstream.ErrInvalidKey)
+		if ours := validKey(k); ours != theirs {
+			t.Fatalf("key %q: validKey says %v, nats.go says %v (%v)", k, ours, theirs, err)
+		}
+		if theirs {
+			valid++
+		}
+	}
+	if valid < 100 || valid > len(keys)-100 {
+		t.Fatalf("only %d of %d keys valid: the sample does not test both sides", valid, len(keys))
+	}
+}
+
+// TestUpdateWithTTLOnABucketWithout: a bucket that takes no per-key TTLs
+// (created without LimitMarkerTTL) refuses a message carrying one; the
+// update is still made, as a plain compare-and-set, and stays.
+func TestUpdateWithTTLOnABucketWithout(t *testing.T) {
+	b := jsBus(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	js, err := b.JetStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.CreateBucket(ctx, BucketConfig{Name: "nottl", History: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kv.PerKeyTTL(ctx) {
+		t.Fatal("a bucket made without LimitMarkerTTL has per-key TTLs")
+	}
+	rev, err := kv.Create(ctx, "a.1", []byte("pending"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := kv.Update(ctx, "a.1", []byte("closed"), rev, time.Second)
+	if err != nil {
+		t.Fatalf("an update asking a TTL of a bucket without them: %v", err)
+	}
+	if _, err := kv.Update(ctx, "a.1", []byte("stale"), rev, time.Second); !errors.Is(err, ErrWrongRevision) {
+		t.Fatalf("a stale update, retried without its TTL: %v", err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if e, err := kv.Get(ctx, "a.1"); err != nil || string(e.Value) != "closed" || e.Revision != next {
+		t.Fatalf("read back after the TTL it could not have: %+v, %v", e, err)
 	}
 }

@@ -10,7 +10,8 @@
 //   - jazz's project configuration and the agents' own (.jazz, .agents,
 //     every AGENTS.md, which joins every later agent's system prompt);
 //   - a git repository's own directory (a component named .git, or any
-//     directory git would take for one: HEAD, objects and refs in it),
+//     directory git would take for one: HEAD, and objects and refs or a
+//     commondir, counting the path being written as there),
 //     whose config and hooks run programs on the next git command;
 //   - the user's own configuration in the home directory (every entry
 //     of it whose name starts with a dot: shell startup files, ~/.ssh,
@@ -106,10 +107,16 @@ func Show(p string) string {
 
 // gitDirAbove is the nearest directory of p or above it that git would
 // take for a repository's own directory (a bare repository, a
-// --separate-git-dir, a renamed .git): HEAD, objects and refs in it.
+// --separate-git-dir, a renamed .git, a linked worktree's), counting p as
+// there: HEAD, and objects and refs or a commondir naming where they are.
+// Counting p is what makes the test hold for a directory built one write
+// at a time: config first, then objects/, refs/, and HEAD last. Each
+// write but the last leaves no git directory, and the last one, judged
+// on the directory as it was, would not have been either; judged with
+// itself counted, it is the write that makes one, so a person sees it.
 func gitDirAbove(p string) string {
 	for d := p; ; d = filepath.Dir(d) {
-		if isGitDir(d) {
+		if isGitDir(d, p) {
 			return d
 		}
 		if d == "/" || d == "." {
@@ -118,17 +125,41 @@ func gitDirAbove(p string) string {
 	}
 }
 
-func isGitDir(d string) bool {
-	head, err := os.Lstat(filepath.Join(d, "HEAD"))
-	if err != nil || !head.Mode().IsRegular() && head.Mode()&os.ModeSymlink == 0 {
+// isGitDir reports whether git takes d for a repository's own directory
+// once p, which is being written, is there too. git (setup.c,
+// is_git_directory) wants a HEAD, and objects and refs, which a
+// commondir file moves elsewhere. A commondir is taken at its word
+// without following it: it may point anywhere, and being wrong there
+// only means a person is asked.
+func isGitDir(d, p string) bool {
+	if !hasFile(d, "HEAD", p) {
 		return false
 	}
-	for _, sub := range []string{"objects", "refs"} {
-		if fi, err := os.Stat(filepath.Join(d, sub)); err != nil || !fi.IsDir() {
-			return false
-		}
+	if hasFile(d, "commondir", p) {
+		return true
 	}
-	return true
+	return hasDir(d, "objects", p) && hasDir(d, "refs", p)
+}
+
+// hasFile: d/name is a file (or a link), or p is d/name.
+func hasFile(d, name, p string) bool {
+	f := filepath.Join(d, name)
+	if p == f {
+		return true
+	}
+	fi, err := os.Lstat(f)
+	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&os.ModeSymlink != 0)
+}
+
+// hasDir: d/name is a directory, or p is it or is inside it (writing
+// there makes it).
+func hasDir(d, name, p string) bool {
+	f := filepath.Join(d, name)
+	if p == f || strings.HasPrefix(p, f+"/") {
+		return true
+	}
+	fi, err := os.Stat(f)
+	return err == nil && fi.IsDir()
 }
 
 // Physical is p (absolute, as written: not cleaned) the way the kernel

@@ -18,9 +18,10 @@ const (
 	Bucket       = "jazz_approvals"
 	AuditStream  = "jazz_audit"
 	AuditSubject = "jazz.audit"
-	// RecordMaxAge bounds how long decided records are kept (answers to
-	// "who decided this?" and late approvers) when the server cannot
-	// expire keys one by one.
+	// RecordMaxAge bounds how long any record is kept: all of them when
+	// the server cannot expire keys one by one (nats-server before 2.11),
+	// else those written with no expiry. Where it can, a record's key
+	// lives as long as pendingTTL and settledTTL say.
 	RecordMaxAge = 24 * time.Hour
 	// MaxRecord bounds one record (request + diff + decision).
 	MaxRecord = 4 << 20
@@ -213,15 +214,44 @@ func (s *Store) Put(ctx context.Context, req Request) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var ttl time.Duration
-	if s.keyTTL && !req.ExpiresAt.IsZero() {
-		ttl = max(time.Until(req.ExpiresAt).Round(time.Second)+time.Second, 0)
-	}
-	rev, err := s.kv.Create(ctx, Key(req.RunID, req.RequestID), data, ttl)
+	rev, err := s.kv.Create(ctx, Key(req.RunID, req.RequestID), data, s.pendingTTL(req))
 	if err != nil {
 		return 0, fmt.Errorf("record pending approval %s: %w", req.RequestID, err)
 	}
 	return rev, nil
+}
+
+// pendingTTL is how long the key of req's pending record lives: until
+// the request expires, and a second more (the server counts whole
+// seconds). A request already past its expiry still gets a second, never
+// "no TTL", which would keep it a day. 0 (no TTL of its own, the bucket's
+// MaxAge) where the server cannot expire keys one by one, or req says no
+// expiry.
+func (s *Store) pendingTTL(req Request) time.Duration {
+	if !s.keyTTL || req.ExpiresAt.IsZero() {
+		return 0
+	}
+	return min(max(time.Until(req.ExpiresAt)+time.Second, time.Second), RecordMaxAge)
+}
+
+// settledTTL is how long the key of req's closed or decided record
+// lives: until the request would have expired, then one approval timeout
+// more (its ExpiresAt less its CreatedAt), at most RecordMaxAge.
+//
+// Until the expiry, the record is what makes a pending write still on
+// its way lose its compare-and-set (Put creates only an empty key): it
+// must not leave before a pending record could still be taken for one.
+// A pending record landing after that is expired by its own ExpiresAt,
+// which every reader checks. The timeout more is for late deciders: one
+// who read the request just before it closed is told it was settled, and
+// why, for as long again as anyone had to decide it; after that a
+// decision is told there is no such pending approval.
+func (s *Store) settledTTL(req Request) time.Duration {
+	if !s.keyTTL || req.ExpiresAt.IsZero() {
+		return 0
+	}
+	timeout := min(max(req.ExpiresAt.Sub(req.CreatedAt), time.Second), RecordMaxAge)
+	return min(max(time.Until(req.ExpiresAt), 0)+timeout, RecordMaxAge)
 }
 
 // Get reads one record; a missing or deleted key is ErrNoSuchPending.
@@ -300,7 +330,7 @@ func (s *Store) DecideRecord(ctx context.Context, known Record, env Envelope, d 
 		}
 		r.DecidedAt = d.IssuedAt
 		data, _ := json.Marshal(r)
-		rev, err := s.kv.Update(ctx, key, data, r.Revision, 0)
+		rev, err := s.kv.Update(ctx, key, data, r.Revision, s.settledTTL(r.Request))
 		if err == nil {
 			r.Revision = rev
 			return r, nil
@@ -337,7 +367,7 @@ func (s *Store) Close(ctx context.Context, runID, requestID, status, reason stri
 	}
 	r.Status, r.Reason, r.DecidedAt = status, reason, time.Now().UTC()
 	data, _ := json.Marshal(r)
-	if _, err := s.kv.Update(ctx, key, data, r.Revision, 0); err != nil && !errors.Is(err, bus.ErrWrongRevision) {
+	if _, err := s.kv.Update(ctx, key, data, r.Revision, s.settledTTL(r.Request)); err != nil && !errors.Is(err, bus.ErrWrongRevision) {
 		return fmt.Errorf("close approval %s: %w", requestID, err)
 	}
 	return nil
@@ -360,18 +390,14 @@ func (s *Store) Withdraw(ctx context.Context, req Request, status, reason string
 		e, err := s.kv.Get(ctx, key)
 		switch {
 		case errors.Is(err, bus.ErrKeyNotFound):
-			var ttl time.Duration
-			if s.keyTTL && !req.ExpiresAt.IsZero() {
-				ttl = max(time.Until(req.ExpiresAt).Round(time.Second)+time.Second, time.Second)
-			}
-			_, err = s.kv.Create(ctx, key, data, ttl)
+			_, err = s.kv.Create(ctx, key, data, s.settledTTL(req))
 		case err != nil:
 			return fmt.Errorf("withdraw approval %s: %w", req.RequestID, err)
 		default:
 			if r, derr := decodeRecord(e); derr == nil && (r.Status == StatusExpired || r.Status == StatusCancelled) {
 				return nil
 			}
-			_, err = s.kv.Update(ctx, key, data, e.Revision, 0)
+			_, err = s.kv.Update(ctx, key, data, e.Revision, s.settledTTL(req))
 		}
 		if err == nil {
 			return nil
@@ -478,7 +504,7 @@ func (s *Store) Reopen(ctx context.Context, req Request, rev uint64) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.kv.Update(ctx, Key(req.RunID, req.RequestID), data, rev, 0); err != nil {
+	if _, err := s.kv.Update(ctx, Key(req.RunID, req.RequestID), data, rev, s.pendingTTL(req)); err != nil {
 		return fmt.Errorf("reopen approval %s: %w", req.RequestID, err)
 	}
 	return nil

@@ -159,17 +159,7 @@ func TestNoJetStream(t *testing.T) {
 // ErrWrongRevision) and its value leaves the bucket by itself, while a
 // key updated without one stays.
 func TestUpdateWithTTL(t *testing.T) {
-	b := jsBus(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	js, err := b.JetStream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.CreateBucket(ctx, BucketConfig{Name: "ttl", History: 1, TTL: time.Hour, LimitMarkerTTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, kv := newBucket(t, 30*time.Second, BucketConfig{Name: "ttl", History: 1, TTL: time.Hour, LimitMarkerTTL: time.Minute})
 	if !kv.PerKeyTTL(ctx) {
 		t.Fatal("the embedded server's bucket has no per-key TTLs")
 	}
@@ -223,17 +213,7 @@ func TestUpdateWithTTL(t *testing.T) {
 // trip), so no key Update takes can become a subject with wildcards or
 // empty tokens.
 func TestValidKeyIsNatsGosRule(t *testing.T) {
-	b := jsBus(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	js, err := b.JetStream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.CreateBucket(ctx, BucketConfig{Name: "keys", History: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, kv := newBucket(t, 60*time.Second, BucketConfig{Name: "keys", History: 1})
 	alphabet := []string{"a", "Z", "0", "-", "_", "/", "=", ".", ".", "*", ">", " ", "\t", "é", "$", "\x00", "\n"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	keys := []string{"", ".", "..", "a..b", ".a", "a.", "a.b", "a.*", ">", "a.>", "run-1.ap-x", "a b"}
@@ -264,17 +244,7 @@ func TestValidKeyIsNatsGosRule(t *testing.T) {
 // (created without LimitMarkerTTL) refuses a message carrying one; the
 // update is still made, as a plain compare-and-set, and stays.
 func TestUpdateWithTTLOnABucketWithout(t *testing.T) {
-	b := jsBus(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	js, err := b.JetStream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.CreateBucket(ctx, BucketConfig{Name: "nottl", History: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, kv := newBucket(t, 20*time.Second, BucketConfig{Name: "nottl", History: 1})
 	if kv.PerKeyTTL(ctx) {
 		t.Fatal("a bucket made without LimitMarkerTTL has per-key TTLs")
 	}
@@ -293,4 +263,21 @@ func TestUpdateWithTTLOnABucketWithout(t *testing.T) {
 	if e, err := kv.Get(ctx, "a.1"); err != nil || string(e.Value) != "closed" || e.Revision != next {
 		t.Fatalf("read back after the TTL it could not have: %+v, %v", e, err)
 	}
+}
+
+// newBucket is a bucket made by cfg on a fresh embedded server, and a
+// context that ends after timeout (or with the test).
+func newBucket(t *testing.T, timeout time.Duration, cfg BucketConfig) (context.Context, *KV) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	js, err := jsBus(t).JetStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.CreateBucket(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, kv
 }

@@ -1,7 +1,6 @@
 package workerpool
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -11,10 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jazz-run/jazz/actors"
-	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/gateactor"
-	"github.com/jazz-run/jazz/internal/testutil"
 	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/shellguard"
@@ -29,17 +26,7 @@ import (
 // task. None is approved; an honest low-risk write is, so the gate is
 // not simply declining everything.
 func TestAHostileWorkerCannotDowngradeItsApproval(t *testing.T) {
-	srv := testutil.StartNATS(t, testutil.NATSOptions{JetStream: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	b, err := bus.Start(ctx, bus.Options{InProcess: srv.Server})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.CloseNow()
-	if err := workstore.Ensure(ctx, b, 1); err != nil {
-		t.Fatal(err)
-	}
+	ctx, srv, b := poolBus(t, 30*time.Second)
 	const run = "run-downgrade"
 	d, err := NewDispatcher(ctx, DispatcherOptions{Conn: b, Pool: workstore.DefaultPool, RunID: run})
 	if err != nil {

@@ -1,16 +1,13 @@
 package workerpool
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jazz-run/jazz/actors"
-	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/events"
-	"github.com/jazz-run/jazz/internal/testutil"
 	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/supervisor"
@@ -37,17 +34,7 @@ func TestAFloodingWorkerFailsItsChild(t *testing.T) {
 		{"approval bytes", 0, 20_000, 1_000, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv := testutil.StartNATS(t, testutil.NATSOptions{JetStream: true})
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			b, err := bus.Start(ctx, bus.Options{InProcess: srv.Server})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.CloseNow()
-			if err := workstore.Ensure(ctx, b, 1); err != nil {
-				t.Fatal(err)
-			}
+			ctx, srv, b := poolBus(t, 30*time.Second)
 			const run = "run-flood"
 			d, err := NewDispatcher(ctx, DispatcherOptions{Conn: b, Pool: workstore.DefaultPool, RunID: run,
 				MaxTaskEvents: c.maxEvents, MaxTaskEventBytes: c.maxB})

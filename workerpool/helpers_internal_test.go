@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/internal/testutil"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/tools"
+	"github.com/jazz-run/jazz/workstore"
 )
 
 // sentTask waits until d has sent a task and returns it: a hostile
@@ -43,4 +46,23 @@ func pairRegistry(t *testing.T) *tools.Registry {
 		t.Fatal(err)
 	}
 	return reg
+}
+
+// poolBus is a fresh embedded JetStream server, a bus on it with the
+// pool's streams made, and a context that ends after timeout (or with the
+// test).
+func poolBus(t *testing.T, timeout time.Duration) (context.Context, *testutil.NATS, *bus.Bus) {
+	t.Helper()
+	srv := testutil.StartNATS(t, testutil.NATSOptions{JetStream: true})
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	b, err := bus.Start(ctx, bus.Options{InProcess: srv.Server})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.CloseNow)
+	if err := workstore.Ensure(ctx, b, 1); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, srv, b
 }

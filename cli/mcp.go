@@ -58,10 +58,12 @@ func userMCPFile(d Deps) (string, error) {
 	return config.ProjectMCP(home), nil
 }
 
-// mcpServers loads every definition as a run would see it, warnings to
-// stderr.
-func mcpServers(ctx context.Context, d Deps) ([]config.MCPServer, error) {
-	servers, _, err := mcpWorld(ctx, d, "")
+// mcpServers loads every definition as a run with the command's --config
+// would see it, warnings to stderr: a server the config file defines or
+// disables must show as a run would take it.
+func mcpServers(cmd *cobra.Command, d Deps) ([]config.MCPServer, error) {
+	configFlag, _ := cmd.Flags().GetString("config")
+	servers, _, err := mcpWorld(cmd.Context(), d, configFlag)
 	return servers, err
 }
 
@@ -190,7 +192,7 @@ func newMCPList(d Deps) *cobra.Command {
 		Short: "List the MCP servers every source defines, as a run would merge them",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			servers, err := mcpServers(cmd.Context(), d)
+			servers, err := mcpServers(cmd, d)
 			if err != nil {
 				return err
 			}
@@ -223,7 +225,7 @@ func newMCPRemove(d Deps) *cobra.Command {
 		Short: "Remove a server from ~/.agents/mcp.json",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return editUserServer(cmd.Context(), d, args[0], func(servers map[string]json.RawMessage) {
+			return editUserServer(cmd, d, args[0], func(servers map[string]json.RawMessage) {
 				delete(servers, args[0])
 			}, "Removed")
 		},
@@ -242,7 +244,7 @@ func newMCPToggle(d Deps, on bool) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			var editErr error
-			err := editUserServer(cmd.Context(), d, name, func(servers map[string]json.RawMessage) {
+			err := editUserServer(cmd, d, name, func(servers map[string]json.RawMessage) {
 				var def map[string]json.RawMessage
 				if err := json.Unmarshal(servers[name], &def); err != nil {
 					editErr = fmt.Errorf("the definition of %s is not an object: %v", visible.Line(name), err)
@@ -259,7 +261,7 @@ func newMCPToggle(d Deps, on bool) *cobra.Command {
 				return editErr
 			}
 			// The jazz config's mcpServers.<n>.enabled wins over the file.
-			if servers, err := mcpServers(cmd.Context(), d); err == nil {
+			if servers, err := mcpServers(cmd, d); err == nil {
 				for _, s := range servers {
 					if s.Name == name && s.Enabled != on {
 						fmt.Fprintf(d.IO.ErrOut, "⚠ the jazz config sets mcpServers.%s.enabled to %v, which wins over %s: edit it there too\n",
@@ -274,7 +276,8 @@ func newMCPToggle(d Deps, on bool) *cobra.Command {
 
 // editUserServer changes one server of ~/.agents/mcp.json; a server
 // defined only elsewhere is an error that says where.
-func editUserServer(ctx context.Context, d Deps, name string, change func(map[string]json.RawMessage), done string) error {
+func editUserServer(cmd *cobra.Command, d Deps, name string, change func(map[string]json.RawMessage), done string) error {
+	ctx := cmd.Context()
 	path, err := userMCPFile(d)
 	if err != nil {
 		return err
@@ -288,7 +291,7 @@ func editUserServer(ctx context.Context, d Deps, name string, change func(map[st
 	})
 	if errors.Is(err, errNotInUserFile) {
 		msg := fmt.Sprintf("no MCP server %s in %s", visible.Line(name), visible.Line(path))
-		if servers, lerr := mcpServers(ctx, d); lerr == nil {
+		if servers, lerr := mcpServers(cmd, d); lerr == nil {
 			for _, s := range servers {
 				if s.Name == name {
 					msg += fmt.Sprintf("; it is defined in %s: edit it there", visible.Line(s.Source))

@@ -163,7 +163,7 @@ func OpenStore(ctx context.Context, b *bus.Bus, create bool) (*Store, error) {
 		return nil, fmt.Errorf("open approvals bucket %s: %w", Bucket, err)
 	}
 	if s.keyTTL {
-		s.keyTTL = kv.PerKeyTTL(ctx)
+		s.keyTTL = kv.PerKeyTTL()
 	}
 	s.kv = kv
 	if create {

@@ -96,19 +96,30 @@ type KV struct {
 	// compare-and-set with a TTL); "" when the bucket is a mirror or
 	// sits in another domain, whose write subjects it does not know.
 	put string
+	// perKeyTTL: the bucket's stream takes per-message TTLs, read with
+	// the same status request as put.
+	perKeyTTL bool
 }
 
-// bindKV wraps a bound bucket. Its stream's config says where its writes
-// go: jazz creates plain buckets, so anything else (a mirror, a bucket
-// sourced from another domain) gets no TTL'd updates rather than writes
-// on a guessed subject.
+// bindKV wraps a bound bucket. Its stream's config, read once, says
+// where its writes go and whether keys expire one by one: jazz creates
+// plain buckets, so anything else (a mirror, a bucket sourced from
+// another domain) gets no TTL'd updates rather than writes on a guessed
+// subject. A bucket whose status cannot be read counts as having no
+// per-key TTLs.
 func (j *JetStream) bindKV(ctx context.Context, kv jetstream.KeyValue) *KV {
 	out := &KV{kv: kv, js: j.js}
 	st, err := kv.Status(ctx)
 	if err != nil {
 		return out
 	}
-	if b, ok := st.(*jetstream.KeyValueBucketStatus); ok && b.StreamInfo() != nil && b.StreamInfo().Config.Mirror == nil {
+	b, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok || b.StreamInfo() == nil {
+		out.perKeyTTL = st.LimitMarkerTTL() > 0
+		return out
+	}
+	out.perKeyTTL = b.StreamInfo().Config.AllowMsgTTL
+	if b.StreamInfo().Config.Mirror == nil {
 		out.put = "$KV." + kv.Bucket() + "."
 	}
 	return out
@@ -148,17 +159,8 @@ func (j *JetStream) EnsureBucket(ctx context.Context, cfg BucketConfig) (*KV, er
 
 // PerKeyTTL reports whether the bucket expires keys one by one (it was
 // created with a LimitMarkerTTL on a server that supports it: its stream
-// takes per-message TTLs).
-func (kv *KV) PerKeyTTL(ctx context.Context) bool {
-	st, err := kv.kv.Status(ctx)
-	if err != nil {
-		return false
-	}
-	if b, ok := st.(*jetstream.KeyValueBucketStatus); ok && b.StreamInfo() != nil {
-		return b.StreamInfo().Config.AllowMsgTTL
-	}
-	return st.LimitMarkerTTL() > 0
-}
+// takes per-message TTLs), as its stream said when it was bound.
+func (kv *KV) PerKeyTTL() bool { return kv.perKeyTTL }
 
 // ForbidRollups makes the stream of bucket refuse roll-ups and purges.
 // A KV bucket's stream takes them by default, and a roll-up is only a

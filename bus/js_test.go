@@ -160,7 +160,7 @@ func TestNoJetStream(t *testing.T) {
 // key updated without one stays.
 func TestUpdateWithTTL(t *testing.T) {
 	ctx, kv := newBucket(t, 30*time.Second, BucketConfig{Name: "ttl", History: 1, TTL: time.Hour, LimitMarkerTTL: time.Minute})
-	if !kv.PerKeyTTL(ctx) {
+	if !kv.PerKeyTTL() {
 		t.Fatal("the embedded server's bucket has no per-key TTLs")
 	}
 	// Both keys were created with a TTL far off, as a pending record is:
@@ -245,7 +245,7 @@ func TestValidKeyIsNatsGosRule(t *testing.T) {
 // update is still made, as a plain compare-and-set, and stays.
 func TestUpdateWithTTLOnABucketWithout(t *testing.T) {
 	ctx, kv := newBucket(t, 20*time.Second, BucketConfig{Name: "nottl", History: 1})
-	if kv.PerKeyTTL(ctx) {
+	if kv.PerKeyTTL() {
 		t.Fatal("a bucket made without LimitMarkerTTL has per-key TTLs")
 	}
 	rev, err := kv.Create(ctx, "a.1", []byte("pending"), 0)

@@ -89,6 +89,16 @@ type Withdrawer interface {
 	Withdraw(messages.ApprovalDecided)
 }
 
+// Unasker is a Publisher told of each gated call the gate settles without
+// asking anyone (a policy, an allowlist, an unattended refusal, a cancel
+// before it was asked), before that call's approval_required and
+// approval_resolved events go out. Those lines carry the model's
+// tool-call id too, so a local answerer that takes an answer naming only
+// a call id (a bridge) must know of them before anyone can read them.
+type Unasker interface {
+	Unasked(messages.ApprovalDecided)
+}
+
 type pending struct {
 	req    messages.ApprovalRequired
 	sender *actor.PID
@@ -455,9 +465,6 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 		}
 	}
 	asked := p.req.RequestID != ""
-	if !asked {
-		g.announce(p.req, by) // settled without a person: announced now
-	}
 	d := messages.ApprovalDecided{
 		Place:      p.req.Place,
 		Trace:      p.req.Trace,
@@ -471,6 +478,12 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 	}
 	if approved {
 		d.Judgement = g.judgement(p, auto)
+	}
+	if !asked {
+		if u, ok := g.cfg.Bus.(Unasker); ok {
+			u.Unasked(d)
+		}
+		g.announce(p.req, by) // settled without a person: announced now
 	}
 	if w, ok := g.cfg.Bus.(Withdrawer); ok && asked {
 		// Whoever answered, and however the call ended, every other copy

@@ -50,12 +50,14 @@ func newHarness(t *testing.T, cfg gateactor.Config) *harness {
 		decided: make(chan messages.ApprovalDecided, 64), asked: make(chan messages.ApprovalRequired, 64),
 		eventsCh: make(chan messages.Event, 256), requests: map[string]string{}}
 	cfg.RunID = runID
-	if w, ok := cfg.Bus.(*withdrawals); ok {
-		w.pub = b
+	if w, ok := cfg.Bus.(interface{ setPub(gateactor.Publisher) }); ok {
+		w.setPub(b)
 	} else {
 		cfg.Bus = b
 	}
-	cfg.Events = events.NewEmitter(b, runID)
+	if cfg.Events == nil {
+		cfg.Events = events.NewEmitter(b, runID)
+	}
 	cfg.Ctx = ctx
 	if cfg.Checks.AllowlistApproves == nil {
 		cfg.Checks = gateactor.CommandChecks{AllowlistApproves: shellguard.AllowlistApproves, StaticClassify: shellguard.StaticClassify, Keys: shellguard.Keys}

@@ -32,7 +32,8 @@ type askTap struct {
 	runID  string
 	remote *remoteapproval.Remote
 	local  publisher
-	// human is the local answerer's (a bridge's) own withdrawal, or nil.
+	// human is told each call the gate resolved (Withdraw, Unasked): the
+	// local answerer's (a bridge's) own withdrawal and count, or nil.
 	human func(messages.ApprovalDecided)
 }
 
@@ -59,6 +60,16 @@ func (t *askTap) Withdraw(d messages.ApprovalDecided) {
 	if t.remote != nil {
 		t.remote.Withdraw(d)
 	}
+	if t.human != nil {
+		t.human(d)
+	}
+}
+
+// Unasked tells the local bridge of a call the gate settled without
+// asking (gateactor.Unasker), before that call's events go out: their
+// lines show its tool-call id, which a bridge answer may name alone.
+// Remote approvals never held it, so there is nothing to withdraw.
+func (t *askTap) Unasked(d messages.ApprovalDecided) {
 	if t.human != nil {
 		t.human(d)
 	}

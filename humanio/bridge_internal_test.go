@@ -108,7 +108,7 @@ func TestBridgeCallIDOnlyDecisions(t *testing.T) {
 	if pub.got[1].RequestID != "apr-1" || pub.got[1].Approved {
 		t.Fatalf("apr-1 was not declined at EOF: %+v", pub.got[1])
 	}
-	if len(w) != 2 || !strings.Contains(w[0], "2 requests of this run had that toolCallId") {
+	if len(w) != 2 || !strings.Contains(w[0], "2 gated calls of this run had that toolCallId") {
 		t.Fatalf("warnings %v", w)
 	}
 }

@@ -180,7 +180,7 @@ func TestBridgeCallIDsAreWhatTheLineShows(t *testing.T) {
 			t.Fatalf("a late call-id-only answer to apr-1 approved %s", d.RequestID)
 		}
 	}
-	if len(w) != 1 || !strings.Contains(w[0], "2 requests") {
+	if len(w) != 1 || !strings.Contains(w[0], "2 gated calls") {
 		t.Fatalf("warnings %v", w)
 	}
 }

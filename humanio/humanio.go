@@ -52,11 +52,21 @@ type Bridge struct {
 	mu        sync.Mutex
 	approvals map[string]messages.ApprovalRequired // by request id
 	questions map[string]messages.UserInputRequired
-	// callIDs counts the approval requests announced under each tool-call
-	// id in this run, as a reader of the line decodes it (shownID): a
-	// decision naming only a call id (the original's protocol) counts only
-	// for an id that named exactly one request.
-	callIDs map[string]int
+	// uses counts, by tool-call id as a reader of a line decodes it
+	// (shownID), the gated calls of this run that an approval line may
+	// have shown under it: every request the gate asked (announced here,
+	// declined here, or settled before it got here) and every call the
+	// gate settled itself (a policy, an allowlist, a refusal), whose
+	// approval_required and approval_resolved events the stream carries.
+	// A decision naming only a call id (the original's protocol) counts
+	// only for an id used once: one written for any earlier line under
+	// that id must not land on a later call the model gave the same id.
+	uses map[string]int
+	// counted is the requests already counted in uses, by request id and
+	// read call id: a request is one use however many lines and notices
+	// name it, and a second request under its id (anyone on the bus can
+	// publish one) is another use of its own call id.
+	counted map[[2]string]bool
 	// announced is the digest of every approval line written, by request
 	// id, for the whole run: an id is announced once, and a second request
 	// under it never replaces what the person read.
@@ -65,7 +75,8 @@ type Bridge struct {
 	hashes map[string]string
 	// settledBy is who the gate says settled each request it took off
 	// this bridge (answered remotely, timed out, cancelled), by request
-	// id: an answer to one is refused, saying so.
+	// id, or settled before the bridge was handed it: an answer to one
+	// is refused, saying so, and one handed over late is not shown.
 	settledBy map[string]string
 	closed    bool
 	subs      []*bus.Subscription
@@ -75,7 +86,8 @@ type Bridge struct {
 // answers on pub.
 func NewBridge(runID string, pub Publisher, out LineWriter) *Bridge {
 	return &Bridge{runID: runID, pub: pub, out: out,
-		approvals: map[string]messages.ApprovalRequired{}, questions: map[string]messages.UserInputRequired{}, callIDs: map[string]int{},
+		approvals: map[string]messages.ApprovalRequired{}, questions: map[string]messages.UserInputRequired{},
+		uses: map[string]int{}, counted: map[[2]string]bool{},
 		announced: map[string][sha256.Size]byte{}, hashes: map[string]string{}, settledBy: map[string]string{}}
 }
 
@@ -119,10 +131,19 @@ func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
 	line := events.RenderWhole(ev)
 	sum := sha256.Sum256(line)
 	b.mu.Lock()
+	// Counted before the line is written, and whatever happens to it:
+	// a declined request's approval_resolved event names its call too.
+	b.use(req.RequestID, req.ToolCallID)
 	closed := b.closed
 	prev, again := b.announced[req.RequestID]
 	first, pending := b.approvals[req.RequestID]
+	_, settledEarly := b.settledBy[req.RequestID]
 	switch {
+	case settledEarly && !again:
+		// The gate settled it (a remote approver, a cancel) before the
+		// bus brought it here: nobody is left to answer it.
+		b.mu.Unlock()
+		return
 	case again:
 		// A second request under an announced id (a redelivery, or
 		// anyone else on the bus): the person read the first one, and no
@@ -139,7 +160,6 @@ func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
 		if ambiguous == nil {
 			b.approvals[req.RequestID] = req
 			b.hashes[req.RequestID] = ev.ActionHash
-			b.callIDs[shownID(req.ToolCallID)]++
 		}
 	}
 	b.mu.Unlock()
@@ -164,26 +184,47 @@ func (b *Bridge) approvalRequired(req messages.ApprovalRequired) {
 	}
 }
 
-// Settled takes a request the gate has resolved off the bridge, whoever
-// resolved it: an answer to it afterwards decides nothing and is refused
-// with who settled it. The gate calls it on its own goroutine; it only
-// takes the lock.
+// Settled takes a call the gate has resolved, whoever resolved it. An
+// asked request is taken off the bridge: an answer to it afterwards
+// decides nothing and is refused with who settled it. A call the gate
+// settled without asking (no request id) counts as a use of its call id,
+// since its events show that id: the gate says so before they go out.
+// The gate calls it on its own goroutine; it only takes the lock.
 func (b *Bridge) Settled(d messages.ApprovalDecided) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.use(d.RequestID, d.ToolCallID)
 	if d.RequestID == "" {
 		return
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.approvals[d.RequestID]; !ok {
-		return // answered here, never announced, or already withdrawn
-	}
-	delete(b.approvals, d.RequestID)
-	delete(b.hashes, d.RequestID)
 	by := d.DecidedBy
 	if by == "" {
 		by = "the gate"
 	}
-	b.settledBy[d.RequestID] = by
+	if _, ok := b.approvals[d.RequestID]; ok {
+		delete(b.approvals, d.RequestID)
+		delete(b.hashes, d.RequestID)
+		b.settledBy[d.RequestID] = by
+		return
+	}
+	if _, shown := b.announced[d.RequestID]; !shown {
+		b.settledBy[d.RequestID] = by // settled before it got here
+	}
+	// Else it was answered or withdrawn here: that stands.
+}
+
+// use counts one gated call under callID; a request already counted is
+// not counted again. Call with mu held.
+func (b *Bridge) use(requestID, callID string) {
+	read := shownID(callID)
+	if requestID != "" {
+		key := [2]string{requestID, read}
+		if b.counted[key] {
+			return
+		}
+		b.counted[key] = true
+	}
+	b.uses[read]++
 }
 
 // ambiguousArgs says why args could read differently to two JSON
@@ -375,11 +416,11 @@ func (b *Bridge) Serve(in io.Reader, warn func(string)) {
 //
 // The original's bridges name the call only ({"toolCallId":"call_1"}),
 // so a decision without a request id is taken for the pending request
-// with that tool-call id when it is the only request ever announced
-// under that id in this run. The model chooses call ids and may reuse
-// one, so an id that named two requests (a later batch, a sub-agent)
-// decides nothing: a stale or repeated decision can never land on a
-// call the person did not see.
+// with that tool-call id when it is the only gated call of this run
+// whose approval lines could show that id (see uses). The model chooses
+// call ids and may reuse one, so an id that named two calls (a later
+// batch, a sub-agent, one the policy approved) decides nothing: a stale
+// or repeated decision can never land on a call the person did not see.
 func (b *Bridge) decided(m inbound, warn func(string)) {
 	if m.RequestID == "" {
 		id, why := b.byCallID(m.ToolCallID)
@@ -426,11 +467,11 @@ func (b *Bridge) byCallID(callID string) (string, string) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	switch n := b.callIDs[callID]; {
+	switch n := b.uses[callID]; {
 	case n == 0:
 		return "", "no request was announced for that call"
 	case n > 1:
-		return "", fmt.Sprintf("%d requests of this run had that toolCallId", n)
+		return "", fmt.Sprintf("%d gated calls of this run had that toolCallId, so it does not say which one this answers", n)
 	}
 	for id, req := range b.approvals {
 		if shownID(req.ToolCallID) == callID {

@@ -609,8 +609,9 @@ func (c *Call) traceCarrier() messages.Trace {
 	return c.req.Trace.Clone()
 }
 
-// ParseArguments reads a call's raw argument string: invalid JSON is a
-// retryable error; valid JSON that is not an object counts as {}. It only
+// ParseArguments reads a call's raw argument string: invalid JSON, or an
+// object with a key repeated (tools.RepeatedKey), is a retryable error;
+// valid JSON that is not an object counts as {}. It only
 // checks the grammar (no value is built): the schema check decodes the
 // arguments, and the handler once more.
 func ParseArguments(raw string) (json.RawMessage, error) {
@@ -629,6 +630,14 @@ func ParseArguments(raw string) (json.RawMessage, error) {
 	}
 	if b[0] != '{' {
 		return json.RawMessage("{}"), nil
+	}
+	// Every reader of the arguments (the schema check, the approval
+	// prompt, the handler, a custom tool's or MCP server's program) must
+	// read one action from them: a key given twice, or twice up to case,
+	// reads as the first value to some and the last to others.
+	if k, ok := tools.RepeatedKey(b); ok {
+		return nil, fmt.Errorf("Ambiguous tool arguments: the key %q appears twice in one object (keys must differ by more than case), "+
+			"so the call could be read as two different ones. Send the arguments again with each key once.", k)
 	}
 	return b, nil
 }

@@ -36,7 +36,10 @@
 //     a program left running) would otherwise run in a twin's git. Under
 //     high-risk the preview names the hooks and the fingerprint covers
 //     each one's name and content, so a twin refuses hooks its approval
-//     was not given with;
+//     was not given with, and its git runs hooks only from a private
+//     copy of the bytes it checked (hookcopy.go), never from the
+//     repository's hooks directory, so a hook added, rewritten or
+//     swapped for a link after that check does not run;
 //   - the user's own system and global configuration are trusted: it is
 //     theirs, not the repository's;
 //   - a repository that jazz's secrets live in, or whose work tree holds
@@ -50,10 +53,8 @@
 // git runs, not by the same process, so a change made in between (by an
 // approved write, or a program outside jazz) is not seen; the
 // command-line overrides still hold then, hooks among them. Under
-// high-risk, where the repository's hooks run, a hook rewritten between
-// the twin's reading of it and git's running it runs as rewritten: the
-// high-risk policy lets the repository's programs run, and the
-// fingerprint narrows, not closes, which ones. Submodules' own
+// high-risk the repository's configuration, with the programs it names,
+// is not checked at all: the high-risk policy lets them run. Submodules' own
 // configuration is not read: git is kept out of them (no recursion,
 // dirty submodules ignored).
 //
@@ -96,6 +97,13 @@ type Options struct {
 	// are kept from jazz's own secrets (package isolate); nil makes one
 	// for these tools.
 	Isolator *isolate.Isolator
+
+	// hooksPinned, when set (by tests), is called by a twin with the
+	// directory of its copy of the approved hooks ("" for none), after
+	// the read whose hash matched the approval and right before git
+	// runs: the window in which a hook rewritten in the repository must
+	// not run.
+	hooksPinned func(dir string)
 }
 
 // Tools returns the seven read-only git tools and the eight pairs (each

@@ -51,6 +51,9 @@ type plan struct {
 	// worktree the state lines of the index entries and the tracked
 	// files' changes, for a twin that pins them (pinIndex).
 	branch, index, worktree string
+	// hooks are the hooks the approval covers, as coverHooks read them:
+	// the only ones the twin's git runs (pinHooks).
+	hooks []hookFile
 	// done, when set, is the propose half's whole answer: nothing needs
 	// approval (a merge that is already up to date).
 	done *tools.Result
@@ -147,26 +150,41 @@ func executeWith[T any, A interface {
 		if p.fingerprint() != *want {
 			return tools.Fail(changedMessage(r))
 		}
+		done, f := r.pinHooks(p.hooks)
+		if f != nil {
+			return *f
+		}
+		defer done()
+		if c.o.hooksPinned != nil {
+			c.o.hooksPinned(r.hooks)
+		}
 		return act(ctx, r, a, p)
 	}
 }
 
 // coverHooks makes the approval cover the hooks a twin's git may run.
-// Below high-risk it runs none (gitCmd.repoHooks); under high-risk they
+// Below high-risk it runs none (gitCmd.hooks); under high-risk they
 // are the repository's own, named in the preview and fingerprinted by
 // name and content, so a hook added or rewritten after the preview makes
-// the twin refuse.
+// the twin refuse, and one changed after the twin's check does not run
+// (pinHooks).
 func (r *repo) coverHooks(ctx context.Context, p *plan) *tools.Result {
 	if !r.highRisk {
 		return nil
 	}
-	line, names, f := r.hookSet(ctx)
+	line, files, f := r.hookSet(ctx)
 	if f != nil {
 		return f
 	}
 	p.state = append(p.state, line)
-	if len(names) > 0 {
-		p.preview += "\nHooks git may run (the policy is high-risk): " + disp(strings.Join(names, ", ")) + "\n"
+	p.hooks = files
+	if len(files) > 0 {
+		names := make([]string, len(files))
+		for i, h := range files {
+			names[i] = h.name
+		}
+		p.preview += "\nHooks git may run (the policy is high-risk): " + disp(strings.Join(names, ", ")) +
+			"\n(each runs from a private copy of the file as it is now; a file a hook reads beside it is not copied)\n"
 	}
 	return nil
 }

@@ -135,7 +135,7 @@ func (ri *remoteInfo) localName() string {
 // network is the gitCmd of a fetch or push to ri.
 func (r *repo) network(ri *remoteInfo) *gitCmd {
 	return &gitCmd{dir: r.dir, network: true, protocols: ri.protocols(r.highRisk), environ: r.environ, box: r.box,
-		repoHooks: r.highRisk, localRemote: ri.localName()}
+		hooks: r.hooks, localRemote: ri.localName(), remoteHooks: r.highRisk}
 }
 
 // currentBranch is the short name of the branch HEAD is on.

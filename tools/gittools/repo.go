@@ -13,7 +13,6 @@ import (
 
 	"github.com/jazz-run/jazz/gitinert"
 	"github.com/jazz-run/jazz/messages"
-	"github.com/jazz-run/jazz/safefile"
 	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/pathres"
@@ -29,13 +28,16 @@ type repo struct {
 	// highRisk: the run's policy is high-risk, so the repository's own
 	// programs (hooks, drivers, …) may run.
 	highRisk bool
-	environ  func() []string
-	box      *sandbox
+	// hooks is the private copy of the approved hooks a twin's git runs
+	// (pinHooks); "" while there is none, when git runs no hook.
+	hooks   string
+	environ func() []string
+	box     *sandbox
 }
 
 // cmd is how git runs for this repository.
 func (r *repo) cmd(readOnly bool) *gitCmd {
-	return &gitCmd{dir: r.dir, readOnly: readOnly, environ: r.environ, box: r.box, repoHooks: r.highRisk}
+	return &gitCmd{dir: r.dir, readOnly: readOnly, environ: r.environ, box: r.box, hooks: r.hooks}
 }
 
 // openRepo resolves the call's path and finds its repository, refusing a
@@ -183,7 +185,7 @@ func configRisks(ctx context.Context, g *gitCmd) ([]string, string) {
 // make git answer the null device. It runs rev-parse only, which runs no
 // hook.
 func (r *repo) hooksQuery(dir, gitDir string) *gitCmd {
-	return &gitCmd{dir: dir, gitDir: gitDir, environ: r.environ, box: r.box, repoHooks: true}
+	return &gitCmd{dir: dir, gitDir: gitDir, environ: r.environ, box: r.box, askHooks: true}
 }
 
 // hooksDir is the hooks directory in effect for g's repository, with
@@ -251,11 +253,11 @@ func hookRisks(ctx context.Context, g *gitCmd, dir string, inside ...string) ([]
 
 // hookSet is, under the high-risk policy, the state line of the hooks
 // git may run for r (the directory in effect, each hook's name and
-// content) and their names for the preview. A twin, whose git runs them,
-// refuses when they are not the ones its approval was given with. It is
-// read right before git runs, so a hook rewritten in between is not seen
-// (the package doc says so).
-func (r *repo) hookSet(ctx context.Context) (string, []string, *tools.Result) {
+// content) and the hooks themselves, as read for it. A twin, whose git
+// runs them, refuses when they are not the ones its approval was given
+// with, and its git runs exactly these bytes (pinHooks), never what the
+// hooks directory holds by the time git starts.
+func (r *repo) hookSet(ctx context.Context) (string, []hookFile, *tools.Result) {
 	d, why := hooksDir(ctx, r.hooksQuery(r.dir, ""), r.dir)
 	if why != "" {
 		return "", nil, fail(why)
@@ -269,33 +271,17 @@ func (r *repo) hookSet(ctx context.Context) (string, []string, *tools.Result) {
 			return "", nil, fail(fmt.Sprintf("read the hooks directory %s: %v", d, err))
 		}
 	}
+	files := make([]hookFile, 0, len(names))
 	for _, n := range names {
-		sum, err := fileSum(ctx, filepath.Join(d, n))
+		body, err := readHook(ctx, filepath.Join(d, n))
 		if err != nil {
 			return "", nil, fail(fmt.Sprintf("read the hook %s: %v", filepath.Join(d, n), err))
 		}
-		fmt.Fprintf(h, "%q %s\n", n, sum)
+		sum := sha256.Sum256(body)
+		fmt.Fprintf(h, "%q %s\n", n, hex.EncodeToString(sum[:]))
+		files = append(files, hookFile{name: n, body: body})
 	}
-	return "hooks " + hex.EncodeToString(h.Sum(nil)), names, nil
-}
-
-// fileSum is the hex sha256 of the file at p (through links), read
-// in-process so a FIFO or device cannot stall it.
-func fileSum(ctx context.Context, p string) (string, error) {
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", err
-	}
-	f, err := safefile.Open(real)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if err := f.Stream(ctx, func(b []byte) error { h.Write(b); return nil }); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return "hooks " + hex.EncodeToString(h.Sum(nil)), files, nil
 }
 
 // evalOr is p with symlinks resolved, or p.

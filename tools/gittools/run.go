@@ -61,16 +61,25 @@ type gitCmd struct {
 	// indexFile, when set, is the index git reads and writes instead of
 	// the repository's own (GIT_INDEX_FILE): a twin's pinned copy.
 	indexFile string
-	// repoHooks: the repository's hooks may run (the policy is high-risk
-	// and the approval fingerprinted them, hookSet). Otherwise git runs
-	// with no hooks at all: the check that found none (hookRisks) is
-	// not the process that runs git, and a hook planted after it would
-	// run in the twin's git. Read-only operations never run hooks.
-	repoHooks bool
+	// hooks is the directory git runs hooks from: a twin's private copy
+	// of the hooks its approval covered (pinHooks), under the high-risk
+	// policy. "" runs none at all: a hooks directory git reads when it
+	// runs them, rather than the copy of what was checked, runs whatever
+	// was planted or rewritten there after the check (hookRisks, hookSet),
+	// since the check is not the process that runs git. Read-only
+	// operations never run hooks.
+	hooks string
+	// askHooks leaves the hooks directory as the repository and the user
+	// set it, for asking git where it is (hooksQuery: rev-parse, which
+	// runs no hook); nothing that may run a hook starts with it.
+	askHooks bool
 	// localRemote is the name of a remote on this machine a push may
 	// start a receive-pack for; it too runs without hooks unless
-	// repoHooks, though git does not pass our configuration on to it.
+	// remoteHooks, though git does not pass our configuration on to it.
 	localRemote string
+	// remoteHooks: the receive-pack of localRemote runs the hooks of the
+	// remote's repository (the policy is high-risk).
+	remoteHooks bool
 	// box keeps git and what it runs from jazz's secrets; nil runs git
 	// as it is (tests of these internals).
 	box *sandbox
@@ -176,12 +185,16 @@ func (g *gitCmd) argv(args []string) []string {
 	if g.readOnly {
 		cfg = append(cfg, gitinert.ReadOnlyOverrides()...)
 	}
-	if !g.readOnly && !g.repoHooks {
+	switch {
+	case g.readOnly || g.askHooks:
+	case g.hooks != "":
+		cfg = append(cfg, "core.hooksPath="+g.hooks)
+	default:
 		cfg = append(cfg, gitinert.NoHooks())
 	}
 	if g.network {
 		cfg = append(cfg, g.protocols...)
-		if g.localRemote != "" && !g.repoHooks {
+		if g.localRemote != "" && !g.remoteHooks {
 			cfg = append(cfg, "remote."+g.localRemote+".receivepack="+gitinert.ReceivePackNoHooks())
 		}
 	}
@@ -284,4 +297,12 @@ func (g *gitCmd) exec(ctx context.Context, timeout time.Duration, stdin io.Reade
 		r.spawnErr = err
 	}
 	return r
+}
+
+// hiddenPaths is what b's sandbox covers (nothing for a nil sandbox).
+func (b *sandbox) hiddenPaths() []string {
+	if b == nil {
+		return nil
+	}
+	return b.hide
 }

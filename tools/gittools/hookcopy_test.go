@@ -1,0 +1,184 @@
+package gittools
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jazz-run/jazz/messages"
+	"github.com/jazz-run/jazz/tools"
+)
+
+// withPinSeam rebuilds w's tools so that seam runs inside each twin
+// between its read of the hooks (the one whose hash matched the
+// approval) and the git that runs them, given the directory of the
+// twin's copy.
+func withPinSeam(w *world, seam func(dir string)) {
+	w.t.Helper()
+	reg, err := tools.NewRegistry(Tools(Options{Environ: func() []string { return w.environ }, hooksPinned: seam})...)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.reg = reg
+}
+
+// markHook is a hook that appends "<tag> <name>" to marker when it runs.
+func markHook(t *testing.T, path, tag, marker string) {
+	t.Helper()
+	body := "#!/bin/sh\necho '" + tag + " " + filepath.Base(path) + "' >> '" + marker + "'\nexit 0\n"
+	if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTwinRunsTheApprovedHookBytesOnly: under high-risk, for every twin,
+// the hooks directory is changed inside the twin after the read its
+// approval was checked against and before git runs: every approved hook
+// is rewritten, but the one git runs (the control), which is swapped for
+// a symlink to another script, and every hook git knows that was not
+// there is added. The evil versions never run, and the approved control
+// hook does, from the copy, which is gone afterwards. (One run does all
+// three: each is enough to make an evil hook run without the copy.)
+func TestTwinRunsTheApprovedHookBytesOnly(t *testing.T) {
+	t.Parallel()
+	for _, c := range hookCases() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			setPolicy(w, messages.PolicyHighRisk)
+			dir, _ := hookRepo(w, c)
+			hooks := filepath.Join(dir, ".git", "hooks")
+			marker := filepath.Join(t.TempDir(), "hooks-ran")
+			// Every other hook is there when the call is proposed.
+			var approved, added []string
+			for i, h := range everyHook {
+				if h == c.control || i%2 == 0 {
+					approved = append(approved, h)
+				} else {
+					added = append(added, h)
+				}
+			}
+			for _, h := range approved {
+				markHook(t, filepath.Join(hooks, h), "approved", marker)
+			}
+			var copyDir string
+			withPinSeam(w, func(d string) {
+				copyDir = d
+				for _, h := range approved {
+					if h != c.control {
+						markHook(t, filepath.Join(hooks, h), "evil rewritten", marker)
+					}
+				}
+				for _, h := range added {
+					markHook(t, filepath.Join(hooks, h), "evil added", marker)
+				}
+				evil := filepath.Join(t.TempDir(), c.control)
+				markHook(t, evil, "evil linked", marker)
+				must(t, os.Remove(filepath.Join(hooks, c.control)))
+				must(t, os.Symlink(evil, filepath.Join(hooks, c.control)))
+			})
+			p := w.propose(c.name, c.args)
+			ok(t, w.approve(p))
+			ran := hooksRan(marker)
+			if strings.Contains(ran, "evil") {
+				t.Fatalf("a hook changed after the twin's check ran:\n%s", ran)
+			}
+			if !strings.Contains("\n"+ran+"\n", "\napproved "+c.control+"\n") {
+				t.Fatalf("the approved hook %s did not run; ran:\n%s", c.control, ran)
+			}
+			if copyDir == "" {
+				t.Fatal("the twin made no copy of the approved hooks")
+			}
+			if _, err := os.Lstat(filepath.Dir(copyDir)); !os.IsNotExist(err) {
+				t.Fatalf("the copy of the hooks %s is still there after the call (%v)", copyDir, err)
+			}
+		})
+	}
+}
+
+// TestHookCopyGoesWhenTheCallIsCancelled: a twin cancelled while its
+// git runs an approved hook leaves no copy of the hooks behind, and
+// returns within a bound.
+func TestHookCopyGoesWhenTheCallIsCancelled(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	setPolicy(w, messages.PolicyHighRisk)
+	c := hookCases()[2] // git_commit, whose pre-commit runs first
+	dir, _ := hookRepo(w, c)
+	started := filepath.Join(t.TempDir(), "started")
+	writeFile(t, filepath.Join(dir, ".git", "hooks", "pre-commit"), "#!/bin/sh\ntouch '"+started+"'\nsleep 60\n")
+	must(t, os.Chmod(filepath.Join(dir, ".git", "hooks", "pre-commit"), 0o755))
+	pinned := make(chan string, 1)
+	withPinSeam(w, func(d string) { pinned <- d })
+	p := w.propose(c.name, c.args)
+	twin, _ := w.reg.Lookup(p.Approval.ExecuteToolName)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan tools.Result, 1)
+	go func() { done <- twin.Handler(ctx, w.env, p.Approval.ExecuteArgs) }()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the approved hook never started")
+		}
+	}
+	var copyDir string
+	select {
+	case copyDir = <-pinned:
+	default:
+		t.Fatal("the hook started, but the twin made no copy of the approved hooks")
+	}
+	if _, err := os.Stat(filepath.Join(copyDir, "pre-commit")); err != nil {
+		t.Fatalf("while the hook runs, its copy is not there: %v", err)
+	}
+	cancel()
+	select {
+	case r := <-done:
+		if r.Success {
+			t.Fatalf("a cancelled commit succeeded: %+v", r)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancelled twin did not return")
+	}
+	if _, err := os.Lstat(filepath.Dir(copyDir)); !os.IsNotExist(err) {
+		t.Fatalf("the copy of the hooks %s is still there after the cancelled call (%v)", copyDir, err)
+	}
+}
+
+// TestHookSourcingAFileBesideItFailsClosed: husky-style hooks source a
+// file next to them that the approval neither showed nor hashed. It is
+// not copied, so the hook fails and the commit is not made, and the
+// sourced file's code never runs (even when it is rewritten after the
+// approval, as here).
+func TestHookSourcingAFileBesideItFailsClosed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	setPolicy(w, messages.PolicyHighRisk)
+	c := hookCases()[2]
+	dir, _ := hookRepo(w, c)
+	hooks := filepath.Join(dir, ".git", "hooks")
+	marker := filepath.Join(t.TempDir(), "hooks-ran")
+	writeFile(t, filepath.Join(hooks, "_", "husky.sh"), "echo sourced >> '"+marker+"'\n")
+	writeFile(t, filepath.Join(hooks, "pre-commit"), "#!/bin/sh\n. \"$(dirname \"$0\")/_/husky.sh\"\necho 'approved pre-commit' >> '"+marker+"'\n")
+	must(t, os.Chmod(filepath.Join(hooks, "pre-commit"), 0o755))
+	head := w.git(dir, "rev-parse", "HEAD")
+	p := w.propose(c.name, c.args)
+	if !strings.Contains(p.Approval.PreviewDiff, "not copied") {
+		t.Errorf("the preview does not say files beside the hooks are not copied:\n%s", p.Approval.PreviewDiff)
+	}
+	r := w.approve(p)
+	if r.Success {
+		t.Fatalf("the commit succeeded though its hook could not source its helper: %+v", r)
+	}
+	if got := hooksRan(marker); got != "" {
+		t.Fatalf("hook code ran:\n%s", got)
+	}
+	if got := w.git(dir, "rev-parse", "HEAD"); got != head {
+		t.Fatalf("HEAD moved to %s", got)
+	}
+}

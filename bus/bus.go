@@ -269,6 +269,9 @@ func (b *Bus) PublishSealed(subject string, msg any, trace messages.Trace, seal 
 			m.Header.Set(k, v)
 		}
 	}
+	if err := fits(conn, "publish "+subject, len(data)+headerSize(m.Header)); err != nil {
+		return err
+	}
 	if err := conn.PublishMsg(m); err != nil {
 		return fmt.Errorf("publish %s: %w", subject, err)
 	}

@@ -99,6 +99,9 @@ type KV struct {
 	// perKeyTTL: the bucket's stream takes per-message TTLs, read with
 	// the same status request as put.
 	perKeyTTL bool
+	// maxMsg is the largest message the bucket's stream takes (its
+	// MaxMsgSize), 0 when it sets none or could not be read.
+	maxMsg int64
 }
 
 // bindKV wraps a bound bucket. Its stream's config, read once, says
@@ -119,10 +122,46 @@ func (j *JetStream) bindKV(ctx context.Context, kv jetstream.KeyValue) *KV {
 		return out
 	}
 	out.perKeyTTL = b.StreamInfo().Config.AllowMsgTTL
+	if m := b.StreamInfo().Config.MaxMsgSize; m > 0 {
+		out.maxMsg = int64(m)
+	}
 	if b.StreamInfo().Config.Mirror == nil {
 		out.put = "$KV." + kv.Bucket() + "."
 	}
 	return out
+}
+
+// kvHeaderRoom is what the headers of one KV write can take (the
+// compare-and-set's expected sequence, a TTL, the server's own), kept
+// free of the message limit for the value.
+const kvHeaderRoom = 256
+
+// MaxValue is the largest value a write of this bucket can carry: the
+// smaller of the bucket's own largest message and what the server the
+// connection reached takes, less room for the write's headers. Both are
+// measured (the bucket's when it was bound, the connection's now, which
+// changes when it reconnects to another server), never assumed. 0 when
+// neither is known (not connected).
+func (kv *KV) MaxValue() int64 {
+	limit := kv.maxMsg
+	if conn := kv.js.Conn(); conn != nil {
+		if p := conn.MaxPayload(); p > 0 && (limit == 0 || p < limit) {
+			limit = p
+		}
+	}
+	if limit <= kvHeaderRoom {
+		return 0
+	}
+	return limit - kvHeaderRoom
+}
+
+// fitsValue refuses a value the bucket or the server would refuse, before
+// it is sent: the server's own refusal names no sizes.
+func (kv *KV) fitsValue(what string, value []byte) error {
+	if limit := kv.MaxValue(); limit > 0 && int64(len(value)) > limit {
+		return &TooLargeError{What: what, Size: int64(len(value)), Limit: limit}
+	}
+	return nil
 }
 
 // Bucket binds the bucket name; ErrBucketNotFound when it was never
@@ -210,6 +249,9 @@ func (kv *KV) Get(ctx context.Context, key string) (Entry, error) {
 
 // Put writes value at key whatever was there, and returns its revision.
 func (kv *KV) Put(ctx context.Context, key string, value []byte) (uint64, error) {
+	if err := kv.fitsValue("write "+key, value); err != nil {
+		return 0, err
+	}
 	rev, err := kv.kv.Put(ctx, key, value)
 	if err != nil {
 		return 0, fmt.Errorf("write %s: %w", key, err)
@@ -221,6 +263,9 @@ func (kv *KV) Put(ctx context.Context, key string, value []byte) (uint64, error)
 // (ErrWrongRevision otherwise). ttl > 0 expires this key on its own,
 // where the bucket has per-key TTLs.
 func (kv *KV) Create(ctx context.Context, key string, value []byte, ttl time.Duration) (uint64, error) {
+	if err := kv.fitsValue("create "+key, value); err != nil {
+		return 0, err
+	}
 	var opts []jetstream.KVCreateOpt
 	if ttl > 0 {
 		opts = append(opts, jetstream.KeyTTL(ttl))
@@ -245,6 +290,9 @@ func (kv *KV) Create(ctx context.Context, key string, value []byte, ttl time.Dur
 // known (see bindKV), or that takes no TTLs, gets the plain
 // compare-and-set: at worst the value lives until the bucket's MaxAge.
 func (kv *KV) Update(ctx context.Context, key string, value []byte, rev uint64, ttl time.Duration) (uint64, error) {
+	if err := kv.fitsValue("update "+key, value); err != nil {
+		return 0, err
+	}
 	if ttl <= 0 || kv.put == "" {
 		next, err := kv.kv.Update(ctx, key, value, rev)
 		if err != nil {

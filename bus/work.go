@@ -59,6 +59,9 @@ func (j *JetStream) PublishSealed(ctx context.Context, subject string, msg any, 
 	if err != nil {
 		return err
 	}
+	if err := fits(j.js.Conn(), "store "+subject, len(m.Data)+headerSize(m.Header)); err != nil {
+		return err
+	}
 	if _, err := j.js.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("store %s: %w", subject, noJetStream(err))
 	}
@@ -75,6 +78,9 @@ func (j *JetStream) PublishAsync(subject string, msg any, trace messages.Trace, 
 func (j *JetStream) PublishAsyncSealed(subject string, msg any, trace messages.Trace, msgID string, seal Seal) error {
 	m, err := durableMsg(subject, msg, trace, msgID, seal)
 	if err != nil {
+		return err
+	}
+	if err := fits(j.js.Conn(), "store "+subject, len(m.Data)+headerSize(m.Header)); err != nil {
 		return err
 	}
 	if _, err := j.js.PublishMsgAsync(m); err != nil {

@@ -205,13 +205,68 @@ func serverAtLeast(v string, major, minor int) bool {
 	return ma > major || ma == major && mi >= minor
 }
 
+// recordRoom is what a pending record may grow by over its life, kept
+// free under the bucket's limit when it is first written: a decision (the
+// signed envelope, whose note alone may take MaxNote bytes six times over
+// once escaped, and the signer's name) or a close (status, reason, time).
+// A pending record that fits only without them could be shown to an
+// approver and then never decided, nor closed.
+const recordRoom = 64 << 10
+
+// TooLargeError is a request whose record cannot go on the bus: Size
+// bytes, where the approvals bucket, on the server this run reached,
+// takes at most Limit for a request (room for its decision kept).
+type TooLargeError struct {
+	RequestID   string
+	Size, Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("approval request %s is %d bytes; the approvals bucket on this server takes requests of at most %d", e.RequestID, e.Size, e.Limit)
+}
+
+// MaxRequest is the largest pending record the bucket takes now: its
+// largest value (the bucket's own limit or the server's max_payload,
+// whichever is smaller, as measured) less the room its decision or close
+// will need. 0 when it cannot be known (not connected).
+func (s *Store) MaxRequest() int64 {
+	return max(s.kv.MaxValue()-recordRoom, 0)
+}
+
+// Fits is nil when req's pending record can be written, else a
+// *TooLargeError; it marshals req, so it costs what Put does.
+func (s *Store) Fits(req Request) error {
+	data, err := json.Marshal(Record{Status: StatusPending, Request: req})
+	if err != nil {
+		return err
+	}
+	return s.fits(req, data)
+}
+
+// fits checks data, req's record, against MaxRequest. Where no limit is
+// known (the connection is away) the write itself decides: it is retried
+// once the connection is back, and checked then.
+func (s *Store) fits(req Request, data []byte) error {
+	if s.kv.MaxValue() == 0 {
+		return nil
+	}
+	if limit := s.MaxRequest(); int64(len(data)) > limit {
+		return &TooLargeError{RequestID: req.RequestID, Size: int64(len(data)), Limit: limit}
+	}
+	return nil
+}
+
 // Put records a new pending request (kv.Create: an existing key is an
-// error, never overwritten). Its TTL is the approval timeout where the
+// error, never overwritten); one whose record does not fit (Fits) is a
+// *TooLargeError, and nothing is written. Its TTL is the approval timeout where the
 // server supports per-key TTLs; the expiry inside the record holds
 // everywhere.
 func (s *Store) Put(ctx context.Context, req Request) (uint64, error) {
 	data, err := json.Marshal(Record{Status: StatusPending, Request: req})
 	if err != nil {
+		return 0, err
+	}
+	if err := s.fits(req, data); err != nil {
 		return 0, err
 	}
 	rev, err := s.kv.Create(ctx, Key(req.RunID, req.RequestID), data, s.pendingTTL(req))

@@ -288,6 +288,13 @@ func (s *state) handle(ctx context.Context, m any) {
 			p.written = true
 			return
 		}
+		var tooLarge *approvals.TooLargeError
+		if errors.As(m.err, &tooLarge) {
+			// Refused before it was sent (the connection came back to a
+			// server that takes less): nothing landed to close.
+			s.decline(m.key, messages.DecidedByNobody, s.tooLarge(p.req, tooLarge))
+			return
+		}
 		if !cfg.Bus.Connected() {
 			return // retried when the connection is back
 		}
@@ -372,10 +379,33 @@ func (s *state) ask(ctx context.Context, m messages.ApprovalRequired) {
 	}
 	key := approvals.Key(req.RunID, req.RequestID)
 	p := &pending{req: req, shown: shown, ask: m}
+	var tooLarge *approvals.TooLargeError
+	if err := cfg.Store.Fits(req); errors.As(err, &tooLarge) {
+		// Never cut: an approver decides exactly what runs, so a request
+		// that cannot go on the bus whole goes to nobody there.
+		s.deliver(m, false, messages.DecidedByNobody, s.tooLarge(req, tooLarge))
+		return
+	}
 	p.timer = time.AfterFunc(cfg.Timeout, func() { s.r.send(expired{key}) })
 	s.pending[key] = p
 	s.audit(approvals.AuditEntry{Event: approvals.AuditRequested, RequestID: req.RequestID, Tool: req.Tool, ActionHash: hash})
 	s.write(ctx, key, p)
+}
+
+// TooLargeNote is what the model is told of a call whose approval
+// request is too large to send: how large, the limit, and what to do.
+func TooLargeNote(size, limit int64) string {
+	return fmt.Sprintf("This call was declined: the change is too large to send for approval (%d bytes, limit %d). "+
+		"Split it into smaller changes (several smaller writes or edits) and ask for each.", size, limit)
+}
+
+// tooLarge audits and reports req, whose record cannot be written (e),
+// and returns what the model is told with the call's decline.
+func (s *state) tooLarge(req approvals.Request, e *approvals.TooLargeError) string {
+	s.audit(approvals.AuditEntry{Event: approvals.AuditCancelled, RequestID: req.RequestID, Tool: req.Tool, ActionHash: req.ActionHash,
+		Reason: "not sent: " + e.Error()})
+	s.report(approvals.AuditCancelled, fmt.Sprintf("approval %s (%s) was not sent to remote approvers: it is %d bytes, and the approvals bucket takes at most %d", req.RequestID, req.Tool, e.Size, e.Limit))
+	return TooLargeNote(e.Size, e.Limit)
 }
 
 func (s *state) write(ctx context.Context, key string, p *pending) {

@@ -35,8 +35,9 @@ func withAskTools(reg *tools.Registry, terminal bool) (*tools.Registry, error) {
 // attachHuman starts whoever answers approvals and questions for a person:
 // the stdin protocol for a bridge, the terminal prompt for someone at a
 // terminal, nobody otherwise. Their answers go out through pub. The
-// returned func detaches; settled, when not nil, is told each request the
-// gate resolved (a bridge then refuses answers to it).
+// returned func detaches; settled, when not nil, is told each call the
+// gate resolved (a bridge then refuses answers to it, and a terminal
+// stops asking).
 func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, pub humanio.Publisher, runID string, sink *events.Sink, notice func(agent, msg string)) (detach func(), settled func(messages.ApprovalDecided), err error) {
 	if !o.Reachable {
 		return func() {}, nil, nil
@@ -59,7 +60,7 @@ func attachHuman(ctx context.Context, o RunOptions, b *bus.Bus, pub humanio.Publ
 			return nil, nil, fmt.Errorf("attach terminal prompt: %w", err)
 		}
 		go t.Serve(ctx, o.Stdin)
-		return t.Detach, nil, nil
+		return t.Detach, t.Settled, nil
 	}
 	return func() {}, nil, nil
 }

@@ -29,7 +29,12 @@ type Terminal struct {
 	mu    sync.Mutex
 	queue []prompt
 	ready chan struct{}
-	subs  []*bus.Subscription
+	// settledBy is who the gate says resolved each asked request, by
+	// request id (see Settled); settled is signalled when it grows, so
+	// the prompt on the screen stops asking when it is the one.
+	settledBy map[string]string
+	settled   chan struct{}
+	subs      []*bus.Subscription
 }
 
 // prompt is one question or one approval waiting for the terminal.
@@ -40,7 +45,43 @@ type prompt struct {
 
 // NewTerminal writes prompts to out (stderr) and publishes answers on pub.
 func NewTerminal(runID string, pub Publisher, out io.Writer) *Terminal {
-	return &Terminal{runID: runID, pub: pub, out: out, ready: make(chan struct{}, 1)}
+	return &Terminal{runID: runID, pub: pub, out: out, ready: make(chan struct{}, 1),
+		settledBy: map[string]string{}, settled: make(chan struct{}, 1)}
+}
+
+// Settled is told each call the gate resolved, whoever resolved it (a
+// remote approver, the timeout, a cancel, this terminal). A request not
+// yet shown is never shown; one on the screen stops asking and says who
+// settled it, and nothing typed for it decides anything. The gate calls
+// it on its own goroutine; it only takes the lock.
+func (t *Terminal) Settled(d messages.ApprovalDecided) {
+	if d.RequestID == "" {
+		return // settled without asking: never on this terminal
+	}
+	by := d.DecidedBy
+	if by == "" {
+		by = "the gate"
+	}
+	t.mu.Lock()
+	if _, ok := t.settledBy[d.RequestID]; !ok {
+		t.settledBy[d.RequestID] = by
+	}
+	t.mu.Unlock()
+	select {
+	case t.settled <- struct{}{}:
+	default:
+	}
+}
+
+// settledAlready says who settled request id, if anyone has.
+func (t *Terminal) settledAlready(id string) (string, bool) {
+	if id == "" {
+		return "", false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	by, ok := t.settledBy[id]
+	return by, ok
 }
 
 // Attach subscribes to the run's approval and question requests on b.
@@ -110,6 +151,9 @@ func (t *Terminal) Serve(ctx context.Context, in io.Reader) {
 		}
 		switch {
 		case p.approval != nil:
+			if _, done := t.settledAlready(p.approval.RequestID); done {
+				continue // resolved before it was shown: nothing to ask
+			}
 			t.approve(ctx, *p.approval, lines)
 		case p.question != nil:
 			t.ask(ctx, *p.question, lines)
@@ -117,17 +161,42 @@ func (t *Terminal) Serve(ctx context.Context, in io.Reader) {
 	}
 }
 
+// readStatus is how a wait for a typed line ended.
+type readStatus int
+
+const (
+	readGot     readStatus = iota // a line
+	readEnd                       // stdin's EOF, or ctx ended
+	readSettled                   // the request was settled elsewhere
+)
+
 // readLine waits for the next line read after shown (when the prompt was
 // written); ok is false at EOF or when ctx ends. A line that came in
 // before the prompt was on the screen was typed or pasted for something
 // else (the rest of a multi-line paste into a question, a double Enter)
 // and answers nothing: it is dropped, and the person told.
 func (t *Terminal) readLine(ctx context.Context, lines <-chan Line, shown time.Time) (string, bool) {
+	line, st := t.readFor(ctx, lines, shown, "")
+	return line, st == readGot
+}
+
+// readFor is readLine for the prompt of request id (or "" for none): it
+// also ends, with readSettled, once the gate says that request was
+// settled elsewhere.
+func (t *Terminal) readFor(ctx context.Context, lines <-chan Line, shown time.Time, id string) (string, readStatus) {
 	for {
+		if _, done := t.settledAlready(id); done {
+			return "", readSettled
+		}
 		select {
+		case <-t.settled:
+			// Some request was settled: the check above reads the
+			// record, not the signal, so one eaten while another
+			// prompt waited loses nothing.
+			continue
 		case l, ok := <-lines:
 			if !ok {
-				return "", false
+				return "", readEnd
 			}
 			if l.Cut {
 				fmt.Fprintf(t.out, "\n(ignored a line longer than %d bytes: it answers nothing)\n", MaxLine)
@@ -137,9 +206,12 @@ func (t *Terminal) readLine(ctx context.Context, lines <-chan Line, shown time.T
 				fmt.Fprintf(t.out, "\n(ignored a line typed before this prompt was shown: %s)\n", visible.Line(l.Text))
 				continue
 			}
-			return l.Text, true
+			if _, done := t.settledAlready(id); done {
+				return "", readSettled // typed as the gate settled it
+			}
+			return l.Text, readGot
 		case <-ctx.Done():
-			return "", false
+			return "", readEnd
 		}
 	}
 }
@@ -225,8 +297,12 @@ func (t *Terminal) approve(ctx context.Context, req messages.ApprovalRequired, l
 	fmt.Fprint(t.out, FormatApproval(req))
 	shown := time.Now()
 	for {
-		line, ok := t.readLine(ctx, lines, shown)
-		if !ok {
+		line, st := t.readFor(ctx, lines, shown, req.RequestID)
+		switch st {
+		case readSettled:
+			t.settledMeanwhile(ctx, req, lines)
+			return
+		case readEnd:
 			t.decide(req, false, "Nobody can answer: stdin was closed while this approval was pending.", "")
 			return
 		}
@@ -236,6 +312,19 @@ func (t *Terminal) approve(ctx context.Context, req messages.ApprovalRequired, l
 			return
 		}
 		fmt.Fprint(t.out, approvalChoices(req))
+	}
+}
+
+// settledMeanwhile tells the person the request on the screen was
+// settled elsewhere, and by whom, then takes the next line they type as
+// read: a key pressed for that prompt by someone who missed the notice
+// lands on nothing, never on the prompt after it.
+func (t *Terminal) settledMeanwhile(ctx context.Context, req messages.ApprovalRequired, lines <-chan Line) {
+	by, _ := t.settledAlready(req.RequestID)
+	fmt.Fprintf(t.out, "\n⏹ %s was settled meanwhile (%s): nothing typed for it decides anything. Press Enter to go on: ",
+		visible.Code(req.ToolName), visible.Line(by))
+	if line, _ := t.readLine(ctx, lines, time.Now()); strings.TrimSpace(line) != "" {
+		fmt.Fprintf(t.out, "(ignored: %s)\n", visible.Line(line))
 	}
 }
 

@@ -227,6 +227,13 @@ func TestCommandKeysAreShownInert(t *testing.T) {
 // is its stdin. Everything stops when the test ends.
 func newTerminalRig(t *testing.T, run string) (*bus.Bus, chan messages.ApprovalDecided, chan messages.UserInputAnswered, *syncbuf.Buffer, *io.PipeWriter) {
 	t.Helper()
+	b, decided, answered, out, inW, _ := newTerminalRigWith(t, run)
+	return b, decided, answered, out, inW
+}
+
+// newTerminalRigWith is newTerminalRig that hands over the Terminal too.
+func newTerminalRigWith(t *testing.T, run string) (*bus.Bus, chan messages.ApprovalDecided, chan messages.UserInputAnswered, *syncbuf.Buffer, *io.PipeWriter, *Terminal) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b, err := bus.Start(ctx, bus.Options{})
 	if err != nil {
@@ -259,5 +266,5 @@ func newTerminalRig(t *testing.T, run string) (*bus.Bus, chan messages.ApprovalD
 	t.Cleanup(term.Detach)
 	inR, inW := io.Pipe()
 	go term.Serve(ctx, inR)
-	return b, decided, answered, out, inW
+	return b, decided, answered, out, inW, term
 }

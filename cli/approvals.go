@@ -495,10 +495,12 @@ func (c *approverConn) render(w io.Writer, r approvals.Record) {
 	field("run", visible.Line(q.RunID))
 	who := visible.Line(q.Agent)
 	if q.Subagent != "" {
-		who += " → subagent " + visible.Line(q.Subagent)
+		// The name is the model's to choose; the persona is what it is.
+		// Both are quoted (visible.Name), so a name cannot end itself and
+		// write a persona of its choosing after it.
+		who += " → subagent " + visible.Name(q.Subagent)
 		if q.Persona != "" {
-			// The name is the model's to choose; the persona is what it is.
-			who += " (persona " + visible.Line(q.Persona) + ")"
+			who += " (persona " + visible.Name(q.Persona) + ")"
 		}
 	}
 	field("agent", who)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -115,9 +116,86 @@ func TestRenderSaysTheSubagentsPersona(t *testing.T) {
 	var out bytes.Buffer
 	c.render(&out, approvals.Record{Status: approvals.StatusPending, Request: approvals.Request{RequestID: "apr-1", Agent: "researcher",
 		Subagent: "researcher", Depth: 1, Persona: "coder", Task: "tidy the notes", ExpiresAt: time.Now().Add(time.Minute)}})
-	for _, want := range []string{"subagent researcher (persona coder)", "task       tidy the notes"} {
+	for _, want := range []string{`subagent "researcher" (persona "coder")`, "task       tidy the notes"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("no %q in\n%s", want, out.String())
 		}
 	}
+}
+
+// TestSubagentNameCannotWriteAPersona: whatever name the model gives a
+// sub-agent (quotes, backslashes, parentheses, "(persona researcher)",
+// line breaks, escapes), the approver's agent line reads back as exactly
+// one quoted name and the real persona, each what Line renders of it.
+// Unquoted, the name `x (persona "researcher")` put a second persona
+// before the real one.
+func TestSubagentNameCannotWriteAPersona(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	parts := []string{`"`, `\`, `(`, `)`, " ", "persona", "researcher", `\"`, "\n", "\x1b[1A", "→", "subagent", "x", `" (persona "researcher") (x "`}
+	io, _, _, _ := iostreams.Test()
+	c := &approverConn{d: Deps{IO: io, Getenv: func(string) string { return "" }}}
+	for range 2000 {
+		var name strings.Builder
+		for range 1 + rng.IntN(6) {
+			name.WriteString(parts[rng.IntN(len(parts))])
+		}
+		persona := []string{"coder", "default", `odd"one`}[rng.IntN(3)]
+		var out bytes.Buffer
+		c.render(&out, approvals.Record{Status: approvals.StatusPending, Request: approvals.Request{RequestID: "apr-1", Agent: "dev",
+			Subagent: name.String(), Depth: 1, Persona: persona, ExpiresAt: time.Now().Add(time.Minute)}})
+		var line string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if rest, ok := strings.CutPrefix(l, "  agent      "); ok {
+				line = rest
+			}
+		}
+		rest, ok := strings.CutPrefix(line, "dev → subagent ")
+		if !ok {
+			t.Fatalf("name %q: agent line %q", name.String(), line)
+		}
+		gotName, rest, ok := readQuoted(rest)
+		if !ok || gotName != visible.Line(name.String()) {
+			t.Fatalf("name %q: agent line %q reads the name as %q", name.String(), line, gotName)
+		}
+		rest, ok = strings.CutPrefix(rest, " (persona ")
+		if !ok {
+			t.Fatalf("name %q: agent line %q: no persona right after the name", name.String(), line)
+		}
+		gotPersona, rest, ok := readQuoted(rest)
+		if !ok || gotPersona != visible.Line(persona) || rest != ")" {
+			t.Fatalf("name %q: agent line %q reads persona %q, then %q", name.String(), line, gotPersona, rest)
+		}
+	}
+}
+
+// readQuoted reads one double-quoted token at the start of s, where \"
+// is a quote and \\ a backslash, and gives its text with those
+// escapes undone except the backslash's (Line's own rendering keeps it
+// doubled), and what follows.
+func readQuoted(s string) (text, rest string, ok bool) {
+	if !strings.HasPrefix(s, `"`) {
+		return "", s, false
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) && s[i+1] == '"' {
+				b.WriteByte('"')
+				i++
+				continue
+			}
+			if i+1 < len(s) && s[i+1] == '\\' {
+				b.WriteString(`\\`)
+				i++
+				continue
+			}
+			b.WriteByte('\\')
+		case '"':
+			return b.String(), s[i+1:], true
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return "", s, false
 }

@@ -481,12 +481,10 @@ func asker(p messages.Place, persona, task string) string {
 	return b.String()
 }
 
-// quoteName is a name made visible (visible.Line) between quotes; a quote
-// in it is escaped, so no name can close its quotes and write on as if it
-// were the prompt's own text (Line has already doubled every backslash).
-func quoteName(name string) string {
-	return "\"" + strings.ReplaceAll(visible.Line(name), "\"", "\\\"") + "\""
-}
+// quoteName is a name made visible between quotes (visible.Name), so no
+// name can close its quotes and write on as if it were the prompt's own
+// text.
+func quoteName(name string) string { return visible.Name(name) }
 
 // approvalChoices is the answer line; "always" says how far it reaches:
 // the whole run on the top-level agent's prompt, only that sub-agent on a

@@ -205,6 +205,16 @@ func Quote(prefix, s string) string {
 	return strings.Join(lines, "\n")
 }
 
+// Name renders a name someone else chose (a sub-agent's, which the
+// model picks, or a persona's) for one line, between double quotes: Line's
+// rendering with every double quote in it escaped, so no name can close
+// its quotes and write on as if it were the text around it (a name
+// `x" (persona "researcher` cannot pass for a persona). Line has already
+// doubled every backslash, so the quotes read back unambiguously.
+func Name(s string) string {
+	return "\"" + strings.ReplaceAll(Line(s), "\"", "\\\"") + "\""
+}
+
 // Code renders s, a command, a path or a name that is acted on, for one
 // line, with every rune outside printable ASCII written as an escape: a
 // Cyrillic "а" in a path, a combining accent on a command, a no-break

@@ -39,7 +39,9 @@
 //     was not given with, and its git runs hooks only from a private
 //     copy of the bytes it checked (hookcopy.go), never from the
 //     repository's hooks directory, so a hook added, rewritten or
-//     swapped for a link after that check does not run;
+//     swapped for a link after that check does not run; a push to a
+//     repository on this machine does the same for that repository's
+//     hooks, which its receive-pack runs;
 //   - the user's own system and global configuration are trusted: it is
 //     theirs, not the repository's;
 //   - a repository that jazz's secrets live in, or whose work tree holds
@@ -99,11 +101,11 @@ type Options struct {
 	Isolator *isolate.Isolator
 
 	// hooksPinned, when set (by tests), is called by a twin with the
-	// directory of its copy of the approved hooks ("" for none), after
-	// the read whose hash matched the approval and right before git
-	// runs: the window in which a hook rewritten in the repository must
-	// not run.
-	hooksPinned func(dir string)
+	// directories of its copies of the approved hooks, the repository's
+	// and a local remote's ("" for none), after the read whose hash
+	// matched the approval and right before git runs: the window in
+	// which a hook rewritten in the repository must not run.
+	hooksPinned func(local, remote string)
 }
 
 // Tools returns the seven read-only git tools and the eight pairs (each

@@ -40,7 +40,8 @@ func readHook(ctx context.Context, p string) ([]byte, error) {
 // pinHooks makes the approved hooks the only ones a twin's git runs:
 // their bytes as hookSet read them (the read whose hash matched the
 // approval) go into a directory of the twin's own, made for this call,
-// which git is then given as core.hooksPath (repo.cmd, repo.network).
+// which git is then given as core.hooksPath (repo.cmd, repo.network;
+// for a push to a repository on this machine, its receive-pack too).
 // A hook added, rewritten or replaced by a link in the repository's
 // hooks directory after that read is not in the copy, so it does not
 // run; a hook that was not approved is simply absent. Only the hooks are
@@ -52,18 +53,18 @@ func readHook(ctx context.Context, p string) ([]byte, error) {
 // finds beside or above itself ("$(dirname "$0")/..") is the twin's empty
 // directory, not a shared one such as /tmp. done removes it; the caller
 // defers it, so it goes however the call ends, cancelled too.
-func (r *repo) pinHooks(files []hookFile) (done func(), f *tools.Result) {
+func (r *repo) pinHooks(files []hookFile) (dir string, done func(), f *tools.Result) {
 	if len(files) == 0 {
-		return func() {}, nil
+		return "", func() {}, nil
 	}
 	base, err := os.MkdirTemp("", "jazz-hooks-")
 	if err != nil {
-		return nil, fail(fmt.Sprintf("Refused: cannot make a private copy of the approved hooks: %v", err))
+		return "", nil, fail(fmt.Sprintf("Refused: cannot make a private copy of the approved hooks: %v", err))
 	}
 	remove := func() { os.RemoveAll(base) }
-	refuse := func(msg string) (func(), *tools.Result) {
+	refuse := func(msg string) (string, func(), *tools.Result) {
 		remove()
-		return nil, fail("Refused: " + msg)
+		return "", nil, fail("Refused: " + msg)
 	}
 	if base, err = filepath.Abs(base); err != nil {
 		return refuse(fmt.Sprintf("cannot make a private copy of the approved hooks: %v", err))
@@ -91,11 +92,7 @@ func (r *repo) pinHooks(files []hookFile) (done func(), f *tools.Result) {
 			return refuse(fmt.Sprintf("cannot copy the approved hook %s: %v", disp(h.name), err))
 		}
 	}
-	r.hooks = d
-	return func() {
-		r.hooks = ""
-		remove()
-	}, nil
+	return d, remove, nil
 }
 
 // writeNew writes body to a file that must not exist yet, executable by

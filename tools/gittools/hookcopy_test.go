@@ -14,9 +14,9 @@ import (
 
 // withPinSeam rebuilds w's tools so that seam runs inside each twin
 // between its read of the hooks (the one whose hash matched the
-// approval) and the git that runs them, given the directory of the
-// twin's copy.
-func withPinSeam(w *world, seam func(dir string)) {
+// approval) and the git that runs them, given the directories of the
+// twin's copies (the repository's, a local remote's).
+func withPinSeam(w *world, seam func(local, remote string)) {
 	w.t.Helper()
 	reg, err := tools.NewRegistry(Tools(Options{Environ: func() []string { return w.environ }, hooksPinned: seam})...)
 	if err != nil {
@@ -65,7 +65,7 @@ func TestTwinRunsTheApprovedHookBytesOnly(t *testing.T) {
 				markHook(t, filepath.Join(hooks, h), "approved", marker)
 			}
 			var copyDir string
-			withPinSeam(w, func(d string) {
+			withPinSeam(w, func(d, _ string) {
 				copyDir = d
 				for _, h := range approved {
 					if h != c.control {
@@ -112,7 +112,7 @@ func TestHookCopyGoesWhenTheCallIsCancelled(t *testing.T) {
 	writeFile(t, filepath.Join(dir, ".git", "hooks", "pre-commit"), "#!/bin/sh\ntouch '"+started+"'\nsleep 60\n")
 	must(t, os.Chmod(filepath.Join(dir, ".git", "hooks", "pre-commit"), 0o755))
 	pinned := make(chan string, 1)
-	withPinSeam(w, func(d string) { pinned <- d })
+	withPinSeam(w, func(d, _ string) { pinned <- d })
 	p := w.propose(c.name, c.args)
 	twin, _ := w.reg.Lookup(p.Approval.ExecuteToolName)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -180,5 +180,105 @@ func TestHookSourcingAFileBesideItFailsClosed(t *testing.T) {
 	}
 	if got := w.git(dir, "rev-parse", "HEAD"); got != head {
 		t.Fatalf("HEAD moved to %s", got)
+	}
+}
+
+// TestPushRunsOnlyTheRemoteHooksItWasApprovedWith: under high-risk a
+// push to a repository on this machine runs that repository's hooks
+// (receive-pack's): the preview names them, hooks planted there after
+// the preview make the twin refuse, and hooks rewritten, added or
+// swapped for a link after the twin's check do not run, while the
+// approved ones do.
+func TestPushRunsOnlyTheRemoteHooksItWasApprovedWith(t *testing.T) {
+	t.Parallel()
+	c := hookCases()[6] // git_push
+	if c.name != "git_push" {
+		t.Fatalf("hookCases()[6] is %s", c.name)
+	}
+	const control = "pre-receive"
+	t.Run("planted after the preview", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		setPolicy(w, messages.PolicyHighRisk)
+		_, remote := hookRepo(w, c)
+		marker := filepath.Join(t.TempDir(), "hooks-ran")
+		p := w.propose(c.name, c.args)
+		plantHooks(t, filepath.Join(remote, "hooks"), marker)
+		r := w.approve(p)
+		if r.Success || !strings.Contains(r.Error, "changed since the preview was approved") {
+			t.Fatalf("want a refusal over the remote's hooks the approval did not cover, got success=%v %q", r.Success, r.Error)
+		}
+		if got := hooksRan(marker); got != "" {
+			t.Fatalf("hooks ran:\n%s", got)
+		}
+	})
+	t.Run("changed after the check", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		setPolicy(w, messages.PolicyHighRisk)
+		_, remote := hookRepo(w, c)
+		hooks := filepath.Join(remote, "hooks")
+		marker := filepath.Join(t.TempDir(), "hooks-ran")
+		approved := []string{control, "update", "post-receive"}
+		for _, h := range approved {
+			markHook(t, filepath.Join(hooks, h), "approved", marker)
+		}
+		var copyDir string
+		withPinSeam(w, func(_, d string) {
+			copyDir = d
+			markHook(t, filepath.Join(hooks, "update"), "evil rewritten", marker)
+			for _, h := range []string{"reference-transaction", "post-update", "proc-receive"} {
+				markHook(t, filepath.Join(hooks, h), "evil added", marker)
+			}
+			evil := filepath.Join(t.TempDir(), control)
+			markHook(t, evil, "evil linked", marker)
+			must(t, os.Remove(filepath.Join(hooks, control)))
+			must(t, os.Symlink(evil, filepath.Join(hooks, control)))
+		})
+		p := w.propose(c.name, c.args)
+		if !strings.Contains(p.Approval.PreviewDiff, remote) || !strings.Contains(p.Approval.PreviewDiff, control) {
+			t.Errorf("the preview does not name the remote's hooks:\n%s", p.Approval.PreviewDiff)
+		}
+		ok(t, w.approve(p))
+		ran := hooksRan(marker)
+		if strings.Contains(ran, "evil") {
+			t.Fatalf("a hook of the remote changed after the twin's check ran:\n%s", ran)
+		}
+		for _, h := range approved {
+			if !strings.Contains("\n"+ran+"\n", "\napproved "+h+"\n") {
+				t.Fatalf("the approved remote hook %s did not run; ran:\n%s", h, ran)
+			}
+		}
+		if copyDir == "" {
+			t.Fatal("the twin made no copy of the remote's approved hooks")
+		}
+		if _, err := os.Lstat(filepath.Dir(copyDir)); !os.IsNotExist(err) {
+			t.Fatalf("the copy of the remote's hooks %s is still there after the call (%v)", copyDir, err)
+		}
+	})
+}
+
+// TestRemoteHookCopyUnderAnAwkwardTMPDIR: the copy of a local remote's
+// hooks reaches its receive-pack through a shell command line, so a
+// temporary directory whose name holds a space, a quote and a `$` is
+// still one word there: the approved hook runs, from the copy.
+func TestRemoteHookCopyUnderAnAwkwardTMPDIR(t *testing.T) {
+	tmp := filepath.Join(t.TempDir(), `it's a $HOME; dir`)
+	must(t, os.MkdirAll(tmp, 0o700))
+	t.Setenv("TMPDIR", tmp)
+	w := newWorld(t)
+	setPolicy(w, messages.PolicyHighRisk)
+	c := hookCases()[6]
+	_, remote := hookRepo(w, c)
+	marker := filepath.Join(t.TempDir(), "hooks-ran")
+	writeFile(t, filepath.Join(remote, "hooks", "pre-receive"), "#!/bin/sh\necho \"approved pre-receive $0\" >> '"+marker+"'\n")
+	must(t, os.Chmod(filepath.Join(remote, "hooks", "pre-receive"), 0o755))
+	ok(t, w.approve(w.propose(c.name, c.args)))
+	want := "approved pre-receive " + filepath.Join(tmp, "jazz-hooks-")
+	if got := hooksRan(marker); !strings.HasPrefix(got, want) {
+		t.Fatalf("the remote's approved hook did not run from the copy under %q; ran:\n%s", tmp, got)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Fatalf("the copy is still in %s after the call: %v", tmp, left)
 	}
 }

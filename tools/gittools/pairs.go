@@ -52,8 +52,11 @@ type plan struct {
 	// files' changes, for a twin that pins them (pinIndex).
 	branch, index, worktree string
 	// hooks are the hooks the approval covers, as coverHooks read them:
-	// the only ones the twin's git runs (pinHooks).
-	hooks []hookFile
+	// the only ones the twin's git runs (pinHooks). remoteHooks are those
+	// of remoteGitDir, a repository on this machine a push goes to, whose
+	// receive-pack runs them.
+	hooks, remoteHooks []hookFile
+	remoteGitDir       string
 	// done, when set, is the propose half's whole answer: nothing needs
 	// approval (a merge that is already up to date).
 	done *tools.Result
@@ -150,13 +153,20 @@ func executeWith[T any, A interface {
 		if p.fingerprint() != *want {
 			return tools.Fail(changedMessage(r))
 		}
-		done, f := r.pinHooks(p.hooks)
+		d, done, f := r.pinHooks(p.hooks)
 		if f != nil {
 			return *f
 		}
 		defer done()
+		rd, rdone, f := r.pinHooks(p.remoteHooks)
+		if f != nil {
+			return *f
+		}
+		defer rdone()
+		r.hooks, r.remoteHooks = d, rd
+		defer func() { r.hooks, r.remoteHooks = "", "" }()
 		if c.o.hooksPinned != nil {
-			c.o.hooksPinned(r.hooks)
+			c.o.hooksPinned(d, rd)
 		}
 		return act(ctx, r, a, p)
 	}
@@ -172,21 +182,42 @@ func (r *repo) coverHooks(ctx context.Context, p *plan) *tools.Result {
 	if !r.highRisk {
 		return nil
 	}
-	line, files, f := r.hookSet(ctx)
+	line, files, f := r.hookSet(ctx, r.dir, "")
 	if f != nil {
 		return f
 	}
 	p.state = append(p.state, line)
 	p.hooks = files
 	if len(files) > 0 {
-		names := make([]string, len(files))
-		for i, h := range files {
-			names[i] = h.name
-		}
-		p.preview += "\nHooks git may run (the policy is high-risk): " + disp(strings.Join(names, ", ")) +
-			"\n(each runs from a private copy of the file as it is now; a file a hook reads beside it is not copied)\n"
+		p.preview += "\nHooks git may run (the policy is high-risk): " + hookNames(files) + "\n" + copyNote
+	}
+	if p.remoteGitDir == "" {
+		return nil
+	}
+	// A push to a repository on this machine runs its receive-pack, and
+	// with it that repository's hooks.
+	line, files, f = r.hookSet(ctx, p.remoteGitDir, p.remoteGitDir)
+	if f != nil {
+		return f
+	}
+	p.state = append(p.state, "remote "+line)
+	p.remoteHooks = files
+	if len(files) > 0 {
+		p.preview += "\nHooks the remote's repository (" + disp(p.remoteGitDir) + ") may run: " + hookNames(files) + "\n" + copyNote
 	}
 	return nil
+}
+
+// copyNote tells the approver how approved hooks run (pinHooks).
+const copyNote = "(each runs from a private copy of the file as it is now; a file a hook reads beside it is not copied)\n"
+
+// hookNames lists hooks for a preview.
+func hookNames(files []hookFile) string {
+	names := make([]string, len(files))
+	for i, h := range files {
+		names[i] = h.name
+	}
+	return disp(strings.Join(names, ", "))
 }
 
 func changedMessage(r *repo) string {

@@ -105,10 +105,7 @@ func (r *repo) checkLocal(ctx context.Context, ri *remoteInfo) *tools.Result {
 	if err != nil || !fi.IsDir() {
 		return fail(fmt.Sprintf("The remote %s is the local path %s, which is not a directory.", ri.name, ri.local))
 	}
-	gitDir := ri.local
-	if st, err := os.Stat(filepath.Join(ri.local, ".git")); err == nil && st.IsDir() {
-		gitDir = filepath.Join(ri.local, ".git")
-	}
+	gitDir := localGitDir(ri.local)
 	// The remote's repository is named explicitly: it may be bare.
 	risks, why := configRisks(ctx, &gitCmd{dir: gitDir, gitDir: gitDir, readOnly: true, environ: r.environ, box: r.box})
 	if why != "" {
@@ -124,6 +121,15 @@ func (r *repo) checkLocal(ctx context.Context, ri *remoteInfo) *tools.Result {
 	return nil
 }
 
+// localGitDir is the git directory of the repository at local, a bare
+// one or a work tree's.
+func localGitDir(local string) string {
+	if st, err := os.Stat(filepath.Join(local, ".git")); err == nil && st.IsDir() {
+		return filepath.Join(local, ".git")
+	}
+	return local
+}
+
 // localName is the remote's name when its repository is on this machine.
 func (ri *remoteInfo) localName() string {
 	if ri.local == "" {
@@ -135,7 +141,7 @@ func (ri *remoteInfo) localName() string {
 // network is the gitCmd of a fetch or push to ri.
 func (r *repo) network(ri *remoteInfo) *gitCmd {
 	return &gitCmd{dir: r.dir, network: true, protocols: ri.protocols(r.highRisk), environ: r.environ, box: r.box,
-		hooks: r.hooks, localRemote: ri.localName(), remoteHooks: r.highRisk}
+		hooks: r.hooks, localRemote: ri.localName(), remoteHooks: r.remoteHooks}
 }
 
 // currentBranch is the short name of the branch HEAD is on.
@@ -264,9 +270,13 @@ func planPush(ctx context.Context, r *repo, a *pushArgs) (*plan, *tools.Result) 
 		target = "current branch"
 	}
 	msg += " to " + quoted(ri.name) + "/" + quoted(target)
-	return &plan{message: msg, preview: b.String(),
+	p := &plan{message: msg, preview: b.String(),
 		state: []string{"push " + ri.url, "src " + branch + " " + oid, "dst " + dst, "known " + known, fmt.Sprintf("force %t", a.Force)},
-		oid:   oid, kind: dst, ref: known}, nil
+		oid:   oid, kind: dst, ref: known}
+	if ri.local != "" {
+		p.remoteGitDir = localGitDir(ri.local)
+	}
+	return p, nil
 }
 
 func orNone(oid string) string {

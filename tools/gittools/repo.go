@@ -30,9 +30,11 @@ type repo struct {
 	highRisk bool
 	// hooks is the private copy of the approved hooks a twin's git runs
 	// (pinHooks); "" while there is none, when git runs no hook.
-	hooks   string
-	environ func() []string
-	box     *sandbox
+	// remoteHooks is the same for the receive-pack of a push to a
+	// repository on this machine.
+	hooks, remoteHooks string
+	environ            func() []string
+	box                *sandbox
 }
 
 // cmd is how git runs for this repository.
@@ -252,13 +254,14 @@ func hookRisks(ctx context.Context, g *gitCmd, dir string, inside ...string) ([]
 }
 
 // hookSet is, under the high-risk policy, the state line of the hooks
-// git may run for r (the directory in effect, each hook's name and
-// content) and the hooks themselves, as read for it. A twin, whose git
-// runs them, refuses when they are not the ones its approval was given
-// with, and its git runs exactly these bytes (pinHooks), never what the
-// hooks directory holds by the time git starts.
-func (r *repo) hookSet(ctx context.Context) (string, []hookFile, *tools.Result) {
-	d, why := hooksDir(ctx, r.hooksQuery(r.dir, ""), r.dir)
+// git may run in the repository at dir (explicitly gitDir, when set):
+// the directory in effect, each hook's name and content; and the hooks
+// themselves, as read for it. A twin, whose git runs them, refuses when
+// they are not the ones its approval was given with, and its git runs
+// exactly these bytes (pinHooks), never what the hooks directory holds
+// by the time git starts.
+func (r *repo) hookSet(ctx context.Context, dir, gitDir string) (string, []hookFile, *tools.Result) {
+	d, why := hooksDir(ctx, r.hooksQuery(dir, gitDir), dir)
 	if why != "" {
 		return "", nil, fail(why)
 	}

@@ -74,12 +74,11 @@ type gitCmd struct {
 	// runs no hook); nothing that may run a hook starts with it.
 	askHooks bool
 	// localRemote is the name of a remote on this machine a push may
-	// start a receive-pack for; it too runs without hooks unless
-	// remoteHooks, though git does not pass our configuration on to it.
+	// start a receive-pack for. git does not pass our configuration on to
+	// it, so its hooks are set on its own command line: the private copy
+	// remoteHooks of the remote's hooks the approval covered, or none.
 	localRemote string
-	// remoteHooks: the receive-pack of localRemote runs the hooks of the
-	// remote's repository (the policy is high-risk).
-	remoteHooks bool
+	remoteHooks string
 	// box keeps git and what it runs from jazz's secrets; nil runs git
 	// as it is (tests of these internals).
 	box *sandbox
@@ -194,7 +193,11 @@ func (g *gitCmd) argv(args []string) []string {
 	}
 	if g.network {
 		cfg = append(cfg, g.protocols...)
-		if g.localRemote != "" && !g.remoteHooks {
+		switch {
+		case g.localRemote == "":
+		case g.remoteHooks != "":
+			cfg = append(cfg, "remote."+g.localRemote+".receivepack=git -c core.hooksPath="+shellQuote(g.remoteHooks)+" receive-pack")
+		default:
 			cfg = append(cfg, "remote."+g.localRemote+".receivepack="+gitinert.ReceivePackNoHooks())
 		}
 	}
@@ -306,3 +309,7 @@ func (b *sandbox) hiddenPaths() []string {
 	}
 	return b.hide
 }
+
+// shellQuote is s as one word of a POSIX shell: git runs a receive-pack
+// command through the shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

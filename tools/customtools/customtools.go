@@ -1,6 +1,7 @@
 // Package customtools builds the tools declared in customTools
 // (tools-and-approval.md §8): a record tool answers a fixed response and
-// changes nothing; a command tool runs its argv without a shell, the
+// changes nothing; a command tool runs its argv without a shell in the
+// directory jazz started in (never where the model cd'ed), the
 // validated arguments as JSON on stdin, with the scrubbed environment of
 // the declaring agent's envAllowlist, under a timeout and a 16 KB cap per
 // stream, and nothing it starts outlives it (childproc). Command tools are
@@ -40,9 +41,14 @@ type Options struct {
 	EnvAllowlist []string
 	// Environ is jazz's environment; nil means os.Environ.
 	Environ func() []string
-	// BaseDir resolves a relative program path (./scripts/x): the
-	// directory jazz started in, never the agent's working directory,
-	// which the model moves with cd. "" means the working directory.
+	// BaseDir is where a command tool runs and where its relative
+	// program path (./scripts/x) is found: the directory jazz started
+	// in, never the agent's working directory, which the model moves
+	// with cd. What the program is matters as much as where it works: a
+	// make, npm or git started in a directory the model chose reads the
+	// Makefile, package.json or .git/config it finds there, and a
+	// declared `rm -rf build` removes that directory's build. "" means
+	// jazz's own working directory.
 	BaseDir string
 	// NoCgroup is childproc's (tests of the fallback).
 	NoCgroup bool
@@ -97,22 +103,26 @@ func (r *runner) environ() []string {
 }
 
 func (r *runner) run(ctx context.Context, env *tools.Env, args json.RawMessage) tools.Result {
-	dir := ""
+	// The declaration decides where the command runs, as it decides the
+	// argv: the model's only say is the arguments, which the person sees.
+	dir := r.o.BaseDir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return tools.Fail("Command could not start: jazz's working directory is unknown: " + err.Error())
+		}
+		dir = wd
+	}
 	var hide []string
 	var known *secrets.Redactor
 	if env != nil {
-		dir = env.Cwd()
 		hide = env.Secrets.Hidden(env.JazzHome)
 		known = env.Secrets.Redactor()
 	}
 	stderr := &capped{limit: OutputCap}
 	childEnv := shellguard.SanitizedEnv(r.environ(), r.o.EnvAllowlist, dir, known)
-	base := r.o.BaseDir
-	if base == "" {
-		base = dir
-	}
 	path, _ := shellguard.LookupEnv(childEnv, "PATH")
-	prog, err := childproc.LookPath(r.argv[0], path, base)
+	prog, err := childproc.LookPath(r.argv[0], path, dir)
 	if err != nil {
 		return tools.Fail("Command could not start: " + err.Error())
 	}

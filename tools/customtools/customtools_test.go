@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,10 +65,6 @@ func TestCommandRunsWithoutAShell(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
 		t.Fatal("a shell ran the arguments")
-	}
-	pwd := Tool(command(t, []string{"pwd"}, 5000), Options{})
-	if r := call(t, pwd, dir, `{}`); !r.Success || strings.TrimSpace(r.Value.(string)) != dir {
-		t.Fatalf("pwd = %+v, want the agent's cwd %s", r, dir)
 	}
 }
 
@@ -158,5 +155,47 @@ func TestRelativeProgramResolvesFromBaseDir(t *testing.T) {
 	tl := Tool(command(t, []string{"./tool.sh"}, 5000), Options{BaseDir: base})
 	if r := call(t, tl, moved, `{}`); r.Value != "trusted\n" {
 		t.Fatalf("ran %+v", r)
+	}
+}
+
+// TestCommandRunsWhereJazzStarted: wherever the model has cd'ed (a
+// directory holding a Makefile, a script or a file of the same name as
+// the base's), a command tool works in the directory jazz started in:
+// its pwd is that directory and what it reads by a relative path is that
+// directory's. It used to run in the agent's working directory, where the
+// declared program found the model's choice of files.
+func TestCommandRunsWhereJazzStarted(t *testing.T) {
+	base := t.TempDir()
+	if err := os.WriteFile(filepath.Join(base, "target"), []byte("trusted"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pwd := Tool(command(t, []string{"pwd"}, 5000), Options{BaseDir: base})
+	read := Tool(command(t, []string{"cat", "target"}, 5000), Options{BaseDir: base})
+	rng := rand.New(rand.NewPCG(9, 9))
+	for i := range 8 {
+		moved := t.TempDir()
+		if rng.IntN(2) == 0 {
+			moved = filepath.Join(moved, strings.Repeat("sub/", 1+rng.IntN(3)))
+			if err := os.MkdirAll(moved, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(moved, "target"), []byte(fmt.Sprintf("planted %d", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if r := call(t, pwd, moved, `{}`); !r.Success || strings.TrimSpace(r.Value.(string)) != base {
+			t.Fatalf("pwd from %s = %+v, want %s", moved, r, base)
+		}
+		if r := call(t, read, moved, `{}`); r.Value != "trusted" {
+			t.Fatalf("cat target from %s = %+v, want the base's", moved, r)
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unset := Tool(command(t, []string{"pwd"}, 5000), Options{})
+	if r := call(t, unset, base, `{}`); strings.TrimSpace(fmt.Sprint(r.Value)) != wd {
+		t.Fatalf("pwd without a BaseDir = %+v, want jazz's own %s", r, wd)
 	}
 }

@@ -11,11 +11,13 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/deadline"
 	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/messages"
@@ -385,7 +387,13 @@ func (g *Gate) ask(c *actor.Context) {
 	g.announce(req, "")
 	if g.cfg.Bus != nil {
 		if err := g.cfg.Bus.Publish(messages.ApprovalRequiredSubject(g.cfg.RunID), req, req.Trace); err != nil {
-			g.resolve(c, false, false, messages.DecidedByNobody, "The approval request could not be delivered: "+err.Error())
+			note := "The approval request could not be delivered: " + err.Error()
+			if tooLarge := (*bus.TooLargeError)(nil); errors.As(err, &tooLarge) {
+				// Nobody was shown it, and nobody is shown a cut copy:
+				// the model is told how to go on.
+				note = messages.TooLargeToApprove(tooLarge.Size, tooLarge.Limit)
+			}
+			g.resolve(c, false, false, messages.DecidedByNobody, note)
 		}
 	}
 }

@@ -37,8 +37,15 @@ type harness struct {
 
 func newHarness(t *testing.T, cfg gateactor.Config) *harness {
 	t.Helper()
+	return newHarnessOn(t, cfg, bus.Options{})
+}
+
+// newHarnessOn is newHarness on the bus opts start (an in-process
+// server of the test's, say).
+func newHarnessOn(t *testing.T, cfg gateactor.Config, opts bus.Options) *harness {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	b, err := bus.Start(ctx, bus.Options{})
+	b, err := bus.Start(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package messages
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Risk levels of a tool, lowest first.
 const (
@@ -175,6 +178,15 @@ const (
 	DecidedByDenylist  = "denylist"
 	DecidedByCancel    = "cancelled"
 )
+
+// TooLargeToApprove is what the model is told of a call declined because
+// its approval request is larger than the bus that would carry it to a
+// decider takes (size bytes, at most limit): nobody was shown a cut
+// copy, so it is split or left out, never retried as it is.
+func TooLargeToApprove(size, limit int64) string {
+	return fmt.Sprintf("This call was declined: the change is too large to send for approval (%d bytes, limit %d). "+
+		"Split it into smaller changes (several smaller writes or edits) and ask for each; do not retry it as it is.", size, limit)
+}
 
 // Remember choices an approver may attach to an approval.
 const (

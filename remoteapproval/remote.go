@@ -49,6 +49,11 @@ type Config struct {
 	Policy  string
 	Ceiling string
 	WorkDir string
+	// LocalHuman: a person at this run (a terminal or a bridge) is asked
+	// each request too. A request too large for the bucket is then left
+	// to them, not declined: what cannot go to approvers whole goes to
+	// nobody on the bus, and the gate still waits for the person.
+	LocalHuman bool
 	// Deliver hands a verified decision (or a decline) to the gate.
 	Deliver func(messages.ApprovalDecided)
 	// SetPolicy hands a verified policy change to the gate.
@@ -292,7 +297,13 @@ func (s *state) handle(ctx context.Context, m any) {
 		if errors.As(m.err, &tooLarge) {
 			// Refused before it was sent (the connection came back to a
 			// server that takes less): nothing landed to close.
-			s.decline(m.key, messages.DecidedByNobody, s.tooLarge(p.req, tooLarge))
+			note := s.tooLarge(p.req, tooLarge)
+			if cfg.LocalHuman {
+				p.timer.Stop()
+				delete(s.pending, m.key)
+				return
+			}
+			s.decline(m.key, messages.DecidedByNobody, note)
 			return
 		}
 		if !cfg.Bus.Connected() {
@@ -383,7 +394,9 @@ func (s *state) ask(ctx context.Context, m messages.ApprovalRequired) {
 	if err := cfg.Store.Fits(req); errors.As(err, &tooLarge) {
 		// Never cut: an approver decides exactly what runs, so a request
 		// that cannot go on the bus whole goes to nobody there.
-		s.deliver(m, false, messages.DecidedByNobody, s.tooLarge(req, tooLarge))
+		if note := s.tooLarge(req, tooLarge); !cfg.LocalHuman {
+			s.deliver(m, false, messages.DecidedByNobody, note)
+		}
 		return
 	}
 	p.timer = time.AfterFunc(cfg.Timeout, func() { s.r.send(expired{key}) })
@@ -392,20 +405,18 @@ func (s *state) ask(ctx context.Context, m messages.ApprovalRequired) {
 	s.write(ctx, key, p)
 }
 
-// TooLargeNote is what the model is told of a call whose approval
-// request is too large to send: how large, the limit, and what to do.
-func TooLargeNote(size, limit int64) string {
-	return fmt.Sprintf("This call was declined: the change is too large to send for approval (%d bytes, limit %d). "+
-		"Split it into smaller changes (several smaller writes or edits) and ask for each.", size, limit)
-}
-
 // tooLarge audits and reports req, whose record cannot be written (e),
-// and returns what the model is told with the call's decline.
+// and returns what the model is told if the call is declined for it.
 func (s *state) tooLarge(req approvals.Request, e *approvals.TooLargeError) string {
 	s.audit(approvals.AuditEntry{Event: approvals.AuditCancelled, RequestID: req.RequestID, Tool: req.Tool, ActionHash: req.ActionHash,
 		Reason: "not sent: " + e.Error()})
-	s.report(approvals.AuditCancelled, fmt.Sprintf("approval %s (%s) was not sent to remote approvers: it is %d bytes, and the approvals bucket takes at most %d", req.RequestID, req.Tool, e.Size, e.Limit))
-	return TooLargeNote(e.Size, e.Limit)
+	who := "so it was declined"
+	if s.r.cfg.LocalHuman {
+		who = "only the person at this run can decide it"
+	}
+	s.report(approvals.AuditCancelled, fmt.Sprintf("approval %s (%s) was not sent to remote approvers: it is %d bytes, and the approvals bucket takes at most %d; %s",
+		req.RequestID, req.Tool, e.Size, e.Limit, who))
+	return messages.TooLargeToApprove(e.Size, e.Limit)
 }
 
 func (s *state) write(ctx context.Context, key string, p *pending) {

@@ -22,7 +22,7 @@ import (
 // maxPayload (a stock nats-server takes 1 MB; this one less, so the walk
 // stays fast), the run and the approver on connections of their own, and
 // the run's store as the run opened it.
-func smallRig(t *testing.T, maxPayload int32) (*rig, *approvals.Store) {
+func smallRig(t *testing.T, maxPayload int32, localHuman bool) (*rig, *approvals.Store) {
 	t.Helper()
 	n := testutil.StartNATS(t, testutil.NATSOptions{JetStream: true, Configure: func(o *server.Options) { o.MaxPayload = maxPayload }})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -54,7 +54,7 @@ func smallRig(t *testing.T, maxPayload int32) (*rig, *approvals.Store) {
 		t.Fatal(err)
 	}
 	r.remote, err = remoteapproval.Start(context.Background(), remoteapproval.Config{
-		Bus: r.runBus, Store: runStore, RunID: "run-1", Registry: reg, Timeout: time.Minute, WorkDir: "/w",
+		Bus: r.runBus, Store: runStore, RunID: "run-1", Registry: reg, Timeout: time.Minute, WorkDir: "/w", LocalHuman: localHuman,
 		Deliver: func(d messages.ApprovalDecided) { r.got <- d },
 		Report: func(n remoteapproval.Notice) {
 			r.mu.Lock()
@@ -74,6 +74,21 @@ func smallRig(t *testing.T, maxPayload int32) (*rig, *approvals.Store) {
 	return r, runStore
 }
 
+// askOfSize is a gate request whose record, as the loop builds it, is
+// about size bytes (its preview padded): its times and ids may differ in
+// length by a few bytes, far less than the kilobyte either side of the
+// limit the tests walk.
+func askOfSize(id string, size int64) messages.ApprovalRequired {
+	probe := approvals.Request{RunID: "run-1", RequestID: approvals.NewRequestID(), ToolCallID: id, AgentID: "a1", Agent: "remote",
+		Tool: "write_file", Arguments: json.RawMessage(`{"path":"note.txt"}`), Message: "Write note.txt", PreviewDiff: "x",
+		RiskTier: "high-risk", WorkDir: "/w", ExecuteTool: "execute_write_file", ExecuteArgs: writeArgs, ActionHash: strings.Repeat("0", 64),
+		CreatedAt: time.Now().UTC(), ExpiresAt: time.Now().UTC()}
+	base, _ := json.Marshal(approvals.Record{Status: approvals.StatusPending, Request: probe})
+	return messages.ApprovalRequired{Place: messages.Place{RunID: "run-1", AgentID: "a1", AgentName: "remote"}, ToolCallID: id,
+		ToolName: "write_file", RiskLevel: "high-risk", Message: "Write note.txt", PreviewDiff: strings.Repeat("x", int(size)-len(base)+1),
+		ExecuteToolName: "execute_write_file", ExecuteArgs: writeArgs, Arguments: json.RawMessage(`{"path":"note.txt"}`)}
+}
+
 // TestOversizedRequestIsDeclinedClearlyAndTheLargestIsDecided walks the
 // size of a request's record around the largest the run's bucket takes,
 // as measured on the run's own connection to a server of a small
@@ -84,26 +99,16 @@ func smallRig(t *testing.T, maxPayload int32) (*rig, *approvals.Store) {
 // approver, and no approval comes later.
 func TestOversizedRequestIsDeclinedClearlyAndTheLargestIsDecided(t *testing.T) {
 	const maxPayload = 256 << 10
-	r, runStore := smallRig(t, maxPayload)
+	r, runStore := smallRig(t, maxPayload, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	limit := runStore.MaxRequest()
 	if limit <= 0 || limit >= maxPayload {
 		t.Fatalf("MaxRequest is %d on a server that takes %d", limit, maxPayload)
 	}
-	// What the record holds besides the preview: a request as the loop
-	// builds it, with a one-byte preview. Its times and ids may differ in
-	// length by a few bytes, far less than the kilobyte either side.
-	probe := approvals.Request{RunID: "run-1", RequestID: approvals.NewRequestID(), ToolCallID: "call_0000", AgentID: "a1", Agent: "remote",
-		Tool: "write_file", Arguments: json.RawMessage(`{"path":"note.txt"}`), Message: "Write note.txt", PreviewDiff: "x",
-		RiskTier: "high-risk", WorkDir: "/w", ExecuteTool: "execute_write_file", ExecuteArgs: writeArgs, ActionHash: strings.Repeat("0", 64),
-		CreatedAt: time.Now().UTC(), ExpiresAt: time.Now().UTC()}
-	base, _ := json.Marshal(approvals.Record{Status: approvals.StatusPending, Request: probe})
 	for i, size := range []int64{limit - 1024, limit + 1024, maxPayload, 3 * limit} {
 		id := fmt.Sprintf("call_%04d", i)
-		m := messages.ApprovalRequired{Place: messages.Place{RunID: "run-1", AgentID: "a1", AgentName: "remote"}, ToolCallID: id,
-			ToolName: "write_file", RiskLevel: "high-risk", Message: "Write note.txt", PreviewDiff: strings.Repeat("x", int(size)-len(base)+1),
-			ExecuteToolName: "execute_write_file", ExecuteArgs: writeArgs, Arguments: json.RawMessage(`{"path":"note.txt"}`)}
+		m := askOfSize(id, size)
 		r.remote.Ask(m)
 		if size <= limit {
 			rec := r.pendingFor(id)
@@ -136,4 +141,67 @@ func TestOversizedRequestIsDeclinedClearlyAndTheLargestIsDecided(t *testing.T) {
 	}
 	// Nothing more reaches the gate: no late approval of what was refused.
 	r.nothing(t, 500*time.Millisecond)
+}
+
+// TestOversizedRequestIsLeftToThePersonAtHand: with a person at the run
+// (a terminal or bridge) who is asked every request too, one too large
+// for the bucket is neither declined nor approved by remote approvals: the
+// run is told it went to nobody on the bus, nothing is in the bucket, the
+// gate keeps waiting for the person, and the person's answer (the gate's
+// withdrawal) settles it quietly. A request that fits is still decided
+// remotely afterwards.
+func TestOversizedRequestIsLeftToThePersonAtHand(t *testing.T) {
+	const maxPayload = 256 << 10
+	r, runStore := smallRig(t, maxPayload, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	limit := runStore.MaxRequest()
+	for i, size := range []int64{limit + 1024, 3 * limit} {
+		m := askOfSize(fmt.Sprintf("big_%d", i), size)
+		m.RequestID = fmt.Sprintf("apr-big-%d", i)
+		r.remote.Ask(m)
+		r.noticedTimes(t, approvals.AuditCancelled, "only the person at this run can decide it", i+1)
+		r.nothing(t, 300*time.Millisecond)
+		recs, err := r.apStore.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs {
+			if rec.Request.ToolCallID == m.ToolCallID {
+				t.Fatalf("%d bytes: a record was left for approvers: %s", size, rec.Status)
+			}
+		}
+		r.remote.Withdraw(messages.ApprovalDecided{RequestID: m.RequestID, ToolCallID: m.ToolCallID, Approved: true, DecidedBy: messages.DecidedByBridge})
+	}
+	r.nothing(t, 300*time.Millisecond)
+	m := askOfSize("fits", limit-1024)
+	r.remote.Ask(m)
+	rec := r.pendingFor("fits")
+	if err := r.decide(rec, r.alice, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := r.want(t, true, remoteapproval.DecidedByPrefix+"alice"); d.ToolCallID != "fits" {
+		t.Fatalf("decision for %s", d.ToolCallID)
+	}
+}
+
+// noticedTimes waits until n notices of kind carry substr.
+func (r *rig) noticedTimes(t *testing.T, kind, substr string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		seen := 0
+		r.mu.Lock()
+		for _, x := range r.notices {
+			if x.Kind == kind && strings.Contains(x.Message, substr) {
+				seen++
+			}
+		}
+		r.mu.Unlock()
+		if seen >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("fewer than %d %s notices with %q in %+v", n, kind, substr, r.notices)
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,6 +36,12 @@ type askTap struct {
 	// human is told each call the gate resolved (Withdraw, Unasked): the
 	// local answerer's (a bridge's) own withdrawal and count, or nil.
 	human func(messages.ApprovalDecided)
+	// shared: pub is an external bus, whose copy of a request is for
+	// observers only (the person at hand reads local, remote approvals
+	// get it in-process, and the run takes no decision from there).
+	shared bool
+	// warn tells the run's user; may be nil.
+	warn func(msg string)
 }
 
 type publisher interface {
@@ -50,7 +57,17 @@ func (t *askTap) Publish(subject string, msg any, trace messages.Trace) error {
 			return err
 		}
 	}
-	return t.pub.Publish(subject, msg, trace)
+	err := t.pub.Publish(subject, msg, trace)
+	if req, ok := msg.(messages.ApprovalRequired); ok && t.shared && errors.Is(err, bus.ErrTooLarge) {
+		// Only observers miss it: whoever decides was handed it above,
+		// or was told why not. Failing here would decline a call the
+		// person at hand can still see whole.
+		if t.warn != nil {
+			t.warn(fmt.Sprintf("approval request for %s (%s) was not copied to the shared bus: %v", req.ToolCallID, req.ToolName, err))
+		}
+		return nil
+	}
+	return err
 }
 
 // Withdraw closes remote approvals' record of a request the gate
@@ -105,7 +122,7 @@ func startRemote(ctx context.Context, o RunOptions, b *bus.Bus, runID string, au
 	}
 	r, err := remoteapproval.Start(context.WithoutCancel(ctx), remoteapproval.Config{
 		Bus: b, Store: store, RunID: runID, Registry: o.Remote.Registry, Timeout: o.Remote.Timeout,
-		Policy: o.Policy, Ceiling: o.Remote.Ceiling, WorkDir: o.Cwd,
+		Policy: o.Policy, Ceiling: o.Remote.Ceiling, WorkDir: o.Cwd, LocalHuman: o.Bridge || o.TerminalHuman,
 		Deliver:   func(d messages.ApprovalDecided) { deliver(d) },
 		SetPolicy: func(p messages.PolicyChanged) { deliver(p) },
 		Report:    func(n remoteapproval.Notice) { warn("", "remote approvals: "+n.Message) },

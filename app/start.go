@@ -288,7 +288,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 	}
 	r.detach = append(r.detach, closeTools)
 
-	tap := &askTap{pub: r.bus, runID: runID}
+	tap := &askTap{pub: r.bus, runID: runID, shared: !r.bus.Embedded(), warn: func(msg string) { warn("", msg) }}
 	if human != r.bus {
 		tap.local = human
 	}

@@ -510,3 +510,48 @@ func TestPendingQuestionDoesNotStopTheClockForOthers(t *testing.T) {
 		t.Fatalf("the question was never asked:\n%s", r.stderr)
 	}
 }
+
+// TestCallIDOfAnAutomaticCallCounts: the stream showed an approval line
+// under a call id for a call the policy approved (manage_todos); when the
+// model gives its next, asked call (write_file) the same id, a decision
+// naming only that id cannot say which line it answers: it decides
+// nothing, with a warning to echo the requestId, and the write is not
+// made.
+func TestCallIDOfAnAutomaticCallCounts(t *testing.T) {
+	t.Parallel()
+	srv := chatserver.New(
+		chatserver.Turn{Calls: []chatserver.Call{{ID: "same", Name: "manage_todos",
+			Arguments: chatserver.JSONArgs(map[string]any{"todos": []map[string]string{{"content": "copy", "status": "pending"}}})}}},
+		chatserver.Turn{Calls: []chatserver.Call{{ID: "same", Name: "write_file", Arguments: chatserver.JSONArgs(map[string]string{"path": "out.txt", "content": "x\n"})}}},
+		chatserver.Turn{Text: "done"},
+	)
+	defer srv.Close()
+	e := hlNewEnv(t)
+	e.chatAgent(srv, "w", nil, "manage_todos", "write_file")
+	r, br := driveBridge(t, e, []string{"run", "--json", "--interactive-stdin", "--events", "approval", "--agent", "w", "copy it"}, nil,
+		func(req map[string]any) []string {
+			if req["asked"] != true {
+				return []string{} // the automatic call's line: nothing to answer
+			}
+			return []string{`{"type":"approval_decision","toolCallId":"same","approved":true}`, decision(req, false)}
+		})
+	env := r.envelope(t)
+	if r.code != 0 || !*env.OK {
+		t.Fatalf("exit %d: %s\n%s", r.code, r.stdout, r.stderr)
+	}
+	auto := 0
+	for _, req := range br.requests {
+		if req["asked"] != true && req["toolCallId"] == "same" {
+			auto++
+		}
+	}
+	if auto != 1 {
+		t.Fatalf("the stream did not show the automatic call under the id:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.cwd, "out.txt")); err == nil {
+		t.Fatalf("a call-id-only answer approved the write under the reused id:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, `2 gated calls of this run had that toolCallId`) || !strings.Contains(r.stderr, "echo the requestId") {
+		t.Fatalf("no warning that the id names two calls:\n%s", r.stderr)
+	}
+}

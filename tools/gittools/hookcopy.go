@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/jazz-run/jazz/safefile"
 	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
 )
@@ -23,13 +22,13 @@ type hookFile struct {
 }
 
 // readHook reads the hook at p (through links), in-process so a FIFO or
-// device cannot stall it, once: what is hashed is what is copied.
-func readHook(ctx context.Context, p string) ([]byte, error) {
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return nil, err
-	}
-	f, err := safefile.Open(real)
+// device cannot stall it, once: what is hashed is what is copied. It is
+// read through the run's secrets guard: jazz reads it outside git's
+// sandbox and puts the bytes where the sandboxed hooks can read them, so
+// a hook that is a link to (or a hard link of) a file of JAZZ_HOME, a
+// secret file or /proc would carry that file out of the sandbox.
+func readHook(ctx context.Context, g secrets.Guard, p string) ([]byte, error) {
+	f, err := g.Open(p)
 	if err != nil {
 		return nil, err
 	}

@@ -282,3 +282,37 @@ func TestRemoteHookCopyUnderAnAwkwardTMPDIR(t *testing.T) {
 		t.Fatalf("the copy is still in %s after the call: %v", tmp, left)
 	}
 }
+
+// TestHookThatIsASecretIsNotCopied: a twin copies its hooks' bytes where
+// the sandboxed git and hooks can read them, so a hook that names a file
+// of JAZZ_HOME (a link to it, or a hard link of it) would carry jazz's
+// secret out of the sandbox, to be read by another approved hook. Such a
+// hook is refused when the call is proposed; nothing is copied or run.
+func TestHookThatIsASecretIsNotCopied(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"symlink", "hard link"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			setPolicy(w, messages.PolicyHighRisk)
+			c := hookCases()[2]
+			dir, _ := hookRepo(w, c)
+			secret := filepath.Join(w.env.JazzHome, "key")
+			writeFile(t, secret, "SECRET-KEY\n")
+			must(t, os.Chmod(secret, 0o700))
+			hook := filepath.Join(dir, ".git", "hooks", "post-commit")
+			if how == "symlink" {
+				must(t, os.Symlink(secret, hook))
+			} else {
+				must(t, os.Link(secret, hook))
+			}
+			r := w.call(c.name, c.args)
+			if r.Approval != nil || r.Success || !strings.Contains(r.Error, "post-commit") {
+				t.Fatalf("want the call refused over the hook that is a secret, got approval=%v success=%v %q", r.Approval != nil, r.Success, r.Error)
+			}
+			if strings.Contains(r.Error, "SECRET-KEY") {
+				t.Fatalf("the refusal shows the secret: %q", r.Error)
+			}
+		})
+	}
+}

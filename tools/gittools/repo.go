@@ -35,6 +35,9 @@ type repo struct {
 	hooks, remoteHooks string
 	environ            func() []string
 	box                *sandbox
+	// guard is the run's secrets guard: a hook is read through it, since
+	// its bytes are copied where git and the hooks can read them.
+	guard secrets.Guard
 }
 
 // cmd is how git runs for this repository.
@@ -71,7 +74,7 @@ func openRepo(ctx context.Context, env *tools.Env, o Options, pathArg string, mu
 	if !fi.IsDir() {
 		dir = filepath.Dir(dir)
 	}
-	r := &repo{dir: dir, highRisk: tools.CurrentPolicy(env) == messages.PolicyHighRisk, environ: o.Environ}
+	r := &repo{dir: dir, highRisk: tools.CurrentPolicy(env) == messages.PolicyHighRisk, environ: o.Environ, guard: g}
 	r.box = &sandbox{iso: o.Isolator, hide: env.Secrets.Hidden(env.JazzHome), known: env.Secrets.Redactor(), strict: r.highRisk}
 	res := r.cmd(true).run(ctx, DefaultTimeout, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
 	if !res.ok() {
@@ -276,7 +279,7 @@ func (r *repo) hookSet(ctx context.Context, dir, gitDir string) (string, []hookF
 	}
 	files := make([]hookFile, 0, len(names))
 	for _, n := range names {
-		body, err := readHook(ctx, filepath.Join(d, n))
+		body, err := readHook(ctx, r.guard, filepath.Join(d, n))
 		if err != nil {
 			return "", nil, fail(fmt.Sprintf("read the hook %s: %v", filepath.Join(d, n), err))
 		}

@@ -316,3 +316,41 @@ func TestHookThatIsASecretIsNotCopied(t *testing.T) {
 		})
 	}
 }
+
+// TestConfiguredHooksPathIsPinnedToo: the hooks directory a repository's
+// own configuration names (core.hooksPath, relative as .githooks or
+// absolute elsewhere) is read, shown and copied like .git/hooks, and
+// what is rewritten there after the twin's check does not run.
+func TestConfiguredHooksPathIsPinnedToo(t *testing.T) {
+	t.Parallel()
+	for _, where := range []string{"relative", "absolute"} {
+		t.Run(where, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			setPolicy(w, messages.PolicyHighRisk)
+			c := hookCases()[2]
+			dir, _ := hookRepo(w, c)
+			hooks, value := filepath.Join(dir, ".githooks"), ".githooks"
+			if where == "absolute" {
+				hooks = filepath.Join(t.TempDir(), "shared-hooks")
+				value = hooks
+			}
+			must(t, os.MkdirAll(hooks, 0o755))
+			w.git(dir, "config", "core.hooksPath", value)
+			marker := filepath.Join(t.TempDir(), "hooks-ran")
+			markHook(t, filepath.Join(hooks, "pre-commit"), "approved", marker)
+			withPinSeam(w, func(string, string) {
+				markHook(t, filepath.Join(hooks, "pre-commit"), "evil", marker)
+				markHook(t, filepath.Join(hooks, "commit-msg"), "evil", marker)
+			})
+			p := w.propose(c.name, c.args)
+			if !strings.Contains(p.Approval.PreviewDiff, "pre-commit") {
+				t.Errorf("the preview does not name the configured directory's hook:\n%s", p.Approval.PreviewDiff)
+			}
+			ok(t, w.approve(p))
+			if got := hooksRan(marker); got != "approved pre-commit" {
+				t.Fatalf("want only the approved pre-commit to run, ran:\n%s", got)
+			}
+		})
+	}
+}

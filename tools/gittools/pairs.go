@@ -57,6 +57,11 @@ type plan struct {
 	// receive-pack runs them.
 	hooks, remoteHooks []hookFile
 	remoteGitDir       string
+	// paths are the work-tree paths a dry run listed (relative to the
+	// top), and content their contentState line, for a twin that
+	// stages or removes exactly them.
+	paths   []string
+	content string
 	// done, when set, is the propose half's whole answer: nothing needs
 	// approval (a merge that is already up to date).
 	done *tools.Result

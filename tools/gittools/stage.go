@@ -61,21 +61,20 @@ func (r *repo) dryRunList(ctx context.Context, cmd string, args ...string) (path
 // no filter and without following a link, so a FIFO or a link into /proc
 // cannot stall or leak anything.
 func (r *repo) contentState(ctx context.Context, paths []string) (string, *tools.Result) {
-	h := sha256.New()
-	for _, p := range paths {
+	states := make([]string, len(paths))
+	for i, p := range paths {
 		abs := filepath.Join(r.top, p)
-		fmt.Fprintf(h, "%q ", p)
 		fi, err := os.Lstat(abs)
 		switch {
 		case err != nil:
-			fmt.Fprintln(h, "missing")
+			states[i] = "missing"
 		case fi.Mode()&fs.ModeSymlink != 0:
 			target, _ := os.Readlink(abs)
-			fmt.Fprintf(h, "link %q\n", target)
+			states[i] = linkState(target)
 		case fi.Mode().IsRegular():
 			f, err := safefile.Open(abs)
 			if err != nil {
-				fmt.Fprintf(h, "unreadable %v\n", err)
+				states[i] = fmt.Sprintf("unreadable %v", err)
 				continue
 			}
 			fh := sha256.New()
@@ -84,12 +83,30 @@ func (r *repo) contentState(ctx context.Context, paths []string) (string, *tools
 			if err != nil {
 				return "", fail(fmt.Sprintf("read %s for the preview: %v", abs, err))
 			}
-			fmt.Fprintf(h, "file %o %x\n", fi.Mode().Perm(), fh.Sum(nil))
+			states[i] = fileState(fi.Mode(), fh.Sum(nil))
 		default:
-			fmt.Fprintf(h, "%s\n", fi.Mode().Type())
+			states[i] = fi.Mode().Type().String()
 		}
 	}
-	return "content " + hex.EncodeToString(h.Sum(nil)), nil
+	return contentLine(paths, states), nil
+}
+
+// linkState and fileState are one path's state in contentState: a link's
+// target, a file's permission bits and the sha256 of its bytes. A twin
+// that stages or deletes a path derives them again from what it read.
+func linkState(target string) string { return fmt.Sprintf("link %q", target) }
+
+func fileState(mode fs.FileMode, sum []byte) string {
+	return fmt.Sprintf("file %o %x", mode.Perm(), sum)
+}
+
+// contentLine is the state line of paths whose states are states.
+func contentLine(paths, states []string) string {
+	h := sha256.New()
+	for i, p := range paths {
+		fmt.Fprintf(h, "%q %s\n", p, states[i])
+	}
+	return "content " + hex.EncodeToString(h.Sum(nil))
 }
 
 func planAdd(ctx context.Context, r *repo, a *addArgs) (*plan, *tools.Result) {
@@ -108,6 +125,9 @@ func planAdd(ctx context.Context, r *repo, a *addArgs) (*plan, *tools.Result) {
 	if len(paths) == 0 {
 		return nil, fail("Nothing to add: " + what + " has no changes to stage.")
 	}
+	if f := r.namesFit(ctx, "git_add"); f != nil {
+		return nil, f
+	}
 	state, f := r.baseState(ctx)
 	if f != nil {
 		return nil, f
@@ -125,7 +145,8 @@ func planAdd(ctx context.Context, r *repo, a *addArgs) (*plan, *tools.Result) {
 	if diff != "" {
 		preview += "\nChanges to tracked files being staged:\n" + capText(diff)
 	}
-	return &plan{message: "Add " + quoted(what) + " to git staging", preview: preview, state: state}, nil
+	return &plan{message: "Add " + quoted(what) + " to git staging", preview: preview, state: state,
+		index: state[1], paths: paths, content: content}, nil
 }
 
 // AddResult is git_add's result.
@@ -135,15 +156,24 @@ type AddResult struct {
 	Message          string `json:"message"`
 }
 
-func actAdd(ctx context.Context, r *repo, a *addArgs, _ *plan) tools.Result {
-	args := []string{"add", "--all"}
+// actAdd stages into a pinned copy of the index (pin.go) exactly the
+// paths the preview listed, as the twin reads them once (stagePaths),
+// and makes the copy the index only when every one was as previewed.
+func actAdd(ctx context.Context, r *repo, a *addArgs, p *plan) tools.Result {
 	var added any = "all files"
 	if !a.All {
-		args = append([]string{"add", "--"}, a.Files...)
 		added = a.Files
 	}
-	if res := r.act(ctx, DefaultTimeout, args...); !res.ok() {
-		return tools.Fail(res.failure("git add", r.dir))
+	pin, f := r.pinIndex(ctx, p.index)
+	if f != nil {
+		return *f
+	}
+	defer pin.release()
+	if f := pin.stagePaths(ctx, p.paths, p.content); f != nil {
+		return *f
+	}
+	if err := pin.install(); err != nil {
+		return tools.Fail(fmt.Sprintf("git add in %s: the index could not be updated: %v; nothing was staged.", disp(r.top), err))
 	}
 	return tools.OK(AddResult{WorkingDirectory: r.dir, AddedFiles: added, Message: "Files added to staging area"})
 }

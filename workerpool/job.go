@@ -435,6 +435,14 @@ type workDecided struct{ d messages.WorkDecision }
 // reask is the gate actor's timer: ask again what is still undecided.
 type reask struct{}
 
+// unsendable is a request the bus refused as larger than it takes
+// (bus.ErrTooLarge): the runner never hears of it, so it is declined
+// here rather than asked again and waited for until the task times out.
+type unsendable struct {
+	seq int
+	err *bus.TooLargeError
+}
+
 type pendingCall struct {
 	sender *actor.PID
 	req    messages.ApprovalRequired
@@ -460,7 +468,13 @@ func (g *workerGate) Receive(c *actor.Context) {
 		g.seq++
 		g.pending[g.seq] = pendingCall{sender: c.Sender(), req: m, sent: time.Now()}
 		wa := messages.WorkApproval{TaskID: g.j.task.TaskID, Attempt: g.j.attempt, Seq: g.seq, Required: m}
-		go g.j.ask(wa, true)
+		engine, self := c.Engine(), c.PID()
+		go func() {
+			var tooLarge *bus.TooLargeError
+			if err := g.j.ask(wa, true); errors.As(err, &tooLarge) {
+				engine.Send(self, unsendable{seq: wa.Seq, err: tooLarge})
+			}
+		}()
 	case workDecided:
 		p, ok := g.pending[m.d.Seq]
 		if !ok || m.d.Decision.ToolCallID != p.req.ToolCallID {
@@ -473,10 +487,20 @@ func (g *workerGate) Receive(c *actor.Context) {
 		d.Place, d.ToolCallID = p.req.Place, p.req.ToolCallID
 		delete(g.pending, m.d.Seq)
 		c.Send(p.sender, d)
+	case unsendable:
+		p, ok := g.pending[m.seq]
+		if !ok {
+			return
+		}
+		delete(g.pending, m.seq)
+		c.Send(p.sender, messages.ApprovalDecided{Place: p.req.Place, Trace: p.req.Trace, ToolCallID: p.req.ToolCallID, ToolName: p.req.ToolName,
+			DecidedBy: messages.DecidedByNobody, Note: messages.TooLargeToApprove(m.err.Size, m.err.Limit)})
 	case reask:
 		for seq, p := range g.pending {
 			if time.Since(p.sent) >= reaskEvery {
-				go g.j.ask(messages.WorkApproval{TaskID: g.j.task.TaskID, Attempt: g.j.attempt, Seq: seq, Required: p.req}, false)
+				go func() {
+					_ = g.j.ask(messages.WorkApproval{TaskID: g.j.task.TaskID, Attempt: g.j.attempt, Seq: seq, Required: p.req}, false)
+				}()
 			}
 		}
 		g.arm(c)
@@ -497,14 +521,14 @@ func (g *workerGate) arm(c *actor.Context) {
 }
 
 // ask sends a request to the runner: durably the first time, as a core
-// re-ask after.
-func (j *job) ask(wa messages.WorkApproval, first bool) {
+// re-ask after. Its error matters only when it is bus.ErrTooLarge: any
+// other failure is retried by the re-ask.
+func (j *job) ask(wa messages.WorkApproval, first bool) error {
 	trace := wa.Required.Trace
 	if !first {
-		_ = j.w.o.Conn.PublishSealed(j.subject(messages.WorkKindAsk), wa, trace, j.seal)
-		return
+		return j.w.o.Conn.PublishSealed(j.subject(messages.WorkKindAsk), wa, trace, j.seal)
 	}
 	ctx, done := context.WithTimeout(j.ctx, 10*time.Second)
 	defer done()
-	_ = j.w.h.JS.PublishSealed(ctx, j.subject(messages.WorkKindApproval), wa, trace, fmt.Sprintf("%s.%d.approval.%d", wa.TaskID, wa.Attempt, wa.Seq), j.seal)
+	return j.w.h.JS.PublishSealed(ctx, j.subject(messages.WorkKindApproval), wa, trace, fmt.Sprintf("%s.%d.approval.%d", wa.TaskID, wa.Attempt, wa.Seq), j.seal)
 }

@@ -1,0 +1,79 @@
+package workerpool_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jazz-run/jazz/app"
+	"github.com/jazz-run/jazz/e2e/chatserver"
+)
+
+// TestWorkersRequestTooLargeForTheBusIsDeclinedNotWaitedFor: a child on
+// a worker writes a small file, then one whose approval request is
+// larger than the bus server takes. The small one is approved by the
+// runner's gate and written; the large one, which the bus refuses to
+// carry, is declined on the worker at once, the child told its size, the
+// limit and to split it, and nothing is written. Before, the request was
+// dropped unsent and re-asked every two seconds, and the run waited
+// until its --timeout.
+func TestWorkersRequestTooLargeForTheBusIsDeclinedNotWaitedFor(t *testing.T) {
+	small := strings.Repeat("s", 100<<10)
+	big := strings.Repeat("b", 3<<20) // its request carries it three times: over the server's 8 MB
+	write := func(id, path, content string) chatserver.Call {
+		args, _ := json.Marshal(map[string]string{"path": path, "content": content})
+		return chatserver.Call{ID: id, Name: "write_file", Arguments: string(args)}
+	}
+	told := make(chan string, 1)
+	f := newFixture(t, 1, func(_ int, r chatserver.Request) chatserver.Turn {
+		tm := r.ToolMessages()
+		if isChild(r) {
+			switch len(tm) {
+			case 0:
+				return chatserver.Turn{Calls: []chatserver.Call{write("w1", "small.txt", small)}}
+			case 1:
+				return chatserver.Turn{Calls: []chatserver.Call{write("w2", "big.txt", big)}}
+			}
+			if tm[1].Content != nil {
+				select {
+				case told <- *tm[1].Content:
+				default:
+				}
+			}
+			return chatserver.Turn{Text: "child done"}
+		}
+		if len(tm) == 0 {
+			return chatserver.Turn{Calls: []chatserver.Call{spawn("c1", "write them")}}
+		}
+		return chatserver.Turn{Text: "parent done"}
+	})
+	f.worker("w1", 1, 2*time.Second)
+	o := f.runOptions("go", "spawn_subagent", "write_file")
+	// Under -race, building and refusing the large request takes seconds;
+	// a run that waited for its request would end by this timeout.
+	o.Timeout = 120 * time.Second
+	o.AutoApprove = []string{"write_file"} // the runner's allowlist approves a relayed write
+	start := time.Now()
+	out, err := app.RunAndWait(context.Background(), o)
+	if err != nil || !out.OK {
+		t.Fatalf("run: %v, ok=%v, stop %s, after %s", err, out.OK, out.StopReason, time.Since(start))
+	}
+	if got, err := os.ReadFile(filepath.Join(f.cwd, "small.txt")); err != nil || string(got) != small {
+		t.Fatalf("the small write: %d bytes, %v", len(got), err)
+	}
+	if _, err := os.Stat(filepath.Join(f.cwd, "big.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the write nobody could approve happened: %v", err)
+	}
+	select {
+	case msg := <-told:
+		if !strings.Contains(msg, "too large to send for approval") || !strings.Contains(msg, "Split it") {
+			t.Fatalf("the child was told %.300q", msg)
+		}
+	default:
+		t.Fatal("the child never heard back about the large write")
+	}
+}

@@ -390,13 +390,22 @@ func (j *job) cancelledAs(res *messages.WorkResult) {
 }
 
 // publishResult stores the result in the stream, once (its message id),
-// retrying for a while through a reconnect.
+// retrying for a while through a reconnect. A result larger than the bus
+// takes (a long answer, a transcript that carries a large write) is sent
+// as tooLargeResult instead: retried as it is it would never go, and the
+// runner would only see the worker go silent.
 func (j *job) publishResult(r messages.WorkResult) {
 	id := fmt.Sprintf("%s.%d.result", r.TaskID, r.Attempt)
 	ctx, done := context.WithTimeout(context.Background(), 30*time.Second)
 	defer done()
-	for {
-		if err := j.w.h.JS.PublishSealed(ctx, j.subject(messages.WorkKindResult), r, j.task.Trace, id, j.seal); err == nil {
+	for shrunk := false; ; {
+		err := j.w.h.JS.PublishSealed(ctx, j.subject(messages.WorkKindResult), r, j.task.Trace, id, j.seal)
+		var tooLarge *bus.TooLargeError
+		if errors.As(err, &tooLarge) && !shrunk {
+			r, shrunk = tooLargeResult(r, tooLarge), true
+			continue
+		}
+		if err == nil {
 			return
 		} else if ctx.Err() != nil {
 			j.w.logf("task %s: result not delivered: %v", r.TaskID, err)
@@ -407,6 +416,18 @@ func (j *job) publishResult(r messages.WorkResult) {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// tooLargeResult is r failed because it is larger than the bus takes
+// (e): what the runner needs to account for it (attempt, usage, how many
+// events it sent) is kept; the answer, texts, transcript and call lists,
+// which made it too large, are not sent, and the parent is told why.
+func tooLargeResult(r messages.WorkResult, e *bus.TooLargeError) messages.WorkResult {
+	reason := fmt.Sprintf("its result was %d bytes, more than the bus takes (at most %d), so it could not be sent back; "+
+		"ask for a shorter answer, or for the result to be written to a file", e.Size, e.Limit)
+	return messages.WorkResult{TaskID: r.TaskID, Attempt: r.Attempt, Kind: string(supervisor.FailRun), Reason: reason,
+		Finished: messages.RunFinished{Place: r.Finished.Place, Error: reason, Iterations: r.Finished.Iterations},
+		Usage:    r.Usage, UsageUnknown: r.UsageUnknown, Events: r.Events}
 }
 
 // relay puts the task's events on the worker's subject for its runner.

@@ -77,3 +77,33 @@ func TestWorkersRequestTooLargeForTheBusIsDeclinedNotWaitedFor(t *testing.T) {
 		t.Fatal("the child never heard back about the large write")
 	}
 }
+
+// TestChildsResultTooLargeForTheBusFailsSayingSo: a child on a worker
+// answers with more than the bus server takes. Its parent is told the
+// child failed because its result was too large to send back (the size,
+// the limit, what to ask for instead), not that its worker went silent;
+// before, the worker retried the result for half a minute, its
+// heartbeats stopped, and the parent was told the worker stopped
+// answering.
+func TestChildsResultTooLargeForTheBusFailsSayingSo(t *testing.T) {
+	f := newFixture(t, 1, func(_ int, r chatserver.Request) chatserver.Turn {
+		if isChild(r) {
+			return chatserver.Turn{Text: strings.Repeat("a", 9<<20)}
+		}
+		if len(r.ToolMessages()) == 0 {
+			return chatserver.Turn{Calls: []chatserver.Call{spawn("c1", "answer at length")}}
+		}
+		return chatserver.Turn{Text: "parent heard: " + *r.ToolMessages()[0].Content}
+	})
+	f.worker("w1", 1, 2*time.Second)
+	o := f.runOptions("go", "spawn_subagent")
+	o.Timeout = 120 * time.Second
+	out, err := app.RunAndWait(context.Background(), o)
+	if err != nil || !out.OK {
+		t.Fatalf("run: %v, ok=%v, stop %s", err, out.OK, out.StopReason)
+	}
+	if !strings.Contains(out.Answer, "its result was") || !strings.Contains(out.Answer, "more than the bus takes") ||
+		strings.Contains(out.Answer, "stopped answering") || strings.Contains(out.Answer, "aaaa") {
+		t.Fatalf("the parent was told %.400q", out.Answer)
+	}
+}

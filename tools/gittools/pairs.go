@@ -62,6 +62,9 @@ type plan struct {
 	// stages or removes exactly them.
 	paths   []string
 	content string
+	// states are the paths' own states (pathStates), for a twin that
+	// checks each file right before it deletes it.
+	states []string
 	// done, when set, is the propose half's whole answer: nothing needs
 	// approval (a merge that is already up to date).
 	done *tools.Result

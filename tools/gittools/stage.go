@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/jazz-run/jazz/safefile"
@@ -61,6 +62,15 @@ func (r *repo) dryRunList(ctx context.Context, cmd string, args ...string) (path
 // no filter and without following a link, so a FIFO or a link into /proc
 // cannot stall or leak anything.
 func (r *repo) contentState(ctx context.Context, paths []string) (string, *tools.Result) {
+	states, f := r.pathStates(ctx, paths)
+	if f != nil {
+		return "", f
+	}
+	return contentLine(paths, states), nil
+}
+
+// pathStates are the states of paths that contentState fingerprints.
+func (r *repo) pathStates(ctx context.Context, paths []string) ([]string, *tools.Result) {
 	states := make([]string, len(paths))
 	for i, p := range paths {
 		abs := filepath.Join(r.top, p)
@@ -81,14 +91,14 @@ func (r *repo) contentState(ctx context.Context, paths []string) (string, *tools
 			err = f.Stream(ctx, func(b []byte) error { fh.Write(b); return nil })
 			f.Close()
 			if err != nil {
-				return "", fail(fmt.Sprintf("read %s for the preview: %v", abs, err))
+				return nil, fail(fmt.Sprintf("read %s for the preview: %v", abs, err))
 			}
 			states[i] = fileState(fi.Mode(), fh.Sum(nil))
 		default:
 			states[i] = fi.Mode().Type().String()
 		}
 	}
-	return contentLine(paths, states), nil
+	return states, nil
 }
 
 // linkState and fileState are one path's state in contentState: a link's
@@ -206,14 +216,18 @@ func planRm(ctx context.Context, r *repo, a *rmArgs) (*plan, *tools.Result) {
 	if f != nil {
 		return nil, f
 	}
+	if f := r.namesFit(ctx, "git_rm"); f != nil {
+		return nil, f
+	}
 	state, f := r.baseState(ctx)
 	if f != nil {
 		return nil, f
 	}
-	content, f := r.contentState(ctx, paths)
+	states, f := r.pathStates(ctx, paths)
 	if f != nil {
 		return nil, f
 	}
+	content := contentLine(paths, states)
 	state = append(state, "rm "+list, content)
 	preview := "Removed from the index (" + plural(len(paths), "path", "paths") + "):\n" + list
 	if a.Cached {
@@ -245,7 +259,7 @@ func planRm(ctx context.Context, r *repo, a *rmArgs) (*plan, *tools.Result) {
 	if len(opts) > 0 {
 		msg += "\nOptions: " + strings.Join(opts, ", ")
 	}
-	return &plan{message: msg, preview: preview, state: state}, nil
+	return &plan{message: msg, preview: preview, state: state, index: state[1], paths: paths, content: content, states: states}, nil
 }
 
 // RmResult is git_rm's result.
@@ -258,10 +272,45 @@ type RmResult struct {
 	Message          string   `json:"message"`
 }
 
-func actRm(ctx context.Context, r *repo, a *rmArgs, _ *plan) tools.Result {
-	args := append(append(append([]string{"rm"}, a.flags()...), "--"), a.Files...)
-	if res := r.act(ctx, DefaultTimeout, args...); !res.ok() {
-		return tools.Fail(res.failure("git rm", r.dir))
+// actRm removes exactly the paths the preview listed from a pinned copy
+// of the index (pin.go); without cached it first takes each file aside
+// and checks that what it took is the previewed content (removeChecked),
+// so a file rewritten or put in its place after the check is never
+// deleted. The copy becomes the index, and the files taken aside are
+// deleted, only when every one was as previewed; otherwise they are put
+// back and nothing has changed.
+func actRm(ctx context.Context, r *repo, a *rmArgs, p *plan) tools.Result {
+	pin, f := r.pinIndex(ctx, p.index)
+	if f != nil {
+		return *f
+	}
+	defer pin.release()
+	modes, f := pin.entriesOf(ctx, p.paths)
+	if f != nil {
+		return *f
+	}
+	entries := make([]indexEntry, len(p.paths))
+	for i, path := range p.paths {
+		if !a.Cached && slices.Contains(modes[path], "160000") {
+			return tools.Fail(fmt.Sprintf("%s is a submodule; git_rm removes a submodule from the index only (cached: true), and its work tree and .gitmodules are left to you. Nothing was changed.", disp(path)))
+		}
+		entries[i] = indexEntry{mode: "0", oid: nullOid, path: path}
+	}
+	var taken []*aside
+	if !a.Cached {
+		var f *tools.Result
+		if taken, f = takeAllAside(ctx, r.top, p.paths, p.states); f != nil {
+			return *f
+		}
+	}
+	if f := pin.enter(ctx, entries); f != nil {
+		return tools.Fail(putBackAll(taken, f.Error))
+	}
+	if err := pin.install(); err != nil {
+		return tools.Fail(putBackAll(taken, fmt.Sprintf("git rm in %s: the index could not be updated: %v; nothing was removed.", disp(r.top), err)))
+	}
+	if err := deleteTaken(r.top, taken); err != nil {
+		return tools.Fail(fmt.Sprintf("Removed %s from the index, but %v.", strings.Join(p.paths, ", "), err))
 	}
 	return tools.OK(RmResult{WorkingDirectory: r.dir, RemovedFiles: a.Files, Cached: a.Cached, Recursive: a.Recursive,
 		Force: a.Force, Message: "Files removed from Git tracking"})

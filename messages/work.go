@@ -252,6 +252,10 @@ type WorkerStatus struct {
 	Pool     string `json:"pool"`
 	Capacity int    `json:"capacity"`
 	Running  int    `json:"running"`
-	Done     int64  `json:"done"`
-	Version  string `json:"version,omitempty"`
+	// Done counts the tasks this worker answered with a result. A
+	// delivery it dropped (malformed, expired, cancelled by its runner)
+	// or handed back is not one: under load a task's redelivery after
+	// its runner finished would otherwise count twice across the pool.
+	Done    int64  `json:"done"`
+	Version string `json:"version,omitempty"`
 }

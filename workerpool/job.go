@@ -86,7 +86,6 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 		w.mu.Lock()
 		delete(w.jobs, j.token)
 		w.mu.Unlock()
-		w.done.Add(1)
 	}()
 	if w.ctx.Err() != nil {
 		_ = msg.Nak()
@@ -132,6 +131,7 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 		j.publishResult(messages.WorkResult{TaskID: task.TaskID, Attempt: j.attempt, NotRetried: true,
 			Kind: string(supervisor.FailRun), Reason: reason, Finished: messages.RunFinished{Place: task.Place, Error: reason}})
 		_ = msg.Term("not retried")
+		w.done.Add(1)
 		return
 	}
 	// Usage alone: the runner prices it.
@@ -158,6 +158,7 @@ func (w *Worker) runJob(msg *bus.Delivery) {
 	actx, adone := context.WithTimeout(context.Background(), 5*time.Second)
 	_ = j.msg.Load().Ack(actx)
 	adone()
+	w.done.Add(1)
 }
 
 // outcome is how a task's attempt ended, for the worker's log.

@@ -430,6 +430,10 @@ func (t *remote) publish(ctx context.Context, task messages.WorkTask) error {
 		if last == nil {
 			return nil
 		}
+		if errors.Is(last, bus.ErrTooLarge) {
+			// It will not fit however often it is sent.
+			return fmt.Errorf("the task is too large to send to worker pool %s (%w); give the sub-agent a shorter brief and less history", t.d.o.Pool, last)
+		}
 		select {
 		case <-pctx.Done():
 			return fmt.Errorf("could not queue the task on worker pool %s: %v", t.d.o.Pool, last)

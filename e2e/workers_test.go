@@ -235,12 +235,28 @@ func TestWorkerPoolsAcrossProcesses(t *testing.T) {
 	t.Run("fan out 20 over 2 workers", func(t *testing.T) {
 		var mu sync.Mutex
 		ran := map[string][]string{}
+		// A child's answer waits (10 s at most) until both workers have
+		// asked for one: a worker holds at most its capacity of children,
+		// so the other must take the rest, however late a loaded machine
+		// lets it pull. Without the wait one worker could drain all
+		// twenty first, and the spread would say nothing.
+		workersSeen := map[string]bool{}
+		bothSeen := make(chan struct{})
 		w.script(func(who string, req chatserver.Request) chatserver.Turn {
 			if task, ok := subTask(req); ok {
 				task, _, _ = strings.Cut(task, ",")
 				mu.Lock()
 				ran[task] = append(ran[task], who+" "+req.Auth)
+				if !workersSeen[who] {
+					if workersSeen[who] = true; len(workersSeen) == 2 {
+						close(bothSeen)
+					}
+				}
 				mu.Unlock()
+				select {
+				case <-bothSeen:
+				case <-time.After(10 * time.Second):
+				}
 				return chatserver.Turn{Text: "answer to " + task, Delay: 30 * time.Millisecond}
 			}
 			if len(req.ToolMessages()) == 0 {

@@ -31,6 +31,7 @@ func TestStagedIndexIsThePreviewedOne(t *testing.T) {
 	names := []string{"a", "b.sh", "d/c", "d/e/f", "g/h", "link", "d/link"}
 	for round := range rounds {
 		w := newWorld(t)
+		w.withoutSandbox()
 		dir := w.repo(fmt.Sprintf("r%d", round))
 		w.env.WorkDir = dir
 		links := 0

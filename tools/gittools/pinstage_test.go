@@ -58,6 +58,7 @@ func TestAddTwinStagesExactlyTheApprovedBytesOrNothing(t *testing.T) {
 	}
 	rig := newRaceRig(t)
 	w := newWorld(t)
+	w.withoutSandbox()
 	tmpl := w.repo("template")
 	writeFile(t, filepath.Join(tmpl, "gone"), "tracked\n")
 	w.git(tmpl, "add", "gone")
@@ -186,6 +187,7 @@ func TestRmTwinDeletesOnlyTheApprovedFiles(t *testing.T) {
 	}
 	rig := newRaceRig(t)
 	w := newWorld(t)
+	w.withoutSandbox()
 	tmpl := w.repo("template")
 	writeFile(t, filepath.Join(tmpl, "gone"), "tracked\n")
 	writeFile(t, filepath.Join(tmpl, "dir", "c"), "in dir\n")

@@ -107,6 +107,7 @@ func TestCommitTwinCommitsExactlyWhatWasApprovedOrNothing(t *testing.T) {
 		// One repository and one approval; each race runs on a fresh copy
 		// of that repository at the same path, so the approval fits it.
 		w := newWorld(t)
+		w.withoutSandbox()
 		tmpl := w.repo("template")
 		w.git(tmpl, "branch", "side")
 		w.git(tmpl, "commit", "-q", "--allow-empty", "-m", "on main")
@@ -244,6 +245,7 @@ func raceCheckout(t *testing.T, branch string, create bool, moved, start string)
 	}
 	rig := newRaceRig(t)
 	w := newWorld(t)
+	w.withoutSandbox()
 	tmpl := w.repo("template")
 	w.git(tmpl, "checkout", "-q", "-b", "side")
 	writeFile(t, filepath.Join(tmpl, "side.txt"), "approved\n")

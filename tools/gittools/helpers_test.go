@@ -63,6 +63,19 @@ func (w *world) withoutSandbox() {
 	w.reg = reg
 }
 
+// copyRepo makes to a fresh copy of the repository at from (cp -a, so
+// modes, links and times are kept): each step of a race sweep starts
+// from the same tree the approval was given for.
+func copyRepo(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.RemoveAll(to); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", from, to).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+}
+
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -71,12 +71,7 @@ func TestAddTwinStagesExactlyTheApprovedBytesOrNothing(t *testing.T) {
 	must(t, os.Remove(filepath.Join(tmpl, "gone")))
 	files := []string{"README", "new.txt", "run.sh", "link", "gone"}
 	dir := filepath.Join(w.home, "r")
-	fresh := func() {
-		must(t, os.RemoveAll(dir))
-		if out, err := exec.Command("cp", "-a", tmpl, dir).CombinedOutput(); err != nil {
-			t.Fatalf("cp: %v %s", err, out)
-		}
-	}
+	fresh := func() { copyRepo(t, tmpl, dir) }
 	fresh()
 	w.env.WorkDir = dir
 	p := w.propose("git_add", map[string]any{"files": files})
@@ -200,12 +195,7 @@ func TestRmTwinDeletesOnlyTheApprovedFiles(t *testing.T) {
 	writeFile(t, filepath.Join(outside, "c"), "in dir\n")
 	files := []string{"README", "link", "gone", "dir"}
 	dir := filepath.Join(w.home, "r")
-	fresh := func() {
-		must(t, os.RemoveAll(dir))
-		if out, err := exec.Command("cp", "-a", tmpl, dir).CombinedOutput(); err != nil {
-			t.Fatalf("cp: %v %s", err, out)
-		}
-	}
+	fresh := func() { copyRepo(t, tmpl, dir) }
 	fresh()
 	w.env.WorkDir = dir
 	p := w.propose("git_rm", map[string]any{"files": files, "recursive": true, "force": true})

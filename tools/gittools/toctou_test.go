@@ -125,12 +125,7 @@ func TestCommitTwinCommitsExactlyWhatWasApprovedOrNothing(t *testing.T) {
 		}
 		must(t, os.Remove(filepath.Join(tmpl, "evil")))
 		dir := filepath.Join(w.home, "r")
-		fresh := func() {
-			must(t, os.RemoveAll(dir))
-			if out, err := exec.Command("cp", "-a", tmpl, dir).CombinedOutput(); err != nil {
-				t.Fatalf("cp: %v %s", err, out)
-			}
-		}
+		fresh := func() { copyRepo(t, tmpl, dir) }
 		fresh()
 		w.env.WorkDir = dir
 		msg := fmt.Sprintf("approved all=%v", all)
@@ -259,12 +254,7 @@ func raceCheckout(t *testing.T, branch string, create bool, moved, start string)
 	w.git(tmpl, "remote", "add", "origin", filepath.Join(w.home, "nowhere"))
 	w.git(tmpl, "update-ref", "refs/remotes/origin/feature", "side")
 	dir := filepath.Join(w.home, "r")
-	fresh := func() {
-		must(t, os.RemoveAll(dir))
-		if out, err := exec.Command("cp", "-a", tmpl, dir).CombinedOutput(); err != nil {
-			t.Fatalf("cp: %v %s", err, out)
-		}
-	}
+	fresh := func() { copyRepo(t, tmpl, dir) }
 	fresh()
 	w.env.WorkDir = dir
 	p := w.propose("git_checkout", map[string]any{"branch": branch, "create": create})

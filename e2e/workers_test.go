@@ -142,9 +142,11 @@ func (w *poolWorld) workerLease(t *testing.T, name string, capacity int, leaseMs
 			pw.proc.wait(20 * time.Second)
 		}
 	})
+	// Longer than the worker's own bounds (15 s to connect, 30 s to
+	// join): a worker that cannot join says why before the test gives up.
 	select {
 	case <-joined:
-	case <-time.After(30 * time.Second):
+	case <-time.After(60 * time.Second):
 		_ = pw.proc.cmd.Process.Kill()
 		r := pw.proc.wait(5 * time.Second)
 		t.Fatalf("worker %s did not join: %s", name, r.stderr)

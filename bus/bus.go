@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -161,7 +163,7 @@ func connect(ctx context.Context, opts Options) (*server.Server, *nats.Conn, err
 			return nil, nil, err
 		}
 		nopts := append([]nats.Option{nats.Name(opts.Name)}, copts...)
-		conn, err := nats.Connect(opts.URL, append(nopts, nats.Timeout(dialTimeout(ctx)))...)
+		conn, err := dial(ctx, opts.URL, append(nopts, nats.Timeout(dialTimeout(ctx)))...)
 		if err != nil {
 			shown := opts.URL
 			if opts.Redact != nil {
@@ -180,7 +182,7 @@ func connect(ctx context.Context, opts Options) (*server.Server, *nats.Conn, err
 		}
 		copts = append([]nats.Option{nats.InProcessServer(opts.InProcess), nats.Name(opts.Name)}, copts...)
 		copts = append(copts, nats.NoReconnect())
-		conn, err := nats.Connect("", copts...)
+		conn, err := dial(ctx, "", copts...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("connect to the NATS server in this process: %w", describe(err))
 		}
@@ -209,6 +211,38 @@ func connect(ctx context.Context, opts Options) (*server.Server, *nats.Conn, err
 		return nil, nil, fmt.Errorf("connect to embedded NATS server: %w", err)
 	}
 	return srv, conn, nil
+}
+
+// loginTries is how often a login is tried that a server may have
+// refused only because it was reloading its users at that instant (an
+// approver or worker added or removed): nats-server then refuses every
+// client whose handshake is half done, a valid one too, as an
+// authorization violation or by closing the socket. Between tries jazz
+// waits 25 ms, then 100, then 400, so a key that is really refused is
+// believed about half a second later.
+const loginTries = 4
+
+// dial is nats.Connect, tried again (within ctx) after a refusal a
+// server's reload can cause.
+func dial(ctx context.Context, url string, opts ...nats.Option) (*nats.Conn, error) {
+	for try := 0; ; try++ {
+		conn, err := nats.Connect(url, opts...)
+		if err == nil || try == loginTries-1 || !refusedByAReload(err) {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(25 * time.Millisecond << (2 * try)):
+		}
+	}
+}
+
+// refusedByAReload reports an error a login overlapping the server's
+// reload of its users ends with (besides a real refusal).
+func refusedByAReload(err error) bool {
+	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF)
 }
 
 func dialTimeout(ctx context.Context) time.Duration {

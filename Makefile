@@ -59,6 +59,12 @@ fmt-check:
 #   GORACE      a race-enabled binary sleeps a second before exit 0
 #               (atexit_sleep_ms=1000): every test binary, and every
 #               helper process the tests start from one.
+#   JAZZ_TEST_HANDOFFS  a build of internal/handoffs without -race, which
+#               the test binaries start as the isolate trampoline, the shell
+#               runner and the child reaper in place of themselves: the race
+#               runtime's setup made each of those starts cost ~50 ms of CPU,
+#               and with thousands of sandboxed git and shell calls they were
+#               half the suite's CPU (isolate.HandoffBinary).
 # TESTPKGS lists the longest-running packages first: go test builds and
 # starts packages in the order given, and one of these started last is
 # the suite's tail while everything else is done (tools/gittools alone
@@ -70,9 +76,11 @@ TESTFLAGS ?= -race -count=1 -timeout 15m -p 4 -parallel 4 -vet=all -ldflags=-w
 TESTPKGS  ?= ./e2e/... ./tools/gittools/... ./tools/writetools/... ./shellrun/... \
 	./shellguard/... ./workerpool/... ./...
 TESTJSON  ?= /dev/null
+HANDOFFS  := bin/test-handoffs
 test: fmt-check
+	GOFLAGS="$${GOFLAGS:+$$GOFLAGS }-trimpath" $(GO) build -o $(HANDOFFS) ./internal/handoffs
 	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" GOFLAGS="$${GOFLAGS:+$$GOFLAGS }-trimpath" \
-		$(GO) test $(TESTFLAGS) -json $(TESTPKGS) | tee $(TESTJSON) | $(GO) run ./internal/testprogress
+		JAZZ_TEST_HANDOFFS="$(abspath $(HANDOFFS))" $(GO) test $(TESTFLAGS) -json $(TESTPKGS) | tee $(TESTJSON) | $(GO) run ./internal/testprogress
 
 # Every platform jazz ships for must build: what needs Unix (process
 # groups, descriptor-relative writes, flock) sits behind build tags with

@@ -39,6 +39,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -87,6 +88,27 @@ func init() {
 	}
 }
 
+// TestHandoffsEnv names, in a test binary only, a build of
+// internal/handoffs to start in place of the test binary itself.
+const TestHandoffsEnv = "JAZZ_TEST_HANDOFFS"
+
+// HandoffBinary is the binary the probe and the trampoline start: this
+// process's own (/proc/self/exe), whose init serves them. A test binary
+// may name another in TestHandoffsEnv, a build of the same hand-offs
+// without -race (`make test` does): the race runtime's setup makes each
+// start of a race-built binary cost tens of milliseconds of CPU. What
+// the trampoline then starts as "/proc/self/exe" (the shell runner, the
+// child reaper) is that binary too. Only a test binary reads the
+// variable: a jazz binary always starts itself.
+func HandoffBinary() string {
+	if testing.Testing() {
+		if p := os.Getenv(TestHandoffsEnv); p != "" {
+			return p
+		}
+	}
+	return "/proc/self/exe"
+}
+
 // Isolator finds, once, the best mode this machine allows. The zero value
 // is ready; it is safe for concurrent use.
 type Isolator struct {
@@ -131,7 +153,7 @@ func (i *Isolator) Why(ctx context.Context) string {
 func Probe(ctx context.Context) (Mode, string) {
 	var why []string
 	for _, m := range candidates() {
-		cmd := exec.CommandContext(ctx, "/proc/self/exe", probeArg, string(m))
+		cmd := exec.CommandContext(ctx, HandoffBinary(), probeArg, string(m))
 		cmd.Args[0] = "jazz"
 		cmd.SysProcAttr = Attr(nil, m)
 		cmd.Dir = "/"
@@ -207,7 +229,7 @@ func Wrap(cmd *exec.Cmd, m Mode, hide []string) error {
 	if len(args) == 0 {
 		args = []string{path}
 	}
-	cmd.Path = "/proc/self/exe"
+	cmd.Path = HandoffBinary()
 	cmd.Args = append([]string{"jazz", execArg, string(m), encodeHide(hide), path}, args...)
 	cmd.SysProcAttr = Attr(cmd.SysProcAttr, m)
 	return nil

@@ -196,6 +196,9 @@ func parseCustomTool(v any, at string) (CustomTool, error) {
 	default:
 		return fail(`.handler.type must be "record" or "command", got %s`, shown(fmt.Sprint(ho["type"])))
 	}
+	if h.Type == HandlerCommand {
+		closeObjects(params)
+	}
 	ps, err := json.Marshal(params)
 	if err != nil {
 		return fail(".parameters: %v", err)
@@ -211,6 +214,33 @@ func parseCustomTool(v any, at string) (CustomTool, error) {
 	}
 	t.Canonical = string(canon)
 	return t, nil
+}
+
+// closeObjects makes every object of a command tool's reduced schema
+// that lists its properties (none, when the tool declares no parameters)
+// take only those, unless its author said additionalProperties: the
+// program gets the arguments whole, as JSON, and a key the schema never
+// named ("target" beside an enum-bound "env") would reach it past the
+// check an auto-approval relies on. An untyped property, reduced to an
+// open object, stays open as its author left it. Record tools, which run
+// nothing, take what the schema admits.
+func closeObjects(node map[string]any) {
+	props, listed := node["properties"].(map[string]any)
+	if listed {
+		if _, said := node["additionalProperties"]; !said {
+			node["additionalProperties"] = false
+		}
+	}
+	for _, p := range props {
+		if sub, ok := p.(map[string]any); ok {
+			closeObjects(sub)
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties"} {
+		if sub, ok := node[k].(map[string]any); ok {
+			closeObjects(sub)
+		}
+	}
 }
 
 // schemaTypes are the types a custom tool's arguments may have.
@@ -257,6 +287,7 @@ func reduceSchema(node map[string]any, at string, depth int) (map[string]any, er
 		if _, enum := out["enum"]; !enum {
 			out["type"] = "object"
 			out["properties"] = map[string]any{}
+			out["additionalProperties"] = true // open, as its author left it
 			return out, nil
 		}
 	}

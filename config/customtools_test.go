@@ -40,7 +40,7 @@ func TestCustomToolsValid(t *testing.T) {
 	if d.Handler.Type != HandlerCommand || strings.Join(d.Handler.Command, " ") != "/bin/deploy --now" || d.Handler.Timeout != 1500*time.Millisecond {
 		t.Errorf("deploy handler = %+v", d.Handler)
 	}
-	want := `{"additionalProperties":false,"properties":{"env":{"enum":["dev","prod"],"type":"string"},"loose":{"description":"untyped","properties":{},"type":"object"},"n":{"minimum":1,"type":"integer"},"opt":{"type":["string","null"]},"tags":{"items":{"type":"string"},"type":"array"}},"required":["env"],"type":"object"}`
+	want := `{"additionalProperties":false,"properties":{"env":{"enum":["dev","prod"],"type":"string"},"loose":{"additionalProperties":true,"description":"untyped","properties":{},"type":"object"},"n":{"minimum":1,"type":"integer"},"opt":{"type":["string","null"]},"tags":{"items":{"type":"string"},"type":"array"}},"required":["env"],"type":"object"}`
 	if string(d.Parameters) != want {
 		t.Errorf("reduced schema:\n got %s\nwant %s", d.Parameters, want)
 	}

@@ -32,9 +32,10 @@ func newRaceRig(t *testing.T) *raceRig {
 	script := fmt.Sprintf(`#!/bin/sh
 ctl=%q
 if [ -f "$ctl/armed" ]; then
-	n=$(( $(cat "$ctl/count") + 1 ))
+	read n < "$ctl/count"; read at < "$ctl/at"
+	n=$((n + 1))
 	echo $n > "$ctl/count"
-	if [ "$n" = "$(cat "$ctl/at")" ]; then (unset GIT_INDEX_FILE; sh "$ctl/attack.sh" >"$ctl/attack.out" 2>&1); fi
+	if [ "$n" = "$at" ]; then (unset GIT_INDEX_FILE; sh "$ctl/attack.sh" >"$ctl/attack.out" 2>&1); fi
 fi
 exec %q "$@"
 `, ctl, real)

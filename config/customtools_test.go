@@ -140,3 +140,37 @@ func TestConfigCustomToolsAtLoad(t *testing.T) {
 		t.Fatalf("trusted project: %v %v", cfg.CustomTools, err)
 	}
 }
+
+// A command tool's objects take only the keys they name, at every depth
+// (properties, array items, an additionalProperties schema), unless
+// their author said otherwise; an untyped property stays open; a record
+// tool's schema is left as JSON Schema reads it.
+func TestCommandToolObjectsAreClosed(t *testing.T) {
+	params := `{"type":"object","properties":{
+		"list":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"}}}},
+		"map":{"type":"object","properties":{},"additionalProperties":{"type":"object","properties":{"v":{"type":"integer"}}}},
+		"free":{"type":"object","properties":{"x":{"type":"string"}},"additionalProperties":true},
+		"loose":{"description":"untyped"}}}`
+	decls, err := ParseCustomToolsJSON(json.RawMessage(`[
+	 {"name":"run","description":"Run.","parameters":`+params+`,"handler":{"type":"command","command":["true"]}},
+	 {"name":"bare","description":"Run.","handler":{"type":"command","command":["true"]}},
+	 {"name":"rec","description":"Record.","parameters":`+params+`,"handler":{"type":"record"}}]`), "customTools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"additionalProperties":false,"properties":{` +
+		`"free":{"additionalProperties":true,"properties":{"x":{"type":"string"}},"type":"object"},` +
+		`"list":{"items":{"additionalProperties":false,"properties":{"k":{"type":"string"}},"type":"object"},"type":"array"},` +
+		`"loose":{"additionalProperties":true,"description":"untyped","properties":{},"type":"object"},` +
+		`"map":{"additionalProperties":{"additionalProperties":false,"properties":{"v":{"type":"integer"}},"type":"object"},"properties":{},"type":"object"}` +
+		`},"type":"object"}`
+	if got := string(decls[0].Parameters); got != want {
+		t.Errorf("command tool:\n got %s\nwant %s", got, want)
+	}
+	if got := string(decls[1].Parameters); got != `{"additionalProperties":false,"properties":{},"type":"object"}` {
+		t.Errorf("command tool without parameters: %s", got)
+	}
+	if got := string(decls[2].Parameters); strings.Contains(got, `"additionalProperties":false`) {
+		t.Errorf("record tool closed: %s", got)
+	}
+}

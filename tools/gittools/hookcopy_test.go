@@ -3,7 +3,6 @@ package gittools
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -385,8 +384,8 @@ func TestHighRiskHooksRacedAtEveryStep(t *testing.T) {
 				markHook(t, filepath.Join(evil, h), "evil", marker)
 			}
 			tmpl, rtmpl := dir+".tmpl", remote+".tmpl"
-			must(t, exec.Command("cp", "-a", dir, tmpl).Run())
-			must(t, exec.Command("cp", "-a", remote, rtmpl).Run())
+			copyRepo(t, dir, tmpl)
+			copyRepo(t, remote, rtmpl)
 			p := w.propose(c.name, c.args)
 			attack := "cp -p " + strconv.Quote(evil) + "/* " + strconv.Quote(dirs[0]) + "/ && cp -p " + strconv.Quote(evil) + "/* " + strconv.Quote(dirs[1]) + "/\n"
 			step := 1
@@ -396,8 +395,7 @@ func TestHighRiskHooksRacedAtEveryStep(t *testing.T) {
 			outcomes := map[string]int{}
 			for at := 1; ; at += step {
 				for _, d := range [][2]string{{tmpl, dir}, {rtmpl, remote}} {
-					must(t, os.RemoveAll(d[1]))
-					must(t, exec.Command("cp", "-a", d[0], d[1]).Run())
+					copyRepo(t, d[0], d[1])
 				}
 				must(t, os.RemoveAll(marker))
 				rig.arm(at, attack)

@@ -2,7 +2,6 @@ package gittools
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,9 +107,9 @@ func TestHooksPlantedDuringTheTwinNeverRun(t *testing.T) {
 			w := newWorld(t)
 			dir, remote := hookRepo(w, c)
 			tmpl := dir + ".tmpl"
-			must(t, exec.Command("cp", "-a", dir, tmpl).Run())
+			copyRepo(t, dir, tmpl)
 			rtmpl := remote + ".tmpl"
-			must(t, exec.Command("cp", "-a", remote, rtmpl).Run())
+			copyRepo(t, remote, rtmpl)
 			p := w.propose(c.name, c.args)
 			marker := filepath.Join(t.TempDir(), "hooks-ran")
 			plant := filepath.Join(t.TempDir(), "plant")
@@ -127,8 +126,7 @@ func TestHooksPlantedDuringTheTwinNeverRun(t *testing.T) {
 			outcomes := map[string]int{}
 			for at := 1; ; at += step {
 				for _, d := range [][2]string{{tmpl, dir}, {rtmpl, remote}} {
-					must(t, os.RemoveAll(d[1]))
-					must(t, exec.Command("cp", "-a", d[0], d[1]).Run())
+					copyRepo(t, d[0], d[1])
 				}
 				rig.arm(at, attack)
 				r := w.approve(p)

@@ -36,7 +36,9 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# Each package's line is printed as it finishes (internal/testprogress).
+# Each package's line is printed as it finishes (internal/testprogress),
+# and after 20 s of silence a line names what is still running (or that
+# the build is still going: a cold cache compiles the tree for ~3 min).
 #   -vet=all    every check `go vet` runs, done inside go test's own build
 #               graph: it reuses the race-built dependencies and overlaps the
 #               test runs, where a separate `go vet ./...` first was a ~60 s

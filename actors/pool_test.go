@@ -52,10 +52,19 @@ func TestCallActorsAreReused(t *testing.T) {
 		say("done"),
 	}}
 	var spawned atomic.Int32
+	// The engine's events reach the watcher after the fact, in order: a
+	// marker broadcast once the run has ended arrives after every start.
+	type marker struct{}
+	counted := make(chan struct{})
 	r := startRoot(t, rootOptions{caller: s.call, reg: reg, cwd: dir, maxCalls: 2, before: func(e *actor.Engine) {
 		w := e.SpawnFunc(func(c *actor.Context) {
-			if ev, ok := c.Message().(actor.ActorStartedEvent); ok && strings.Contains(ev.PID.ID, "/call/") {
-				spawned.Add(1)
+			switch ev := c.Message().(type) {
+			case actor.ActorStartedEvent:
+				if strings.Contains(ev.PID.ID, "/call/") {
+					spawned.Add(1)
+				}
+			case marker:
+				close(counted)
 			}
 		}, "watch")
 		e.Subscribe(w)
@@ -98,6 +107,12 @@ func TestCallActorsAreReused(t *testing.T) {
 		}
 	}
 	mu.Unlock()
+	r.engine.BroadcastEvent(marker{})
+	select {
+	case <-counted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the engine's events did not reach the watcher within 10 s")
+	}
 	if n := spawned.Load(); n != 2 {
 		t.Errorf("%d call actors were spawned for 9 calls at 2 at once, want 2", n)
 	}

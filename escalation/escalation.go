@@ -10,9 +10,9 @@
 //   - jazz's project configuration and the agents' own (.jazz, .agents,
 //     every AGENTS.md, which joins every later agent's system prompt);
 //   - a git repository's own directory (a component named .git, or any
-//     directory git would take for one: HEAD, and objects and refs or a
-//     commondir, counting the path being written as there),
-//     whose config and hooks run programs on the next git command;
+//     directory git may take for one: one holding a HEAD, or whose HEAD
+//     is the path being changed), whose config and hooks run programs on
+//     the next git command;
 //   - the user's own configuration in the home directory (every entry
 //     of it whose name starts with a dot: shell startup files, ~/.ssh,
 //     ~/.gitconfig, ~/.config), which shells and programs run later read.
@@ -105,15 +105,10 @@ func Show(p string) string {
 	return p
 }
 
-// gitDirAbove is the nearest directory of p or above it that git would
+// gitDirAbove is the nearest directory of p or above it that git may
 // take for a repository's own directory (a bare repository, a
-// --separate-git-dir, a renamed .git, a linked worktree's), counting p as
-// there: HEAD, and objects and refs or a commondir naming where they are.
-// Counting p is what makes the test hold for a directory built one write
-// at a time: config first, then objects/, refs/, and HEAD last. Each
-// write but the last leaves no git directory, and the last one, judged
-// on the directory as it was, would not have been either; judged with
-// itself counted, it is the write that makes one, so a person sees it.
+// --separate-git-dir, a renamed .git, a linked worktree's): one that holds
+// a HEAD, or whose HEAD p is (isGitDir).
 func gitDirAbove(p string) string {
 	for d := p; ; d = filepath.Dir(d) {
 		if isGitDir(d, p) {
@@ -125,41 +120,27 @@ func gitDirAbove(p string) string {
 	}
 }
 
-// isGitDir reports whether git takes d for a repository's own directory
-// once p, which is being written, is there too. git (setup.c,
-// is_git_directory) wants a HEAD, and objects and refs, which a
-// commondir file moves elsewhere. A commondir is taken at its word
-// without following it: it may point anywhere, and being wrong there
-// only means a person is asked.
+// isGitDir reports whether d holds a HEAD (of any kind), or p, which is
+// being changed, is d's HEAD (in any case: a case-insensitive file
+// system gives git a "head" for its HEAD).
+//
+// git (setup.c, is_git_directory) wants more of a repository's
+// directory: objects and refs, or a commondir naming where they are. But
+// HEAD is the one piece it always wants, and the rest is not judged,
+// because judging it cannot hold: the pieces can be made by calls that
+// each saw the others missing (a batch whose calls are all proposed
+// before any of them runs), or around an objects/ that is a dangling link
+// until its target is made, a step that names no piece at all. So making
+// or changing a HEAD is a person's to approve, and so is every change in
+// a directory that has one, complete repository or not. A directory
+// holding a HEAD that is not git's is rare; being wrong there only means
+// a person is asked.
 func isGitDir(d, p string) bool {
-	if !hasFile(d, "HEAD", p) {
-		return false
-	}
-	if hasFile(d, "commondir", p) {
+	if filepath.Dir(p) == d && strings.EqualFold(filepath.Base(p), "HEAD") {
 		return true
 	}
-	return hasDir(d, "objects", p) && hasDir(d, "refs", p)
-}
-
-// hasFile: d/name is a file (or a link), or p is d/name.
-func hasFile(d, name, p string) bool {
-	f := filepath.Join(d, name)
-	if p == f {
-		return true
-	}
-	fi, err := os.Lstat(f)
-	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&os.ModeSymlink != 0)
-}
-
-// hasDir: d/name is a directory, or p is it or is inside it (writing
-// there makes it).
-func hasDir(d, name, p string) bool {
-	f := filepath.Join(d, name)
-	if p == f || strings.HasPrefix(p, f+"/") {
-		return true
-	}
-	fi, err := os.Stat(f)
-	return err == nil && fi.IsDir()
+	_, err := os.Lstat(filepath.Join(d, "HEAD"))
+	return err == nil
 }
 
 // Physical is p (absolute, as written: not cleaned) the way the kernel

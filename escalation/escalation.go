@@ -59,17 +59,54 @@ func Why(p string, homes []string) string {
 			return "it changes " + Show(p) + ", in " + why
 		}
 	}
-	for _, h := range homes {
-		rest, ok := strings.CutPrefix(p, strings.TrimSuffix(h, "/")+"/")
-		if ok && strings.HasPrefix(rest, ".") {
-			first, _, _ := strings.Cut(rest, "/")
-			return "it changes " + Show(p) + ", in your home directory's own configuration (" + Show(first) + "), which shells and programs run later read"
-		}
+	if first := homeDotEntry(p, homes); first != "" {
+		return "it changes " + Show(p) + ", in your home directory's own configuration (" + Show(first) + "), which shells and programs run later read"
 	}
 	if d := gitDirAbove(p); d != "" {
 		return "it changes " + Show(p) + ", inside " + Show(d) + ", which git takes for a repository's own directory (its config and hooks run programs)"
 	}
 	return ""
+}
+
+// homeDotEntry is the dot entry of the home directory that p is or lies
+// in ("" if none): p under one of homes as written, or under a directory
+// that is the home directory by identity (device and inode). A bind mount
+// of the home directory, or of a directory above it, shares no path with
+// it and no link leads there; on a case-insensitive file system
+// /USERS/bob is /Users/bob. Only the identity tells them.
+func homeDotEntry(p string, homes []string) string {
+	dotEntry := func(rest string) string {
+		if !strings.HasPrefix(rest, ".") {
+			return ""
+		}
+		first, _, _ := strings.Cut(rest, "/")
+		return first
+	}
+	var ids []os.FileInfo
+	for _, h := range homes {
+		if rest, ok := strings.CutPrefix(p, strings.TrimSuffix(h, "/")+"/"); ok && dotEntry(rest) != "" {
+			return dotEntry(rest)
+		}
+		if fi, err := os.Stat(h); err == nil {
+			ids = append(ids, fi)
+		}
+	}
+	if len(ids) == 0 || !filepath.IsAbs(p) {
+		return ""
+	}
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			for _, id := range ids {
+				if os.SameFile(fi, id) {
+					rest, _ := filepath.Rel(d, p)
+					return dotEntry(rest)
+				}
+			}
+		}
+		if d == "/" {
+			return ""
+		}
+	}
 }
 
 // Note is what an approval message adds for a change only a person may

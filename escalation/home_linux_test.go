@@ -1,0 +1,51 @@
+package escalation
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestWhyKnowsTheHomeByIdentity: a bind mount of the home directory, or
+// of a directory above it, reaches its dot entries by a path that shares
+// nothing with $HOME; Why still sends them to a person, and only them.
+func TestWhyKnowsTheHomeByIdentity(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(root, "home")
+	for _, d := range []string{home, filepath.Join(root, "alias"), filepath.Join(root, "above")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for src, dst := range map[string]string{home: "alias", root: "above"} {
+		dst = filepath.Join(root, dst)
+		if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+			t.Skipf("bind mount needs privileges this test does not have: %v", err)
+		}
+		t.Cleanup(func() {
+			if err := unix.Unmount(dst, unix.MNT_DETACH); err != nil {
+				t.Errorf("unmount %s: %v", dst, err)
+			}
+		})
+	}
+	homes := Homes(home)
+	for p, want := range map[string]bool{
+		root + "/alias/.bashrc":              true,
+		root + "/alias/.ssh/authorized_keys": true,
+		root + "/alias/.config":              true,
+		root + "/above/home/.profile":        true,
+		root + "/alias/notes.txt":            false,
+		root + "/alias":                      false,
+		root + "/above/.hidden":              false,
+		root + "/alias/src/.env":             false,
+	} {
+		if got := Why(p, homes) != ""; got != want {
+			t.Errorf("Why(%s) human-only = %v, want %v", p, got, want)
+		}
+	}
+}

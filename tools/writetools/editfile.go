@@ -95,9 +95,10 @@ func proposeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) t
 	old := string(t.content)
 	msg := fmt.Sprintf("About to edit file: %s (%d lines total)%s\n\nEdits to perform:\n%s",
 		disp(abs), unidiff.LineCount(old), resolvedNote(t), strings.Join(sim.items, "\n"))
-	state := t.fingerprint()
+	why := humanOnly(env, targetPaths(t)...)
+	state := t.sealed(why)
 	twin := editFileArgs{Path: argPath(abs), Edits: a.Edits, ExpectedState: &state}
-	return approvalBy("edit_file", msg, previewHeader(t)+unidiff.Unified(baseName(abs), old, sim.text), humanOnly(env, targetPaths(t)...), twin)
+	return approvalBy("edit_file", msg, previewHeader(t)+unidiff.Unified(baseName(abs), old, sim.text), why, twin)
 }
 
 func executeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
@@ -113,7 +114,7 @@ func executeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) t
 		// The file changed enough for the edits to fail: still a change.
 		if abs != "" {
 			now, err := inspect(ctx, guardOf(env), abs, true, readContent)
-			same := err == nil && now.fingerprint() == *a.ExpectedState
+			same := err == nil && now.sealed(humanOnly(env, targetPaths(now)...)) == *a.ExpectedState
 			now.close()
 			if !same {
 				return unlessStopped(ctx, "edit_file", changed(abs))
@@ -122,7 +123,7 @@ func executeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) t
 		return unlessStopped(ctx, "edit_file", *fail)
 	}
 	defer t.close()
-	if t.fingerprint() != *a.ExpectedState {
+	if t.sealed(humanOnly(env, targetPaths(t)...)) != *a.ExpectedState {
 		return unlessStopped(ctx, "edit_file", changed(abs))
 	}
 	if err := replaceFile(ctx, t, []byte(sim.text)); err != nil {

@@ -112,8 +112,9 @@ func proposeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tool
 		msg += " (with parents)"
 	}
 	msg += resolvedNote(t)
-	state := t.fingerprint()
-	return approvalBy("mkdir", msg, "", humanOnly(env, targetPaths(t)...), mkdirArgs{Path: argPath(abs), Recursive: a.Recursive, ExpectedState: &state})
+	why := humanOnly(env, targetPaths(t)...)
+	state := t.sealed(why)
+	return approvalBy("mkdir", msg, "", why, mkdirArgs{Path: argPath(abs), Recursive: a.Recursive, ExpectedState: &state})
 }
 
 func executeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
@@ -133,7 +134,7 @@ func executeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tool
 		return unlessStopped(ctx, "mkdir", *done) // an existing directory is what was asked for
 	}
 	defer t.close()
-	if t.fingerprint() != *a.ExpectedState {
+	if t.sealed(humanOnly(env, targetPaths(t)...)) != *a.ExpectedState {
 		return unlessStopped(ctx, "mkdir", changed(abs))
 	}
 	if err := ctx.Err(); err != nil {
@@ -236,8 +237,9 @@ func proposeRm(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.R
 		msg = "About to delete recursively: "
 	}
 	msg += disp(abs) + resolvedNote(t) + "\n\nThis removes " + destroyed(t) + ".\n\nThis action may be irreversible."
-	state := t.fingerprint()
-	return approvalBy("rm", msg, "", humanOnly(env, targetPaths(t)...), rmArgs{Path: argPath(abs), Recursive: a.Recursive, Force: a.Force, ExpectedState: &state})
+	why := humanOnly(env, targetPaths(t)...)
+	state := t.sealed(why)
+	return approvalBy("rm", msg, "", why, rmArgs{Path: argPath(abs), Recursive: a.Recursive, Force: a.Force, ExpectedState: &state})
 }
 
 func executeRm(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
@@ -260,7 +262,7 @@ func executeRm(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.R
 		return unlessStopped(ctx, "rm", changed(abs))
 	}
 	defer t.close()
-	if t.fingerprint() != *a.ExpectedState {
+	if t.sealed(humanOnly(env, targetPaths(t)...)) != *a.ExpectedState {
 		return unlessStopped(ctx, "rm", changed(abs))
 	}
 	aside, err := takeAside(ctx, t)
@@ -376,6 +378,20 @@ func (m move) rules(ctx context.Context, env *tools.Env, a moveArgs, s, d *targe
 	return nil
 }
 
+// humanOnly is the verdict on a move or copy: what lands at the
+// destination (the source's tree entries included) and what goes (the
+// source for mv, a replaced destination for both).
+func (m move) humanOnly(env *tools.Env, s, d *target) string {
+	paths := targetPaths(d)
+	if s.tree.escalates != "" {
+		paths = append(paths, filepath.Join(d.real, s.tree.escalates))
+	}
+	if m.name == "mv" {
+		paths = append(paths, targetPaths(s)...)
+	}
+	return humanOnly(env, paths...)
+}
+
 // existsFollowing says whether abs exists once every link is followed.
 func existsFollowing(ctx context.Context, g secrets.Guard, abs string) bool {
 	return followedKind(ctx, g, abs) != "absent"
@@ -407,17 +423,9 @@ func (m move) propose(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 	if d.kind != "absent" {
 		msg += "\n\nThis replaces " + destroyed(d) + "."
 	}
-	state := s.fingerprint() + " " + d.fingerprint()
-	// What lands at the destination (the source's tree entries included)
-	// and what goes: the source for mv, a replaced destination for both.
-	paths := targetPaths(d)
-	if s.tree.escalates != "" {
-		paths = append(paths, filepath.Join(d.real, s.tree.escalates))
-	}
-	if m.name == "mv" {
-		paths = append(paths, targetPaths(s)...)
-	}
-	return approvalBy(m.name, msg, "", humanOnly(env, paths...), moveArgs{Source: argPath(src), Destination: argPath(dst), Force: a.Force, ExpectedState: &state})
+	why := m.humanOnly(env, s, d)
+	state := s.fingerprint() + " " + d.sealed(why)
+	return approvalBy(m.name, msg, "", why, moveArgs{Source: argPath(src), Destination: argPath(dst), Force: a.Force, ExpectedState: &state})
 }
 
 func (m move) execute(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
@@ -448,7 +456,7 @@ func (m move) execute(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 	switch {
 	case s.fingerprint() != srcWant:
 		return unlessStopped(ctx, m.name, changed(src))
-	case d.fingerprint() != dstWant:
+	case d.sealed(m.humanOnly(env, s, d)) != dstWant:
 		return unlessStopped(ctx, m.name, changed(dst))
 	}
 	if r := m.rules(ctx, env, a, s, d); r != nil {

@@ -195,14 +195,14 @@ func forgedTwinArgs(t *testing.T, h *harness, name string, args map[string]any) 
 		if err != nil {
 			return nil, false
 		}
-		state = tg.fingerprint()
+		state = tg.sealed(humanOnly(h.env, targetPaths(tg)...))
 		tg.close()
 	case "mv", "cp":
 		s, d, err := move{name: name}.targets(ctx, none, resolve(h.env, args["source"].(string)), resolve(h.env, args["destination"].(string)))
 		if err != nil {
 			return nil, false
 		}
-		state = s.fingerprint() + " " + d.fingerprint()
+		state = s.fingerprint() + " " + d.sealed(move{name: name}.humanOnly(h.env, s, d))
 		s.close()
 		d.close()
 	}

@@ -113,6 +113,18 @@ func (t *target) fingerprint() string {
 	return hex.EncodeToString(sum[:])
 }
 
+// sealed is the fingerprint with who may approve the change: why is
+// humanOnly's verdict on it ("" for any approval). The verdict depends on
+// more than the target (a HEAD beside it makes its directory git's own),
+// and another call, of the same batch or between, can change that
+// without touching the target. A twin computes both again, so a change
+// approved as one any approval may make does not run once it has become
+// one only a person may.
+func (t *target) sealed(why string) string {
+	sum := sha256.Sum256([]byte(t.state + "\nperson-only " + strconv.Quote(why)))
+	return hex.EncodeToString(sum[:])
+}
+
 // mode is the permission bits of an existing leaf, or newFileMode.
 func (t *target) mode() uint32 {
 	if t.st == nil {

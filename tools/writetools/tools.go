@@ -45,7 +45,9 @@
 // physical path, type, device and inode, and for a link its target) and
 // of the leaf as the operation sees it (a file's identity, mode, size,
 // times and, for a write or an edit, content; a directory's whole tree; a
-// link's target). The change time is what tells a file from one removed
+// link's target), and who may approve the change (the human-only verdict,
+// which also depends on what is beside the target: a HEAD there makes its
+// directory git's own). The change time is what tells a file from one removed
 // and made again, even with the same bytes and a reused inode number, and
 // the mode is what a write keeps. The twin walks again and refuses with
 // `<abs> changed since the preview was approved; propose the change

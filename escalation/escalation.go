@@ -15,7 +15,9 @@
 //     the next git command;
 //   - the user's own configuration in the home directory (every entry
 //     of it whose name starts with a dot: shell startup files, ~/.ssh,
-//     ~/.gitconfig, ~/.config), which shells and programs run later read.
+//     ~/.gitconfig, ~/.config), which shells and programs run later read,
+//     known by the directory's path or identity; and a directory holding
+//     the home directory, when it is removed or moved (HoldsHome).
 //
 // Names are compared case-insensitively (a case-insensitive file system
 // takes .GIT for .git). A project's other files (Makefiles, package.json
@@ -107,6 +109,39 @@ func homeDotEntry(p string, homes []string) string {
 			return ""
 		}
 	}
+}
+
+// HoldsHome says why only a person may approve removing, moving away or
+// replacing the directory p (absolute, clean) because it holds the home
+// directory, or "" when it does not: the home's dot entries go with it,
+// as if each were removed, and each of those is a person's (Why), whether
+// or not any name inside the tree gives it away. p holds a home when it
+// is one of the home's ancestors, by path or by identity (a bind mount of
+// one). p itself is not followed if it is a symbolic link: removing or
+// moving a link leaves what it points to alone.
+func HoldsHome(p string, homes []string) string {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.IsDir() {
+		return ""
+	}
+	for _, h := range homes {
+		for a := filepath.Dir(h); ; a = filepath.Dir(a) {
+			if a == p {
+				return holdsHome(p, h)
+			}
+			if ai, err := os.Stat(a); err == nil && os.SameFile(ai, fi) {
+				return holdsHome(p, h)
+			}
+			if a == "/" || a == "." {
+				break
+			}
+		}
+	}
+	return ""
+}
+
+func holdsHome(p, h string) string {
+	return "it changes " + Show(p) + ", which holds your home directory (" + Show(h) + ") and with it the home's own configuration, which shells and programs run later read"
 }
 
 // Note is what an approval message adds for a change only a person may

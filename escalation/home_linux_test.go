@@ -10,7 +10,8 @@ import (
 
 // TestWhyKnowsTheHomeByIdentity: a bind mount of the home directory, or
 // of a directory above it, reaches its dot entries by a path that shares
-// nothing with $HOME; Why still sends them to a person, and only them.
+// nothing with $HOME; Why still sends them to a person, and only them,
+// and HoldsHome still knows a directory above the home.
 func TestWhyKnowsTheHomeByIdentity(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -46,6 +47,19 @@ func TestWhyKnowsTheHomeByIdentity(t *testing.T) {
 	} {
 		if got := Why(p, homes) != ""; got != want {
 			t.Errorf("Why(%s) human-only = %v, want %v", p, got, want)
+		}
+	}
+	// Removing or moving a directory that holds the home directory.
+	for p, want := range map[string]bool{
+		root:                  true,
+		root + "/above":       true, // root again, by identity
+		home:                  false,
+		root + "/alias":       false, // the home itself (rm and mv refuse it as critical)
+		root + "/above/home":  false,
+		root + "/not-created": false,
+	} {
+		if got := HoldsHome(p, homes) != ""; got != want {
+			t.Errorf("HoldsHome(%s) = %v, want %v", p, got, want)
 		}
 	}
 }

@@ -41,6 +41,13 @@ func humanOnly(env *tools.Env, paths ...string) string {
 		if why := escalation.Why(p, homes); why != "" {
 			return why
 		}
+		// A directory removed, moved away or replaced takes the home
+		// directory it holds with it. (Other tools' paths never name an
+		// existing directory above the home: a write or a new directory
+		// there fails.)
+		if why := escalation.HoldsHome(p, homes); why != "" {
+			return why
+		}
 	}
 	return ""
 }

@@ -20,7 +20,8 @@
 //     the home directory, when it is removed or moved (HoldsHome).
 //
 // Names are compared case-insensitively (a case-insensitive file system
-// takes .GIT for .git). A project's other files (Makefiles, package.json
+// takes .GIT for .git) and without format characters (HFS+ takes
+// ".g\u200cit" for .git). A project's other files (Makefiles, package.json
 // scripts, .envrc, editor tasks) are its content.
 package escalation
 
@@ -36,6 +37,7 @@ import (
 // Name says why a single path component names what configures later
 // calls or runs, or "" when it does not.
 func Name(name string) string {
+	name = bare(name)
 	switch {
 	case strings.EqualFold(name, ".git"):
 		return "a git repository's own directory (.git), whose config and hooks run programs on the next git command"
@@ -48,6 +50,24 @@ func Name(name string) string {
 	}
 	return ""
 }
+
+// bare is name without its format characters (Unicode Cf: zero-width
+// joiners, direction marks and overrides, the byte order mark). HFS+
+// ignores them when it compares names, so there ".g\u200cit" opens .git;
+// a name spelled with them is judged as the name it is without them.
+func bare(name string) string {
+	if !strings.ContainsFunc(name, isFormat) {
+		return name
+	}
+	return strings.Map(func(r rune) rune {
+		if isFormat(r) {
+			return -1
+		}
+		return r
+	}, name)
+}
+
+func isFormat(r rune) bool { return r >= 0x80 && unicode.Is(unicode.Cf, r) }
 
 // Why says why only a person may approve changing p (absolute, clean),
 // phrased "it changes p, in …", or "" when any approval may. homes are
@@ -78,7 +98,7 @@ func Why(p string, homes []string) string {
 // /USERS/bob is /Users/bob. Only the identity tells them.
 func homeDotEntry(p string, homes []string) string {
 	dotEntry := func(rest string) string {
-		if !strings.HasPrefix(rest, ".") {
+		if !strings.HasPrefix(bare(rest), ".") {
 			return ""
 		}
 		first, _, _ := strings.Cut(rest, "/")
@@ -208,7 +228,7 @@ func gitDirAbove(p string) string {
 // holding a HEAD that is not git's is rare; being wrong there only means
 // a person is asked.
 func isGitDir(d, p string) bool {
-	if filepath.Dir(p) == d && strings.EqualFold(filepath.Base(p), "HEAD") {
+	if filepath.Dir(p) == d && strings.EqualFold(bare(filepath.Base(p)), "HEAD") {
 		return true
 	}
 	_, err := os.Lstat(filepath.Join(d, "HEAD"))

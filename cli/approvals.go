@@ -480,8 +480,11 @@ func whenAsking(lines <-chan humanio.Line, asking bool) <-chan humanio.Line {
 }
 
 // render shows one request in full; everything the run (and so the
-// model) wrote is made visible first, then coloured on a terminal.
-func (c *approverConn) render(w io.Writer, r approvals.Record) {
+// model) wrote is made visible first, then coloured on a terminal. Its
+// last line says again what runs (see actionLine): watch writes the
+// prompt right under it.
+func (c *approverConn) render(out io.Writer, r approvals.Record) {
+	w := &strings.Builder{}
 	q := r.Request
 	colour := c.d.IO.IsStdoutTTY() && c.d.Getenv("NO_COLOR") == ""
 	field := func(k, v string) {
@@ -541,6 +544,18 @@ func (c *approverConn) render(w io.Writer, r approvals.Record) {
 	if r.Status != approvals.StatusPending {
 		fmt.Fprintln(w, "  "+outcomeLine(r))
 	}
+	fmt.Fprintln(w, actionLine(q, humanio.Height(w.String())))
+	_, _ = io.WriteString(out, w.String())
+}
+
+// actionLine closes a rendered request: the tool and the arguments that
+// run, each cut with a mark and its runs of spaces counted, so none
+// hides behind its own length, and, for a request taller than a screen,
+// that the rest is above. A diff or an argument of a few hundred lines
+// otherwise scrolls the file or the command out of sight, and watch's
+// prompt names only the tool.
+func actionLine(q approvals.Request, height int) string {
+	return "  ▶ runs: " + visible.Code(q.Tool) + humanio.Arguments(q.ExecuteArgs, ", above") + humanio.TallNote(height)
 }
 
 func colourDiff(diff string, colour bool) string {
@@ -563,14 +578,15 @@ func colourDiff(diff string, colour bool) string {
 	return strings.Join(lines, "\n")
 }
 
+// summaryLine is a request in one line for list, which a person may
+// approve from: it says what runs (the arguments it executes, each cut
+// with a mark that says where the rest is), not the first line of the
+// message, which a command's later lines or its padding never reached.
 func summaryLine(r approvals.Record, now time.Time) string {
 	q := r.Request
-	msg, _, _ := strings.Cut(q.Message, "\n")
-	if r := []rune(msg); len(r) > 60 {
-		msg = string(r[:60]) + "…"
-	}
 	age := now.Sub(q.CreatedAt).Round(time.Second)
-	return fmt.Sprintf("%s  %s  %s  %s  %s ago  %s", visible.Line(q.RequestID), visible.Line(q.RunID), visible.Line(q.Tool), visible.Line(q.RiskTier), age, visible.Line(msg))
+	return fmt.Sprintf("%s  %s  %s  %s  %s ago ▶%s", visible.Line(q.RequestID), visible.Line(q.RunID), visible.Line(q.Tool), visible.Line(q.RiskTier), age,
+		humanio.Arguments(q.ExecuteArgs, ": show "+visible.Code(q.RequestID)))
 }
 
 func outcomeLine(r approvals.Record) string {

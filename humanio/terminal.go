@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
@@ -361,7 +362,7 @@ func FormatApproval(req messages.ApprovalRequired) string {
 	if req.PreviewDiff != "" {
 		b.WriteString(visible.Quote("", strings.TrimSuffix(req.PreviewDiff, "\n")) + "\n")
 	}
-	b.WriteString(decides(req, args, strings.Count(b.String(), "\n")))
+	b.WriteString(decides(req, args, Height(b.String())))
 	b.WriteString(approvalChoices(req))
 	return b.String()
 }
@@ -380,30 +381,65 @@ const tallRequest = 20
 // of every long argument, so no argument can hide behind its own length.
 func decides(req messages.ApprovalRequired, args []byte, height int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "  ▶ you decide: %s", visible.Code(req.ToolName))
-	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) == nil {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, " %s=%s", visible.Code(k), summarize(m[k]))
-		}
-	}
-	if height > tallRequest {
-		fmt.Fprintf(&b, " ⟪the request is %d lines: read it all above⟫", height)
-	}
+	fmt.Fprintf(&b, "  ▶ you decide: %s%s", visible.Code(req.ToolName), Arguments(args, ", above"))
+	b.WriteString(TallNote(height))
 	b.WriteByte('\n')
 	return b.String()
 }
 
+// Arguments is the one-line summary of a call's arguments (a JSON
+// object) that a prompt closes with: " key=value" for each key in order,
+// each value as summarize writes it, so a long one is cut with a mark
+// that ends with where (", above": the whole of it is on the screen
+// above). Arguments that are not an object give "".
+func Arguments(args []byte, where string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%s", visible.Code(k), summarize(m[k], where))
+	}
+	return b.String()
+}
+
+// TallNote is what a summary line adds for a request of height screen
+// rows (Height): past tallRequest, that the rest of it is above.
+func TallNote(height int) string {
+	if height <= tallRequest {
+		return ""
+	}
+	return fmt.Sprintf(" ⟪the request is %d lines: read it all above⟫", height)
+}
+
+// screenWidth is the narrowest terminal a request is measured for: a
+// line longer than that wraps, and its rows scroll the start of the
+// request away as much as lines of their own do.
+const screenWidth = 80
+
+// Height is how many rows of a screenWidth-column terminal s takes: one
+// per line, more for a line that wraps (a one-line argument of 5000
+// characters is taller than a screen).
+func Height(s string) int {
+	rows := 0
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		rows += 1 + max(0, utf8.RuneCountInString(l)-1)/screenWidth
+	}
+	return rows
+}
+
 // summarize is one argument value for the summary line: a string as Code
 // (quoted), its whitespace runs counted, cut at summaryValue with a
-// count of what is left; any other value as ASCII JSON, cut the same way.
-// The marks ⟪…⟫ are not ASCII, so no Code text can forge them.
-func summarize(raw json.RawMessage) string {
+// count of what is left (and where, which says where the rest is); any
+// other value as ASCII JSON, cut the same way. The marks ⟪…⟫ are not
+// ASCII, so no Code text can forge them.
+func summarize(raw json.RawMessage, where string) string {
 	var s string
 	out := ""
 	if json.Unmarshal(raw, &s) == nil {
@@ -417,7 +453,7 @@ func summarize(raw json.RawMessage) string {
 		// rune boundary.
 		r := []rune(out)
 		if len(r) > summaryValue {
-			out = string(r[:summaryValue]) + fmt.Sprintf("⟪+%d more chars, above⟫", len(r)-summaryValue)
+			out = string(r[:summaryValue]) + fmt.Sprintf("⟪+%d more chars%s⟫", len(r)-summaryValue, where)
 		}
 	}
 	return out

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/iostreams"
+)
+
+// shellRecord is a pending execute_command record whose message is laid
+// out as the shell tool writes it (a command's later lines indented).
+func shellRecord(command string) approvals.Record {
+	args, _ := json.Marshal(map[string]any{"command": command, "description": "say hi", "timeout": 120000, "workingDirectory": "/w"})
+	msg := "Command: " + strings.ReplaceAll(command, "\n", "\n  ") + "\nDescription: say hi\nWorking Directory: /w\nTimeout: 120000ms"
+	return approvals.Record{Status: approvals.StatusPending, Request: approvals.Request{RequestID: "apr-1", RunID: "run-1",
+		Tool: "execute_command", ExecuteTool: "execute_execute_command", RiskTier: "high-risk", Message: msg,
+		ExecuteArgs: args, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Minute)}}
+}
+
+// TestListLineSaysWhatRuns: the one line `list` prints for a request,
+// from which a person may `approve ID`, says what runs, all of it or
+// with a mark where it is cut. The first line of the message cut at a
+// newline showed "Command: echo hi" for `echo hi` + newline + `rm -rf ~`,
+// with nothing to say more followed; padding pushed the tail past the
+// cut the same way.
+func TestListLineSaysWhatRuns(t *testing.T) {
+	for _, tc := range []struct{ command, want string }{
+		{"echo hi\nrm -rf ~", `echo hi\nrm -rf ~`},
+		{"echo hi" + strings.Repeat(" ", 300) + "; rm -rf ~", `echo hi⟪300 spaces⟫; rm -rf ~`},
+		{"echo " + strings.Repeat("x", 300) + "; rm -rf ~", "more chars"},
+	} {
+		line := summaryLine(shellRecord(tc.command), time.Now())
+		if !strings.Contains(line, tc.want) {
+			t.Errorf("command %q: list line %q does not say %q", tc.command, line, tc.want)
+		}
+		if strings.Contains(line, "\n") {
+			t.Errorf("command %q: list line spans lines: %q", tc.command, line)
+		}
+	}
+}
+
+// TestRenderEndsWithWhatRuns: `show` and `watch` print a request right
+// above the prompt, diff last; a diff or an argument taller than the
+// screen scrolled what runs (the file, the command's start) out of
+// sight, and the prompt names only the tool. The last line says it
+// again, in a form no padding pushes away, and says when the request is
+// taller than a screen.
+func TestRenderEndsWithWhatRuns(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	c := &approverConn{d: Deps{IO: io, Getenv: func(string) string { return "" }}}
+	args, _ := json.Marshal(map[string]any{"path": "/home/u/.bashrc", "content": strings.Repeat("echo x\n", 300), "expectedState": "s"})
+	write := approvals.Record{Status: approvals.StatusPending, Request: approvals.Request{RequestID: "apr-2", RunID: "run-1",
+		Tool: "write_file", ExecuteTool: "execute_write_file", RiskTier: "high-risk", Message: "About to write 2100 characters to file: /home/u/.bashrc",
+		ExecuteArgs: args, PreviewDiff: "--- a/.bashrc\n+++ b/.bashrc\n@@ -0,0 +1,300 @@\n" + strings.Repeat("+echo x\n", 300),
+		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Minute)}}
+	for _, tc := range []struct {
+		r    approvals.Record
+		want []string
+	}{
+		{write, []string{`path="/home/u/.bashrc"`, "more chars", "read it all above"}},
+		{shellRecord("rm -rf ~ #" + strings.Repeat(" ", 5000) + "ls"), []string{`command="rm -rf ~ #⟪5000 spaces⟫ls"`}},
+	} {
+		var out bytes.Buffer
+		c.render(&out, tc.r)
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		last := lines[len(lines)-1]
+		for _, w := range tc.want {
+			if !strings.Contains(last, w) {
+				t.Errorf("%s: the last line %q does not say %q", tc.r.Request.Tool, last, w)
+			}
+		}
+	}
+}

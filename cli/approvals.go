@@ -204,8 +204,11 @@ func (c *approverConn) listCmd() *cobra.Command {
 				fmt.Fprintln(c.d.IO.ErrOut, "nothing waits for a decision")
 				return nil
 			}
+			width := humanio.ScreenWidth(c.d.IO.Out)
 			for _, r := range shown {
-				fmt.Fprintln(c.d.IO.Out, summaryLine(r, now))
+				// Broken to the screen: a row the terminal wrapped could
+				// pass for another request's line.
+				fmt.Fprintln(c.d.IO.Out, visible.Wrap(summaryLine(r, now), width, "  "))
 			}
 			return nil
 		},
@@ -544,8 +547,11 @@ func (c *approverConn) render(out io.Writer, r approvals.Record) {
 	if r.Status != approvals.StatusPending {
 		fmt.Fprintln(w, "  "+outcomeLine(r))
 	}
-	fmt.Fprintln(w, actionLine(q, humanio.Height(w.String())))
-	_, _ = io.WriteString(out, w.String())
+	// Broken to the screen's width: a line the terminal wrapped itself
+	// would start a row with the model's text (visible.Wrap).
+	width := humanio.ScreenWidth(out)
+	body := visible.Wrap(w.String(), width, "  ")
+	_, _ = io.WriteString(out, body+visible.Wrap(actionLine(q, humanio.Height(body)), width, "  ")+"\n")
 }
 
 // actionLine closes a rendered request: the tool and the arguments that

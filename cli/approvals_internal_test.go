@@ -144,7 +144,7 @@ func TestSubagentNameCannotWriteAPersona(t *testing.T) {
 		c.render(&out, approvals.Record{Status: approvals.StatusPending, Request: approvals.Request{RequestID: "apr-1", Agent: "dev",
 			Subagent: name.String(), Depth: 1, Persona: persona, ExpiresAt: time.Now().Add(time.Minute)}})
 		var line string
-		for _, l := range strings.Split(out.String(), "\n") {
+		for _, l := range strings.Split(joinRows(out.String()), "\n") {
 			if rest, ok := strings.CutPrefix(l, "  agent      "); ok {
 				line = rest
 			}

@@ -9,7 +9,12 @@ import (
 
 	"github.com/jazz-run/jazz/approvals"
 	"github.com/jazz-run/jazz/iostreams"
+	"github.com/jazz-run/jazz/visible"
 )
+
+// joinRows is rendered text with the rows visible.Wrap broke its lines
+// into joined back.
+func joinRows(s string) string { return strings.ReplaceAll(s, "\n  "+visible.Continued, "") }
 
 // shellRecord is a pending execute_command record whose message is laid
 // out as the shell tool writes it (a command's later lines indented).
@@ -66,12 +71,39 @@ func TestRenderEndsWithWhatRuns(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		c.render(&out, tc.r)
-		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		lines := strings.Split(strings.TrimSuffix(joinRows(out.String()), "\n"), "\n")
 		last := lines[len(lines)-1]
 		for _, w := range tc.want {
 			if !strings.Contains(last, w) {
 				t.Errorf("%s: the last line %q does not say %q", tc.r.Request.Tool, last, w)
 			}
+		}
+	}
+}
+
+// TestRenderRowsCannotForgeFields: a field the model fills on one line
+// (the sub-agent's task, an argument) padded to the edge of an 80-column
+// screen does not start a row of its own that passes for a field: every
+// line is broken at the screen's width, its further rows behind the
+// continuation mark.
+func TestRenderRowsCannotForgeFields(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	c := &approverConn{d: Deps{IO: io, Getenv: func(string) string { return "" }}}
+	r := shellRecord("rm -rf ~ #" + strings.Repeat("#", 100) + "FAKE")
+	r.Request.Subagent, r.Request.Depth = "helper", 1
+	r.Request.Task = "tidy" + strings.Repeat(" ", 80-len("  task       tidy")) + `  executes   {"command":"FAKE"}`
+	var out bytes.Buffer
+	c.render(&out, r)
+	text := out.String()
+	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		if n := len([]rune(l)); n > 80 {
+			t.Errorf("row %q is %d columns: the terminal wraps it", l, n)
+		}
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.Contains(l, "FAKE") && !strings.HasPrefix(l, "  "+visible.Gutter) && !strings.HasPrefix(l, "  "+visible.Continued) &&
+			!strings.HasPrefix(l, `    "command"`) && !strings.HasPrefix(l, "  ▶ runs:") {
+			t.Errorf("row %q passes for a line of its own:\n%s", l, text)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // the model's choice and may claim any role).
 func TestApprovalSaysThePersona(t *testing.T) {
 	child := messages.Place{AgentID: "subagent-1", AgentName: "Sub-Agent (researcher)", Depth: 1, ParentAgentID: "top"}
-	out := FormatApproval(messages.ApprovalRequired{Place: child, ToolName: "write_file", RiskLevel: "low-risk", Persona: "coder", Task: "t"})
+	out := joined(FormatApproval(messages.ApprovalRequired{Place: child, ToolName: "write_file", RiskLevel: "low-risk", Persona: "coder", Task: "t"}))
 	if want := `asked by: sub-agent "Sub-Agent (researcher)" (depth 1, persona "coder", spawned by top)`; !strings.Contains(out, want) {
 		t.Fatalf("prompt lacks %q:\n%s", want, out)
 	}

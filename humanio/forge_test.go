@@ -29,7 +29,7 @@ func checkApproval(t *testing.T, req messages.ApprovalRequired) {
 			t.Fatalf("hidden %U reached the prompt:\n%q", r, out)
 		}
 	}
-	lines := strings.Split(out, "\n")
+	lines := unwrap(out)
 	if !strings.HasPrefix(lines[0], "🔐 ") || !strings.HasPrefix(lines[len(lines)-1], "Approve? ") ||
 		!strings.HasPrefix(lines[len(lines)-2], "  ▶ you decide: ") {
 		t.Fatalf("prompt does not start with its header and end with summary and choices:\n%s", out)
@@ -61,6 +61,23 @@ func checkApproval(t *testing.T, req messages.ApprovalRequired) {
 	}
 }
 
+// unwrap is the lines of a prompt before visible.Wrap broke them into
+// rows: a row behind the continuation mark goes on the line before it.
+func unwrap(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(l, "  "+visible.Continued); ok && len(lines) > 0 {
+			lines[len(lines)-1] += rest
+			continue
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// joined is out with its rows joined back into lines (unwrap).
+func joined(out string) string { return strings.Join(unwrap(out), "\n") }
+
 func ascii(t *testing.T, l, out string) {
 	t.Helper()
 	for _, r := range l {
@@ -81,7 +98,7 @@ func checkQuestion(t *testing.T, q messages.UserInputRequired) {
 			t.Fatalf("hidden %U reached the question:\n%q", r, out)
 		}
 	}
-	lines := strings.Split(out, "\n")
+	lines := unwrap(out)
 	if !strings.HasPrefix(lines[0], "❓ ") || !strings.HasPrefix(lines[len(lines)-1], "Answer (") {
 		t.Fatalf("question form:\n%s", out)
 	}
@@ -130,7 +147,7 @@ func TestSummaryKeepsWhatRunsInSight(t *testing.T) {
 	args, _ := json.Marshal(map[string]string{"command": cmd, "path": "/home/\u0430lice/.bashrc"})
 	out := FormatApproval(messages.ApprovalRequired{ToolName: "execute_command", RiskLevel: "high-risk", Command: cmd,
 		ExecuteArgs: args, PreviewDiff: strings.Repeat("+x\n", 100)})
-	lines := strings.Split(out, "\n")
+	lines := unwrap(out)
 	sum := lines[len(lines)-2]
 	for _, want := range []string{`command="rm -rf ~ #⟪5000 spaces⟫ls"`, `path="/home/\u0430lice/.bashrc"`, "read it all above"} {
 		if !strings.Contains(sum, want) {

@@ -16,7 +16,7 @@ func TestTallMeansScreenRows(t *testing.T) {
 	cmd := "rm -rf ~;echo " + strings.Repeat("x", 5000)
 	args, _ := json.Marshal(map[string]string{"command": cmd, "description": "d"})
 	out := FormatApproval(messages.ApprovalRequired{ToolName: "execute_command", RiskLevel: "high-risk", Command: cmd, ExecuteArgs: args})
-	lines := strings.Split(out, "\n")
+	lines := unwrap(out)
 	if sum := lines[len(lines)-2]; !strings.Contains(sum, "read it all above") {
 		t.Errorf("summary %q does not say the request is taller than a screen:\n%d lines", sum, len(lines))
 	}

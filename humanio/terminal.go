@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/term"
+
 	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/visible"
@@ -36,6 +38,9 @@ type Terminal struct {
 	settledBy map[string]string
 	settled   chan struct{}
 	subs      []*bus.Subscription
+	// width is the screen's width in columns, asked before each prompt
+	// (the window may have been resized).
+	width func() int
 }
 
 // prompt is one question or one approval waiting for the terminal.
@@ -47,7 +52,23 @@ type prompt struct {
 // NewTerminal writes prompts to out (stderr) and publishes answers on pub.
 func NewTerminal(runID string, pub Publisher, out io.Writer) *Terminal {
 	return &Terminal{runID: runID, pub: pub, out: out, ready: make(chan struct{}, 1),
-		settledBy: map[string]string{}, settled: make(chan struct{}, 1)}
+		settledBy: map[string]string{}, settled: make(chan struct{}, 1), width: columnsOf(out)}
+}
+
+// columnsOf asks ScreenWidth of out each time.
+func columnsOf(out io.Writer) func() int {
+	return func() int { return ScreenWidth(out) }
+}
+
+// ScreenWidth is how many columns wide the terminal out writes to is;
+// visible.DefaultWidth when out is no terminal or does not say.
+func ScreenWidth(out io.Writer) int {
+	if f, ok := out.(interface{ Fd() uintptr }); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return visible.DefaultWidth
 }
 
 // Settled is told each call the gate resolved, whoever resolved it (a
@@ -222,7 +243,7 @@ func (t *Terminal) readFor(ctx context.Context, lines <-chan Line, shown time.Ti
 // by commas pick several, joined with ", "), other text is the answer,
 // empty is no answer.
 func (t *Terminal) ask(ctx context.Context, q messages.UserInputRequired, lines <-chan Line) {
-	fmt.Fprint(t.out, FormatQuestion(q))
+	fmt.Fprint(t.out, FormatQuestionAt(q, t.width()))
 	answer, _ := t.readLine(ctx, lines, time.Now())
 	t.publishAnswer(q, ParseAnswer(answer, q.Suggestions))
 }
@@ -232,11 +253,18 @@ func (t *Terminal) publishAnswer(q messages.UserInputRequired, response string) 
 		messages.UserInputAnswered{Place: q.Place, RequestID: q.RequestID, Response: response}, q.Trace)
 }
 
-// FormatQuestion is the terminal form of a question, ending with the
-// answer prompt (no newline after it). Everything in it that the model
+// FormatQuestion is FormatQuestionAt for a screen of
+// visible.DefaultWidth columns.
+func FormatQuestion(q messages.UserInputRequired) string {
+	return FormatQuestionAt(q, visible.DefaultWidth)
+}
+
+// FormatQuestionAt is the terminal form of a question, ending with the
+// answer prompt (no newline after it), its lines broken to width as
+// FormatApprovalAt's are. Everything in it that the model
 // wrote is made visible first (package visible): an escape sequence or a
 // carriage return in a question must not repaint what the person reads.
-func FormatQuestion(q messages.UserInputRequired) string {
+func FormatQuestionAt(q messages.UserInputRequired, width int) string {
 	var b strings.Builder
 	// Every line of the question after its first is quoted behind the
 	// gutter, so none can pass for an option or the answer line.
@@ -270,7 +298,7 @@ func FormatQuestion(q messages.UserInputRequired) string {
 	} else {
 		b.WriteString("Answer (empty to skip): ")
 	}
-	return b.String()
+	return visible.Wrap(b.String(), width, "  ")
 }
 
 // ParseAnswer turns a typed line into a response: numbers pick options,
@@ -295,7 +323,7 @@ func ParseAnswer(line string, opts []messages.Suggestion) string {
 // approve prints the call and reads y / n [note] / a / c until one is
 // given; EOF declines.
 func (t *Terminal) approve(ctx context.Context, req messages.ApprovalRequired, lines <-chan Line) {
-	fmt.Fprint(t.out, FormatApproval(req))
+	fmt.Fprint(t.out, FormatApprovalAt(req, t.width()))
 	shown := time.Now()
 	for {
 		line, st := t.readFor(ctx, lines, shown, req.RequestID)
@@ -312,7 +340,7 @@ func (t *Terminal) approve(ctx context.Context, req messages.ApprovalRequired, l
 			t.decide(req, d.Approved, d.Note, d.Remember)
 			return
 		}
-		fmt.Fprint(t.out, approvalChoices(req))
+		fmt.Fprint(t.out, visible.Wrap(approvalChoices(req), t.width(), "  "))
 	}
 }
 
@@ -336,11 +364,19 @@ func (t *Terminal) decide(req messages.ApprovalRequired, approved bool, note, re
 	}, req.Trace)
 }
 
-// FormatApproval is the terminal form of an approval request: the tool,
+// FormatApproval is FormatApprovalAt for a screen of visible.DefaultWidth
+// columns.
+func FormatApproval(req messages.ApprovalRequired) string {
+	return FormatApprovalAt(req, visible.DefaultWidth)
+}
+
+// FormatApprovalAt is the terminal form of an approval request: the tool,
 // its risk, the message, the arguments and the preview diff, then the
 // choices. It is never cut, and what the model wrote is made visible
-// (package visible), so what the person reads is what will run.
-func FormatApproval(req messages.ApprovalRequired) string {
+// (package visible), so what the person reads is what will run. Its
+// lines are broken to width (visible.Wrap): a line the terminal wrapped
+// itself would start a row with whatever the model put there.
+func FormatApprovalAt(req messages.ApprovalRequired, width int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "🔐 %s wants to run (%s)\n", visible.Code(req.ToolName), visible.Line(req.RiskLevel))
 	b.WriteString(asker(req.Place, req.Persona, req.Task))
@@ -362,9 +398,8 @@ func FormatApproval(req messages.ApprovalRequired) string {
 	if req.PreviewDiff != "" {
 		b.WriteString(visible.Quote("", strings.TrimSuffix(req.PreviewDiff, "\n")) + "\n")
 	}
-	b.WriteString(decides(req, args, Height(b.String())))
-	b.WriteString(approvalChoices(req))
-	return b.String()
+	body := visible.Wrap(b.String(), width, "  ")
+	return body + visible.Wrap(decides(req, args, Height(body))+approvalChoices(req), width, "  ")
 }
 
 // summaryValue is how much of one argument the closing summary shows.

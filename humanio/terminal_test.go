@@ -88,7 +88,7 @@ func TestTerminal(t *testing.T) {
 		t.Errorf("decision = %+v", d)
 	}
 	for _, want := range []string{"execute_command", "high-risk", "Run git push", `"command": "git push"`, "+++ b", `c = always this command (every command keyed "git push")`} {
-		if !strings.Contains(out.String(), want) {
+		if !strings.Contains(joined(out.String()), want) {
 			t.Errorf("prompt lacks %q:\n%s", want, out.String())
 		}
 	}
@@ -150,6 +150,7 @@ func TestPromptsSayWhoAsks(t *testing.T) {
 	child := messages.Place{AgentID: "subagent-1", AgentName: "Reviewer", Depth: 2, ParentAgentID: "subagent-0"}
 	out := FormatApproval(messages.ApprovalRequired{Place: child, ToolName: "execute_command", RiskLevel: "unknown",
 		Command: "make", Task: strings.Repeat("review the diff ", 20), RememberScope: messages.ScopeAgent})
+	out = joined(out)
 	for _, want := range []string{`asked by: sub-agent "Reviewer" (depth 2, spawned by subagent-0)`, "its task: review the diff",
 		`a = always this tool (for sub-agent "Reviewer" only)`, `c = always this command (for sub-agent "Reviewer" only)`} {
 		if !strings.Contains(out, want) {
@@ -215,6 +216,7 @@ func TestCommandKeysAreShownInert(t *testing.T) {
 	key := "x\", every command keyed \"ls\n\u202e"
 	out := FormatApproval(messages.ApprovalRequired{ToolName: "execute_command", RiskLevel: "high-risk",
 		Command: "x", CommandKeys: []string{key, "git diff"}})
+	out = joined(out)
 	last := out[strings.LastIndex(out, "\n")+1:]
 	want := `c = always this command (every command keyed "x\", every command keyed \"ls\n\u202e", "git diff")`
 	if !strings.Contains(last, want) {

@@ -24,6 +24,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"golang.org/x/text/width"
 )
 
 // Line renders s for one line of text: newlines and tabs are escaped too,
@@ -276,4 +278,126 @@ func JSON(raw []byte, prefix string) string {
 		}
 	}
 	return b.String()
+}
+
+// Continued starts every row after the first of a line Wrap breaks. A
+// terminal wraps a line wider than itself on its own, and the row it
+// starts begins at the left edge with whatever the line held there: in a
+// prompt that is the model's text, free to read as a line of the prompt
+// (an "Approve?" line, a field, a numbered option, a diff's "-" line),
+// with spaces or any printable padding to put it there. Broken here
+// instead, each such row starts with the prefix and this mark, which no
+// line of the prompt starts with.
+const Continued = "┆ "
+
+// DefaultWidth is the width Wrap is given where the screen's is unknown:
+// the narrowest common terminal.
+const DefaultWidth = 80
+
+// minWidth keeps a continued row room for text on the narrowest screen.
+const minWidth = 20
+
+// Wrap breaks each line of s wider than width columns into rows of at
+// most width columns; every row after a line's first starts with prefix
+// and Continued. Nothing is dropped or added but the breaks and marks, so
+// the rows read back as the line. No row ends in a blank the next row
+// does not start with: a blank at the end of a row is not seen, and
+// "rm -rf ~ " above "┆ /tmp/x" would read as one path; the blank goes on
+// to the next row, where it shows after the mark. Columns are counted as
+// a terminal draws them (Columns); an SGR colour sequence (ESC [ ... m),
+// which only the caller's own colouring can hold in text made visible
+// first, takes none.
+func Wrap(s string, width int, prefix string) string {
+	width = max(width, minWidth)
+	cont := prefix + Continued
+	contCols := stringColumns(cont)
+	if contCols > width-minWidth/2 {
+		cont, contCols = Continued, stringColumns(Continued)
+	}
+	var b bytes.Buffer
+	b.Grow(len(s))
+	for n, l := range strings.Split(s, "\n") {
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		col := 0
+		blank := -1 // where the blank written last starts in b, if it was written last
+		var blankRune rune
+		for i := 0; i < len(l); {
+			if j := sgrEnd(l, i); j > i {
+				b.WriteString(l[i:j]) // a blank before it is still the last drawn
+				i = j
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(l[i:])
+			w := Columns(r, col)
+			if col+w > width && col > contCols {
+				if blank >= 0 && r != ' ' && r != '\t' {
+					// Carry the blank over (with any colour after it):
+					// it starts the next row.
+					tail := string(b.Bytes()[blank:])
+					b.Truncate(blank)
+					b.WriteString("\n" + cont + tail)
+					col = contCols + Columns(blankRune, contCols)
+				} else {
+					b.WriteString("\n" + cont)
+					col = contCols
+				}
+				w = Columns(r, col)
+			}
+			blank = -1
+			if r == ' ' || r == '\t' {
+				blank, blankRune = b.Len(), r
+			}
+			b.WriteString(l[i : i+size])
+			col += w
+			i += size
+		}
+	}
+	return b.String()
+}
+
+// sgrEnd is the end of the SGR sequence at s[i:], or i if none starts there.
+func sgrEnd(s string, i int) int {
+	if !strings.HasPrefix(s[i:], "\x1b[") {
+		return i
+	}
+	for j := i + 2; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == 'm':
+			return j + 1
+		case c != ';' && (c < '0' || c > '9'):
+			return i
+		}
+	}
+	return i
+}
+
+// Columns is how many columns a terminal gives r drawn at column col: a
+// tab runs to the next stop of eight, a combining mark and a zero-width
+// character take none, a wide or fullwidth character (CJK, most emoji)
+// two. Overcounting is the safe side: a row broken early wraps nowhere.
+func Columns(r rune, col int) int {
+	switch {
+	case r == '\t':
+		return 8 - col%8
+	case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || unicode.Is(unicode.Cf, r):
+		return 0
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	if r >= 0x1F000 && r <= 0x1FAFF {
+		return 2 // emoji, drawn wide by terminals whatever their class
+	}
+	return 1
+}
+
+func stringColumns(s string) int {
+	col := 0
+	for _, r := range s {
+		col += Columns(r, col)
+	}
+	return col
 }

@@ -7,8 +7,15 @@
 //	go run ./examples/bridge --agent dev --answer n "delete build/"   # unattended: always no
 //
 // Decisions echo the request's requestId (the gate's, unguessable), never
-// only the model's toolCallId. Closing stdin declines whatever is still
+// only the model's toolCallId, and its actionHash, so jazz takes one only
+// for the action that was shown. Closing stdin declines whatever is still
 // waiting: a bridge that dies denies, it never approves.
+//
+// Every string in a line is the model's to choose: JSON carries an escape
+// sequence or a carriage return as \u001b or \r, and decoding gives the
+// byte back. So nothing decoded goes to the terminal as is; package
+// visible shows each such character as an escape, and the arguments that
+// run are shown beside the model's own description of them.
 package main
 
 import (
@@ -21,6 +28,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/jazz-run/jazz/visible"
 )
 
 func main() {
@@ -38,15 +47,18 @@ func main() {
 
 // event is the part of a stderr line the bridge reads.
 type event struct {
-	Type       string `json:"type"`
-	RequestID  string `json:"requestId"`
-	ToolName   string `json:"toolName"`
-	AgentName  string `json:"agentName"`
-	Message    string `json:"message"`
-	Question   string `json:"question"`
-	Preview    string `json:"previewDiff"`
-	RunID      string `json:"runId"`
-	StopReason string `json:"stopReason"`
+	Type      string `json:"type"`
+	RequestID string `json:"requestId"`
+	ToolName  string `json:"toolName"`
+	AgentName string `json:"agentName"`
+	Message   string `json:"message"`
+	Question  string `json:"question"`
+	Preview   string `json:"previewDiff"`
+	// Arguments are what will run; ActionHash names exactly that action.
+	Arguments  json.RawMessage `json:"arguments"`
+	ActionHash string          `json:"actionHash"`
+	RunID      string          `json:"runId"`
+	StopReason string          `json:"stopReason"`
 }
 
 func run(jazz, agent, answer, conv, prompt string) int {
@@ -86,16 +98,16 @@ func run(jazz, agent, answer, conv, prompt string) int {
 			if ev.RequestID == "" {
 				continue // settled by policy: nothing to ask
 			}
-			fmt.Fprintf(os.Stderr, "\n%s wants %s:\n%s\n%s\n", ev.AgentName, ev.ToolName, ev.Message, ev.Preview)
+			fmt.Fprint(os.Stderr, showApproval(ev))
 			yes := ask(tty, answer, "approve? [y/N] ")
-			send(stdin, map[string]any{"type": "approval_decision", "requestId": ev.RequestID, "approved": yes})
+			send(stdin, map[string]any{"type": "approval_decision", "requestId": ev.RequestID, "actionHash": ev.ActionHash, "approved": yes})
 		case "user_input_required":
-			fmt.Fprintf(os.Stderr, "\n%s asks: %s\n", ev.AgentName, ev.Question)
+			fmt.Fprintf(os.Stderr, "\n%s asks:\n%s\n", visible.Line(ev.AgentName), visible.Wrap(visible.Quote("  ", ev.Question), visible.DefaultWidth, "  "))
 			fmt.Fprint(os.Stderr, "> ")
 			line, _ := tty.ReadString('\n')
 			send(stdin, map[string]any{"type": "user_input_response", "requestId": ev.RequestID, "response": strings.TrimSpace(line)})
 		case "warning", "error":
-			fmt.Fprintln(os.Stderr, "!", ev.Message)
+			fmt.Fprintln(os.Stderr, "!", visible.Line(ev.Message))
 		}
 	}
 	_ = stdin.Close()
@@ -111,11 +123,31 @@ func run(jazz, agent, answer, conv, prompt string) int {
 		return 1
 	}
 	if !env.OK {
-		fmt.Fprintf(os.Stderr, "failed (%s): %s\n", env.StopReason, env.Error)
+		fmt.Fprintf(os.Stderr, "failed (%s): %s\n", visible.Line(env.StopReason), visible.Line(env.Error))
 		return 1
 	}
 	fmt.Println(env.Answer)
 	return 0
+}
+
+// showApproval is an approval as a person reads it: who asks for which
+// tool, the model's message and diff quoted behind a gutter (no line of
+// them passes for one of the bridge's), and the arguments that run as
+// ASCII JSON (a lookalike character is a \u escape), all made visible.
+func showApproval(ev event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s wants %s:\n", visible.Line(ev.AgentName), visible.Code(ev.ToolName))
+	if ev.Message != "" {
+		b.WriteString(visible.Quote("  ", ev.Message) + "\n")
+	}
+	if len(ev.Arguments) > 0 {
+		fmt.Fprintf(&b, "  arguments: %s\n", visible.JSON(ev.Arguments, "  "))
+	}
+	if ev.Preview != "" {
+		b.WriteString(visible.Quote("", strings.TrimSuffix(ev.Preview, "\n")) + "\n")
+	}
+	// Broken at the screen's width, as jazz's own prompt is.
+	return visible.Wrap(b.String(), visible.DefaultWidth, "  ")
 }
 
 // ask reads y/n from the terminal, or takes the fixed answer.

@@ -29,6 +29,7 @@ func checkApproval(t *testing.T, req messages.ApprovalRequired) {
 			t.Fatalf("hidden %U reached the prompt:\n%q", r, out)
 		}
 	}
+	narrow(t, out)
 	lines := unwrap(out)
 	if !strings.HasPrefix(lines[0], "🔐 ") || !strings.HasPrefix(lines[len(lines)-1], "Approve? ") ||
 		!strings.HasPrefix(lines[len(lines)-2], "  ▶ you decide: ") {
@@ -57,6 +58,22 @@ func checkApproval(t *testing.T, req messages.ApprovalRequired) {
 			ascii(t, l, out)
 		default:
 			t.Fatalf("line %d %q is neither the prompt's nor quoted:\n%s", i, l, out)
+		}
+	}
+}
+
+// narrow fails unless every row of out fits a screen of
+// visible.DefaultWidth columns: a wider one the terminal wraps itself,
+// starting a row with whatever text is there.
+func narrow(t *testing.T, out string) {
+	t.Helper()
+	for _, row := range strings.Split(out, "\n") {
+		col := 0
+		for _, r := range row {
+			col += visible.Columns(r, col)
+		}
+		if col > visible.DefaultWidth {
+			t.Fatalf("row %q is %d columns wide:\n%s", row, col, out)
 		}
 	}
 }
@@ -98,6 +115,7 @@ func checkQuestion(t *testing.T, q messages.UserInputRequired) {
 			t.Fatalf("hidden %U reached the question:\n%q", r, out)
 		}
 	}
+	narrow(t, out)
 	lines := unwrap(out)
 	if !strings.HasPrefix(lines[0], "❓ ") || !strings.HasPrefix(lines[len(lines)-1], "Answer (") {
 		t.Fatalf("question form:\n%s", out)

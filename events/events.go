@@ -104,6 +104,7 @@ func ApprovalRequired(req messages.ApprovalRequired, policy string) messages.Eve
 		Task:              req.Task,
 		Persona:           req.Persona,
 		RememberScope:     req.RememberScope,
+		CommandKeys:       req.CommandKeys,
 		Asked:             messages.Ptr(req.RequestID != ""),
 	}
 	ev.ToolCallID = req.ToolCallID

@@ -176,6 +176,11 @@ type Event struct {
 	// RememberScope, on an asked approval, is how far "always" reaches:
 	// "run" (the whole tree) or "agent" (this sub-agent only).
 	RememberScope string `json:"rememberScope,omitempty"`
+	// CommandKeys, on an asked execute_command approval, are the
+	// allowlist keys "remember":"command" adds (ApprovalRequired's): the
+	// key of `npm -v` is "npm", which approves every later npm command,
+	// more than the command shown, and a bridge must say so.
+	CommandKeys []string `json:"commandKeys,omitempty"`
 	// ActionHash, on a bridge's approval_required line, is the digest of
 	// exactly what will run (approvals.ActionHash): a decision that echoes
 	// it is taken only for that action.

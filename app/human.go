@@ -77,7 +77,8 @@ func stderrOf(o RunOptions) io.Writer {
 // stderr is JSON (sink set: --events or a bridge), a {"type":"warning"}
 // line among the events, so a reader of the stream never has to parse two
 // formats and no model-chosen name in a notice can start a line of its
-// own. Text is made visible first (package visible) for the same reason.
+// own. Text is made visible first (package visible) for the same reason,
+// and broken at a terminal's width (noticeLine).
 //
 // Without a writer behind the sink (a Go program reading Run.Events) a
 // notice is a warning event on the bus, in the stream's order.
@@ -100,12 +101,25 @@ func warner(stderr io.Writer, sink *events.Sink, em *events.Emitter, top message
 			em.Emit(ev)
 			return
 		}
-		if agent != "" {
-			fmt.Fprintf(stderr, "⚠ %s: %s\n", visible.Line(agent), visible.Line(msg))
-			return
-		}
-		fmt.Fprintln(stderr, "⚠ "+visible.Line(msg))
+		width, _ := humanio.TerminalWidth(stderr)
+		fmt.Fprintln(stderr, noticeLine(agent, msg, width))
 	}
+}
+
+// noticeLine is a text notice, made visible, and broken at width columns
+// when it is a terminal's (width > 0): a notice can print while a prompt
+// is open, and a row the terminal wrapped itself would start with the
+// model's text below the prompt, next to the cursor (visible.Wrap). A
+// log or a pipe wraps nothing and gets the notice on one line.
+func noticeLine(agent, msg string, width int) string {
+	line := "⚠ " + visible.Line(msg)
+	if agent != "" {
+		line = "⚠ " + visible.Line(agent) + ": " + visible.Line(msg)
+	}
+	if width <= 0 {
+		return line
+	}
+	return visible.Wrap(line, width, "  ")
 }
 
 // runStart is the run_start event: the run, its agent, model and policy.

@@ -63,12 +63,21 @@ func columnsOf(out io.Writer) func() int {
 // ScreenWidth is how many columns wide the terminal out writes to is;
 // visible.DefaultWidth when out is no terminal or does not say.
 func ScreenWidth(out io.Writer) int {
-	if f, ok := out.(interface{ Fd() uintptr }); ok {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
-			return w
-		}
+	if w, ok := TerminalWidth(out); ok {
+		return w
 	}
 	return visible.DefaultWidth
+}
+
+// TerminalWidth is the width of the terminal out writes to, and whether
+// it is one that says.
+func TerminalWidth(out io.Writer) (int, bool) {
+	if f, ok := out.(interface{ Fd() uintptr }); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w, true
+		}
+	}
+	return 0, false
 }
 
 // Settled is told each call the gate resolved, whoever resolved it (a

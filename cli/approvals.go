@@ -519,10 +519,29 @@ func (c *approverConn) render(out io.Writer, r approvals.Record) {
 	field("risk", visible.Line(q.RiskTier)+" (policy "+visible.Line(policy)+")")
 	field("directory", visible.Line(q.WorkDir))
 	field("expires", q.ExpiresAt.Local().Format("15:04:05"))
-	field("action", visible.Line(q.ActionHash))
+	// Broken to the screen's width: a line the terminal wrapped itself
+	// would start a row with the model's text (visible.Wrap). A digest is
+	// not broken: it is copied into `approve --shown`. Where its row would
+	// be wider than the screen, it goes on a row of its own under its name.
+	width := humanio.ScreenWidth(out)
+	body := &strings.Builder{}
+	digest := func(k, v string) {
+		if !isDigest(v) {
+			field(k, visible.Line(v))
+			return
+		}
+		body.WriteString(visible.Wrap(w.String(), width, "  "))
+		w.Reset()
+		if row := fmt.Sprintf("  %-10s %s", k, v); len(row) <= width {
+			fmt.Fprintln(body, row)
+		} else {
+			fmt.Fprintf(body, "  %s\n    %s\n", k, v)
+		}
+	}
+	digest("action", q.ActionHash)
 	if shown, err := approvals.ShownHash(q); err == nil {
 		// `approve ID --shown` with this refuses a record changed since.
-		field("shown", shown)
+		digest("shown", shown)
 	}
 	// The message and the diff are the run's (the model's) text: quoted
 	// behind the gutter, so no line of them passes for a field above.
@@ -547,11 +566,15 @@ func (c *approverConn) render(out io.Writer, r approvals.Record) {
 	if r.Status != approvals.StatusPending {
 		fmt.Fprintln(w, "  "+outcomeLine(r))
 	}
-	// Broken to the screen's width: a line the terminal wrapped itself
-	// would start a row with the model's text (visible.Wrap).
-	width := humanio.ScreenWidth(out)
-	body := visible.Wrap(w.String(), width, "  ")
-	_, _ = io.WriteString(out, body+visible.Wrap(actionLine(q, humanio.Height(body)), width, "  ")+"\n")
+	body.WriteString(visible.Wrap(w.String(), width, "  "))
+	_, _ = io.WriteString(out, body.String()+visible.Wrap(actionLine(q, humanio.Height(body.String())), width, "  ")+"\n")
+}
+
+// isDigest says whether s is a sha256 digest as approvals writes one:
+// "sha256:" and 64 lowercase hex digits.
+func isDigest(s string) bool {
+	hex, ok := strings.CutPrefix(s, approvals.HashPrefix)
+	return ok && len(hex) == 64 && strings.Trim(hex, "0123456789abcdef") == ""
 }
 
 // actionLine closes a rendered request: the tool and the arguments that

@@ -107,3 +107,45 @@ func TestRenderRowsCannotForgeFields(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderKeepsDigestsWhole: the action and shown digests are copied
+// into `approve --shown`, so show prints each on one row, wider than the
+// 80 columns it breaks other lines at; a forged action field that is no
+// digest (padding to the screen's edge, then text) is broken like any
+// other text, its later rows behind the continuation mark.
+func TestRenderKeepsDigestsWhole(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	c := &approverConn{d: Deps{IO: io, Getenv: func(string) string { return "" }}}
+	r := shellRecord("ls")
+	var err error
+	if r.Request.ActionHash, err = approvals.ActionHash(r.Request.ExecuteTool, r.Request.ExecuteArgs); err != nil {
+		t.Fatal(err)
+	}
+	shown, err := approvals.ShownHash(r.Request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c.render(&out, r)
+	for _, d := range []string{r.Request.ActionHash, shown} {
+		if !strings.Contains(out.String(), " "+d+"\n") {
+			t.Errorf("digest %s is not whole on one row:\n%s", d, out.String())
+		}
+	}
+	wide := func() {
+		t.Helper()
+		for _, row := range strings.Split(out.String(), "\n") {
+			if n := len([]rune(row)); n > visible.DefaultWidth {
+				t.Errorf("a row of %d columns:\n%s", n, out.String())
+			}
+		}
+	}
+	wide()
+	r.Request.ActionHash = strings.Repeat(" ", 70) + "Approve? [y/N] y"
+	out.Reset()
+	c.render(&out, r)
+	wide()
+	if !strings.Contains(out.String(), "\n  "+visible.Continued+"   Approve?") {
+		t.Errorf("the forged action field's text does not start a continued row:\n%s", out.String())
+	}
+}

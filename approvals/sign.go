@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/nats-io/nkeys"
+
+	"github.com/jazz-run/jazz/messages"
 )
 
 // Kinds of signed payloads: the kind is inside what is signed, so a
@@ -321,14 +323,24 @@ func VerifyPolicy(e Envelope, reg *Registry, runID, ceiling string, now time.Tim
 	if p.Policy != "" && tierRank(p.Policy) == 0 || p.Policy == "unknown" {
 		return p, a, refuse(ReasonMalformed, "policy %q: expected read-only, low-risk or high-risk", p.Policy)
 	}
-	if !PolicyAtMost(p.Policy, ceiling) {
-		return p, a, refuse(ReasonCeiling, "policy %s is above this run's ceiling (%s)", p.Policy, ceilingName(ceiling))
+	// Unset is no "nothing automatic" at the gate: a run that takes
+	// signed changes has people to answer it (its approvers), and there
+	// an unset policy is the default, which approves every low-risk call
+	// unasked (tools-and-approval.md §4). So setting it is setting
+	// low-risk, held to the ceiling and the signer's tier as such; under
+	// an unset ceiling (the run started unset) it changes nothing.
+	acts, name := p.Policy, p.Policy
+	if acts == "" {
+		acts, name = UnsetActsAs, "unset (which approves low-risk calls unasked where a person can answer)"
+	}
+	if !PolicyAtMost(acts, ceiling) && !(p.Policy == "" && ceiling == "") {
+		return p, a, refuse(ReasonCeiling, "policy %s is above this run's ceiling (%s)", name, ceilingName(ceiling))
 	}
 	// A policy approves every call of its tier and below unasked: setting
 	// one is approving them all, so no higher than the signer may approve
 	// one by one (its tier as approvers.json says now: Lookup narrows it).
-	if !PolicyAtMost(p.Policy, a.MaxTier) {
-		return p, a, refuse(ReasonTier, "approver %s may approve up to %s, so may not set policy %s (it would approve every %s call unasked)", a.Name, a.MaxTier, p.Policy, p.Policy)
+	if !PolicyAtMost(acts, a.MaxTier) {
+		return p, a, refuse(ReasonTier, "approver %s may approve up to %s, so may not set policy %s (it would approve every %s call unasked)", a.Name, a.MaxTier, name, acts)
 	}
 	if err := checkTimes(p.IssuedAt, p.ExpiresAt, now); err != nil {
 		return p, a, err
@@ -336,8 +348,14 @@ func VerifyPolicy(e Envelope, reg *Registry, runID, ceiling string, now time.Tim
 	return p, a, seen.use(p.Nonce)
 }
 
+// UnsetActsAs is what the empty (unset) policy approves at the gate of a
+// run a person can answer, as every run that takes signed changes is.
+const UnsetActsAs = messages.PolicyLowRisk
+
 // PolicyAtMost reports whether policy p auto-approves no more than ceiling
-// does; the empty policy (nothing automatic) is below everything.
+// does, with the empty policy taken as nothing automatic (below
+// everything): what it means where nobody can answer. Where a person
+// can, it approves as UnsetActsAs does.
 func PolicyAtMost(p, ceiling string) bool {
 	if p == "" {
 		return true

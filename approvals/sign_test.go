@@ -154,10 +154,26 @@ func TestVerifyPolicyClasses(t *testing.T) {
 		if _, _, err := approvals.VerifyPolicy(sign(low, tc.policy), lreg, "run-1", "high-risk", now, approvals.NonceSet{}); err == nil || refusal(t, err) != approvals.ReasonTier {
 			t.Errorf("a %s policy approver set policy %s: %v", tc.max, tc.policy, err)
 		}
-		for _, ok := range []string{"", "read-only", tc.max} {
+		for _, ok := range []string{"read-only", tc.max} {
 			if _, _, err := approvals.VerifyPolicy(sign(low, ok), lreg, "run-1", "high-risk", now, approvals.NonceSet{}); err != nil {
 				t.Errorf("a %s policy approver setting %q: %v", tc.max, ok, err)
 			}
+		}
+		// Unset approves low-risk calls unasked at a run a person
+		// answers: it is low-risk to set.
+		_, _, err := approvals.VerifyPolicy(sign(low, ""), lreg, "run-1", "high-risk", now, approvals.NonceSet{})
+		if tc.max == "read-only" && (err == nil || refusal(t, err) != approvals.ReasonTier) || tc.max != "read-only" && err != nil {
+			t.Errorf("a %s policy approver setting the unset policy: %v", tc.max, err)
+		}
+	}
+	// Unset is above a read-only ceiling, and changes nothing under an
+	// unset one.
+	if _, _, err := approvals.VerifyPolicy(sign(admin, ""), reg, "run-1", "read-only", now, approvals.NonceSet{}); err == nil || refusal(t, err) != approvals.ReasonCeiling {
+		t.Errorf("unset above a read-only ceiling: %v", err)
+	}
+	for _, ceiling := range []string{"", "low-risk", "high-risk"} {
+		if _, _, err := approvals.VerifyPolicy(sign(admin, ""), reg, "run-1", ceiling, now, approvals.NonceSet{}); err != nil {
+			t.Errorf("unset under a %q ceiling: %v", ceiling, err)
 		}
 	}
 	home := t.TempDir()

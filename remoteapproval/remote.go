@@ -489,13 +489,23 @@ func (s *state) fetched(ctx context.Context, f fetched) {
 	}
 	rec := f.rec
 	if rec.Status == approvals.StatusPending {
+		// Pending, but not as this run wrote it (expired early, another
+		// action hash or request id, another text): approvers would
+		// refuse to sign it, or sign what the run refuses. Whoever wrote
+		// it cannot keep them from the request: it is written again.
+		if shown, err := approvals.ShownHash(rec.Request); err != nil || shown != p.shown {
+			s.refused(ctx, p, rec, &approvals.RefusedError{Reason: approvals.ReasonUnsigned,
+				Detail: "the pending record was rewritten by another client to show another request; it is written again"})
+		}
 		return
 	}
 	if rec.Decision == nil {
-		// Closed by someone else (expired or withdrawn): a decline.
-		if rec.Status == approvals.StatusExpired || rec.Status == approvals.StatusCancelled {
-			s.refused(ctx, p, rec, &approvals.RefusedError{Reason: approvals.ReasonUnsigned, Detail: "the record was closed by another client (" + rec.Status + ")"})
-		}
+		// Closed by someone else, whatever it says (expired, withdrawn,
+		// approved or denied with nothing signed, a status no client
+		// writes): no approver decides it any more, which would decline
+		// the call for someone not allowed to. It is put back.
+		s.refused(ctx, p, rec, &approvals.RefusedError{Reason: approvals.ReasonUnsigned,
+			Detail: fmt.Sprintf("the record was closed by another client (status %q, no signed decision)", rec.Status)})
 		return
 	}
 	// p.req is the request as this run wrote it, never as the store now

@@ -19,7 +19,8 @@ import (
 // record's diff and message while leaving the action alone; `approvals
 // show` prints the forgery, alice approves what she read, and the run
 // refuses her decision (nothing is written) and puts its own request
-// back, on which her next decision lands.
+// back (as it does with a forgery nobody signed), on which her next
+// decision lands.
 func TestForgedDisplayAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	e := busWithAlice(t)
@@ -51,16 +52,30 @@ func TestForgedDisplayAcrossProcesses(t *testing.T) {
 	forged := honest
 	forged.PreviewDiff = "+a harmless typo fix\n"
 	forged.Message = "Fix a typo in the README"
-	raw, _ := json.Marshal(approvals.Record{Status: approvals.StatusPending, Request: forged})
-	if _, err := store.RawUpdate(ctx, approvals.Key(req.RunID, req.RequestID), raw, rec.Revision); err != nil {
-		t.Fatal(err)
-	}
-	show := e.run(hlRunOpts{args: []string{"approvals", "show", req.RequestID, "--as", "alice"}})
-	if show.code != 0 || !strings.Contains(show.stdout, "harmless typo fix") {
-		t.Fatalf("show did not print the forgery (the test would prove nothing): %+v", show)
-	}
-	if r := e.run(hlRunOpts{args: []string{"approvals", "approve", req.RequestID, "--as", "alice"}}); r.code != 0 {
-		t.Fatalf("alice's approval of what she read is recorded: %+v", r)
+	forgedShown, _ := approvals.ShownHash(forged)
+	// The run reads its record back every few seconds and writes its own
+	// request over a forgery it finds: the forgery is written again until
+	// alice has signed what she read (her --shown pins that it was the
+	// forgery, never a request the run put back in between).
+	for attempt := 1; ; attempt++ {
+		if attempt > 10 {
+			t.Fatal("alice never got to sign the forgery (the test would prove nothing)")
+		}
+		rec, err = store.Get(ctx, req.RunID, req.RequestID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(approvals.Record{Status: approvals.StatusPending, Request: forged})
+		if _, err := store.RawUpdate(ctx, approvals.Key(req.RunID, req.RequestID), raw, rec.Revision); err != nil {
+			continue
+		}
+		show := e.run(hlRunOpts{args: []string{"approvals", "show", req.RequestID, "--as", "alice"}})
+		if show.code != 0 || !strings.Contains(show.stdout, "harmless typo fix") {
+			continue // put back already
+		}
+		if r := e.run(hlRunOpts{args: []string{"approvals", "approve", req.RequestID, "--as", "alice", "--shown", forgedShown}}); r.code == 0 {
+			break // alice's approval of what she read is recorded
+		}
 	}
 	// The run refuses it and restores what it wrote.
 	deadline := time.Now().Add(30 * time.Second)
@@ -78,7 +93,7 @@ func TestForgedDisplayAcrossProcesses(t *testing.T) {
 		t.Fatalf("the forged approval wrote the file: %v", err)
 	}
 	// Shown the truth, with `--shown` pinning what she read.
-	show = e.run(hlRunOpts{args: []string{"approvals", "show", req.RequestID, "--as", "alice"}})
+	show := e.run(hlRunOpts{args: []string{"approvals", "show", req.RequestID, "--as", "alice"}})
 	want, _ := approvals.ShownHash(rec.Request)
 	if !strings.Contains(show.stdout, want) {
 		t.Fatalf("show does not print the shown hash %s:\n%s", want, show.stdout)

@@ -57,6 +57,10 @@ type Request struct {
 	PreviewDiff string          `json:"previewDiff,omitempty"`
 	RiskTier    string          `json:"riskTier"`
 	WorkDir     string          `json:"workDir,omitempty"`
+	// Worker is the key of the worker whose machine runs the call (one
+	// relayed from a remote agent); WorkDir is then empty, as the run
+	// does not know the worker's directory.
+	Worker string `json:"worker,omitempty"`
 	// Policy is the run's policy when it asked.
 	Policy      string          `json:"policy"`
 	ExecuteTool string          `json:"executeTool"`

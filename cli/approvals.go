@@ -518,6 +518,9 @@ func (c *approverConn) render(out io.Writer, r approvals.Record) {
 	}
 	field("risk", visible.Line(q.RiskTier)+" (policy "+visible.Line(policy)+")")
 	field("directory", visible.Line(q.WorkDir))
+	if q.Worker != "" {
+		field("worker", visible.Line(q.Worker)+" (it runs on that worker's machine, not the run's)")
+	}
 	field("expires", q.ExpiresAt.Local().Format("15:04:05"))
 	// Broken to the screen's width: a line the terminal wrapped itself
 	// would start a row with the model's text (visible.Wrap). A digest is

@@ -123,6 +123,19 @@ func TestRenderSaysTheSubagentsPersona(t *testing.T) {
 	}
 }
 
+// A call relayed from a worker is shown as running on that worker's
+// machine.
+func TestRenderSaysTheWorker(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	c := &approverConn{d: Deps{IO: io, Getenv: func(string) string { return "" }}}
+	var out bytes.Buffer
+	c.render(&out, approvals.Record{Status: approvals.StatusPending, Request: approvals.Request{RequestID: "apr-1", Agent: "writer",
+		Worker: "UWORKERKEY", ExpiresAt: time.Now().Add(time.Minute)}})
+	if want := "worker     UWORKERKEY (it runs on that worker's machine, not the run's)"; !strings.Contains(out.String(), want) {
+		t.Fatalf("no %q in\n%s", want, out.String())
+	}
+}
+
 // TestSubagentNameCannotWriteAPersona: whatever name the model gives a
 // sub-agent (quotes, backslashes, parentheses, "(persona researcher)",
 // line breaks, escapes), the approver's agent line reads back as exactly

@@ -151,6 +151,11 @@ type ApprovalRequired struct {
 	// RememberScope is how far "always" answered on this request reaches
 	// (ScopeRun or ScopeAgent); the gate sets it when it asks.
 	RememberScope string `json:"rememberScope,omitempty"`
+	// Worker is the key of the worker whose machine runs the call, for a
+	// call relayed from a remote agent; empty for one of this process.
+	// The runner sets it from the subject the request came on, never
+	// from what the worker wrote.
+	Worker string `json:"worker,omitempty"`
 	// CommandKeys are the allowlist keys "always this command" would add
 	// for Command (a key covers every later command whose key is it or
 	// starts with it and a space: `npm -v` gives "npm", every npm command),

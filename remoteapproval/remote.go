@@ -383,6 +383,11 @@ func (s *state) ask(ctx context.Context, m messages.ApprovalRequired) {
 	if m.Place.Depth > 0 {
 		req.Subagent, req.Persona, req.Task = m.Place.AgentName, m.Persona, m.Task
 	}
+	if m.Worker != "" {
+		// It runs on the worker's machine, in a directory of its own: the
+		// run's would tell the approver it acts where the run is.
+		req.Worker, req.WorkDir = m.Worker, ""
+	}
 	shown, err := approvals.ShownHash(req)
 	if err != nil {
 		s.deliver(m, false, messages.DecidedByNobody, "This call cannot be approved remotely: "+err.Error())

@@ -52,3 +52,29 @@ func TestNamesProtected(t *testing.T) {
 		}
 	}
 }
+
+// A relayed request names the worker whose machine runs the call, as the
+// runner heard it (the worker the task's current claim came from), never
+// as the worker wrote it: a person approving it must not take it for a
+// call on the run's own machine.
+func TestCheckNamesTheWorker(t *testing.T) {
+	h := func(context.Context, *tools.Env, json.RawMessage) tools.Result { return tools.OK("x") }
+	reg, err := tools.NewRegistry(
+		tools.Tool{Name: "write_file", Level: messages.LevelHighRisk, Twin: "execute_write_file", Handler: h},
+		tools.Tool{Name: "execute_write_file", Level: messages.LevelHighRisk, Hidden: true, Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := messages.Place{RunID: "r", AgentID: "subagent-1-1", AgentName: "Writer", Depth: 1, ParentAgentID: "top"}
+	rt := &remote{cfg: actors.Config{Place: me, Registry: reg}, worker: "UWORKERKEY"}
+	for _, claimed := range []string{"", "UOTHERWORKER"} {
+		req, why := rt.check(messages.ApprovalRequired{Place: me, ToolCallID: "c1", ToolName: "write_file",
+			ExecuteToolName: "execute_write_file", ExecuteArgs: json.RawMessage(`{}`), Worker: claimed})
+		if why != "" {
+			t.Fatal(why)
+		}
+		if req.Worker != "UWORKERKEY" {
+			t.Errorf("worker claimed %q: request names worker %q, want the claiming worker UWORKERKEY", claimed, req.Worker)
+		}
+	}
+}

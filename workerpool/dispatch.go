@@ -939,7 +939,9 @@ func (t *remote) approval(a messages.WorkApproval) {
 //     ExecuteArgs valid for the twin: what is decided is what may run.
 //   - RiskLevel is the tier this runner's registry gives the tool, and
 //     Command is read from ExecuteArgs, never from the worker's field.
-//   - RequestID, RememberScope and CommandKeys are the gate's to set.
+//   - RequestID, RememberScope and CommandKeys are the gate's to set;
+//     Worker is the worker of the task's current claim (from the
+//     subject the server let it publish on).
 //   - Task and Persona are the runner's word for its own child.
 //   - NotAutomatic and HumanOnly are what the propose half found where
 //     the call runs: the worker's machine, which this runner cannot see.
@@ -960,6 +962,7 @@ func (t *remote) check(r messages.ApprovalRequired) (messages.ApprovalRequired, 
 	}
 	r.Place = t.pin(r.Place)
 	r.RequestID, r.RememberScope, r.CommandKeys = "", "", nil
+	r.Worker = t.worker
 	if t.cfg.Registry == nil {
 		return r, "this agent was given no tools"
 	}

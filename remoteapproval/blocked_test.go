@@ -65,3 +65,56 @@ func TestNoWriterCanMakeARequestUndecidable(t *testing.T) {
 		})
 	}
 }
+
+// A client writing garbage at a pending key as fast as it can makes the
+// run refuse each write; the user is told of them as the audit log logs
+// them (the first approvals.MaxRefusalsLogged, then one line at each
+// power of two of the rest), not once per write, and the request is
+// still decided afterwards.
+func TestAFloodOfForeignWritesIsReportedBounded(t *testing.T) {
+	r := newRig(t, time.Minute, "", "")
+	r.ask("call_1")
+	honest := r.pendingFor("call_1")
+	subject := approvals.KeySubject(approvals.Key("run-1", honest.Request.RequestID))
+	const writes = 600
+	for i := 0; i < writes; i++ {
+		if err := r.apConn.Publish(subject, []byte(`{"status":`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.apConn.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		n := 0
+		for _, x := range r.notices {
+			if x.Kind == approvals.AuditRefused {
+				n++
+			}
+		}
+		return n
+	}
+	// Refusals come in while the run reads its key back; wait until
+	// they stop growing.
+	for last, stable := -1, 0; stable < 10; time.Sleep(50 * time.Millisecond) {
+		if n := count(); n == last {
+			stable++
+		} else {
+			last, stable = n, 0
+		}
+	}
+	if n, most := count(), approvals.MaxRefusalsLogged+10; n > most {
+		t.Errorf("%d refusals reported for %d foreign writes; at most %d should be", n, writes, most)
+	}
+	rec := r.pendingFor("call_1")
+	for rec.Request.RequestID != honest.Request.RequestID {
+		time.Sleep(20 * time.Millisecond)
+		rec = r.pendingFor("call_1")
+	}
+	if err := r.decide(rec, r.alice, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.want(t, true, "remote:alice")
+}

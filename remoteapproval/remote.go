@@ -268,6 +268,8 @@ type state struct {
 	// (a decision replayed on it, a record rewritten) and is audited.
 	decided      map[string]taken
 	decidedOrder []string
+	// refusals counts the refusals reported (reportRefusal).
+	refusals int
 }
 
 type taken struct {
@@ -593,7 +595,7 @@ func (s *state) auditRefused(p *pending, signer string, err error) {
 	reason := err.Error()
 	s.audit(approvals.AuditEntry{Event: approvals.AuditRefused, RequestID: p.req.RequestID, Tool: p.req.Tool, ActionHash: p.req.ActionHash,
 		ApproverKey: signer, Reason: reason, Refusal: refusalCode(err)})
-	s.report(approvals.AuditRefused, fmt.Sprintf("a decision on %s (%s) was refused: %s", p.req.RequestID, p.req.Tool, reason))
+	s.reportRefusal(approvals.AuditRefused, fmt.Sprintf("a decision on %s (%s) was refused: %s", p.req.RequestID, p.req.Tool, reason))
 }
 
 func (s *state) policy(data []byte) {
@@ -618,7 +620,7 @@ func (s *state) policy(data []byte) {
 
 func (s *state) policyRefused(signer string, err error) {
 	s.audit(approvals.AuditEntry{Event: approvals.AuditPolicyRefused, ApproverKey: signer, Reason: err.Error(), Refusal: refusalCode(err)})
-	s.report(approvals.AuditPolicyRefused, "a policy change was refused: "+err.Error())
+	s.reportRefusal(approvals.AuditPolicyRefused, "a policy change was refused: "+err.Error())
 }
 
 // refusalCode is the reason code of a refusal (the audit line's hint
@@ -688,6 +690,22 @@ func (s *state) audit(e approvals.AuditEntry) {
 	e.RunID, e.Side = s.r.cfg.RunID, "run"
 	if err := s.r.cfg.Audit.Append(e); err != nil {
 		s.report("audit_failed", err.Error())
+	}
+}
+
+// reportRefusal tells the user of one refused write or message, as the
+// audit logs it (approvals.MaxRefusalsLogged one by one, then one at
+// each power of two of the rest): anyone who may write the bucket can
+// make the run refuse as fast as they can write, and each notice is a
+// line on the run's terminal and an event in its stream.
+func (s *state) reportRefusal(kind, msg string) {
+	s.refusals++
+	n := s.refusals - approvals.MaxRefusalsLogged
+	switch {
+	case n <= 0:
+		s.report(kind, msg)
+	case n&(n-1) == 0:
+		s.report(kind, fmt.Sprintf("%d more refusals were not shown one by one (the audit log counts them); the latest: %s", n, msg))
 	}
 }
 

@@ -350,6 +350,14 @@ func decodeRecord(e bus.Entry) (Record, error) {
 	if err := json.Unmarshal(e.Value, &r); err != nil {
 		return Record{Revision: e.Revision}, &MalformedError{Key: e.Key, Revision: e.Revision, Err: err}
 	}
+	// A record is its request's only at that request's key: a copy of
+	// another run's request stored elsewhere (closed, or with other text)
+	// would be shown, found and taken for the genuine one by readers
+	// that know a request by what it says.
+	if own := Key(r.Request.RunID, r.Request.RequestID); own != e.Key {
+		return Record{Revision: e.Revision}, &MalformedError{Key: e.Key, Revision: e.Revision,
+			Err: fmt.Errorf("it holds request %s of run %s, whose key is %s", r.Request.RequestID, r.Request.RunID, own)}
+	}
 	r.Revision = e.Revision
 	return r, nil
 }
@@ -547,13 +555,35 @@ func (s *Store) Find(ctx context.Context, id string) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("find approval %s: %w", id, err)
 	}
-	switch len(keys) {
-	case 0:
-		return Record{}, fmt.Errorf("%w: %s", ErrNoSuchPending, id)
-	case 1:
-		return s.GetKey(ctx, keys[0])
+	// Only records at their own request's key count: anyone who may write
+	// the bucket can store a copy of a request under another run's key,
+	// which must neither be found nor make the id ambiguous.
+	var found []Record
+	var bad error
+	for _, k := range keys {
+		r, err := s.GetKey(ctx, k)
+		var malformed *MalformedError
+		switch {
+		case errors.As(err, &malformed):
+			if bad == nil {
+				bad = err
+			}
+		case errors.Is(err, ErrNoSuchPending):
+		case err != nil:
+			return Record{}, err
+		default:
+			found = append(found, r)
+		}
 	}
-	return Record{}, fmt.Errorf("request id %s belongs to %d runs; give it as RUN/%s", id, len(keys), id)
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) > 1:
+		return Record{}, fmt.Errorf("request id %s belongs to %d runs; give it as RUN/%s", id, len(found), id)
+	case bad != nil:
+		return Record{}, bad
+	}
+	return Record{}, fmt.Errorf("%w: %s", ErrNoSuchPending, id)
 }
 
 // Reopen puts req back as pending over a record the run refused (a

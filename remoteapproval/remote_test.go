@@ -3,6 +3,7 @@ package remoteapproval_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -285,12 +286,17 @@ func TestForgedDecisionsAreRefusedAndNothingIsLost(t *testing.T) {
 		r.noticed(t, approvals.AuditRefused, "("+c.reason+")")
 		r.nothing(t, 50*time.Millisecond)
 	}
-	// Garbage at the key, and a signed record whose payload is not JSON.
+	// Garbage at the key, and a signed record (of the request, at its
+	// key) whose payload is not JSON.
 	for junk, reason := range map[string]string{
-		`{"status":"approved","decision":`:                                        approvals.ReasonMalformed,
-		`{"status":"approved","decision":{"payload":"x","signer":"U","sig":"!"}}`: approvals.ReasonBadSignature,
+		`{"status":"approved","decision":`: approvals.ReasonMalformed,
+		`{"status":"approved","request":%s,"decision":{"payload":"x","signer":"U","sig":"!"}}`: approvals.ReasonBadSignature,
 	} {
 		rec = r.pendingFor("call_1")
+		own, _ := json.Marshal(rec.Request)
+		if strings.Contains(junk, "%s") {
+			junk = fmt.Sprintf(junk, own)
+		}
 		if _, err := r.apStore.RawUpdate(context.Background(), approvals.Key("run-1", rec.Request.RequestID), []byte(junk), rec.Revision); err != nil {
 			t.Fatal(err)
 		}

@@ -233,7 +233,7 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 			// A stopped run's text so far is still its answer: stdout
 			// carries it, the exit code and stderr say it was stopped.
 			if a := partialAnswer(f); a != "" {
-				fmt.Fprintln(d.IO.Out, a)
+				fmt.Fprintln(d.IO.Out, shownAnswer(a, d.IO.IsStdoutTTY()))
 			}
 			errLines.failure(msg, reported)
 		}
@@ -410,10 +410,23 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		}
 		_, _ = d.IO.Out.Write(append(b, '\n'))
 	} else {
-		fmt.Fprintln(d.IO.Out, strings.TrimSpace(out.Answer))
+		fmt.Fprintln(d.IO.Out, shownAnswer(strings.TrimSpace(out.Answer), d.IO.IsStdoutTTY()))
 	}
 	errLines.status("success", "", "completed", "✔")
 	return nil
+}
+
+// shownAnswer is the answer as stdout gets it. To a pipe or a file it is
+// the payload, byte for byte. On a terminal a person reads it, and the
+// model wrote every byte of it: an escape sequence there could rewrite
+// the lines above it (a status, an earlier answer), retitle the window,
+// plant a link or write the clipboard (OSC 52), so what a terminal would
+// act on is shown as visible escapes instead (newlines and tabs stay).
+func shownAnswer(answer string, terminal bool) string {
+	if terminal {
+		return visible.Block(answer)
+	}
+	return answer
 }
 
 // failOn is the run's --fail-on-decline and --fail-on-max-iterations:

@@ -364,6 +364,7 @@ func (s *Subagents) childConfig(a subagentArgs, p personas.Persona, cwd string) 
 		env.Timezone = pe.Timezone
 		env.Asker = pe.Asker // run-scoped: one numbering of questions
 		env.Policy = pe.Policy
+		env.Acts = pe.Acts // run-scoped: one turn to change files
 		if cwd == "" {
 			env.WorkDir = pe.WorkDir
 		}

@@ -132,7 +132,15 @@ func saAllTools(t testing.TB) *tools.Registry {
 			return tools.OK("noted: " + a.Text)
 		},
 	}
-	all := []tools.Tool{note, SubagentTool()}
+	// acts names the turn to change files its call was given (Env.Acts).
+	acts := tools.Tool{
+		Name: "acts", Description: "Name the turn to act.", Level: messages.LevelReadOnly,
+		Schema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(_ context.Context, env *tools.Env, _ json.RawMessage) tools.Result {
+			return tools.OK(fmt.Sprintf("turn %p", env.Acts))
+		},
+	}
+	all := []tools.Tool{note, acts, SubagentTool()}
 	all = append(all, shelltool.Tools(shelltool.Options{})...)
 	reg, err := tools.NewRegistry(all...)
 	if err != nil {
@@ -385,6 +393,26 @@ func TestSubagentToolCeiling(t *testing.T) {
 	}
 	if strings.Join(offered, ",") != "note,spawn_subagent" {
 		t.Fatalf("child was offered %v, want exactly the parent's tools", offered)
+	}
+}
+
+// TestSubagentSharesTheTurnToAct: a sub-agent's file twins take the same
+// turn as its parent's (Env.Acts), one per run tree, so no twin of the
+// tree acts between another's checks and its act.
+func TestSubagentSharesTheTurnToAct(t *testing.T) {
+	script := saScript(t, map[string]any{"conversations": []saConv{
+		{"match": "probe", "turns": []saTurn{
+			{"toolCalls": []any{map[string]any{"name": "acts", "arguments": map[string]any{}}}},
+			{"text": "child saw: {{lastToolResult}}"},
+		}},
+		{"turns": []saTurn{{"toolCalls": []any{saSpawn("probe", "persona", "coder")}}, {"text": "{{lastToolResult}}"}}},
+	}})
+	r := saNewRig(t, saOptions{script: script, maxDepth: 3, tools: []string{"acts", SubagentToolName}})
+	turn := tools.NewTurn()
+	r.cfg.Env.Acts = turn
+	f := r.run(t, context.Background(), "go")
+	if want := fmt.Sprintf("turn %p", turn); !strings.Contains(f.Answer, "child saw: "+want) {
+		t.Fatalf("answer = %q, want the child to hold its parent's %s", f.Answer, want)
 	}
 }
 

@@ -456,6 +456,7 @@ func (r *Run) agentConfig(prov provider.Provider, reg *tools.Registry, emitter *
 			Secrets:        r.secrets,
 			WorkDir:        o.Cwd,
 			Asker:          r.asker,
+			Acts:           tools.NewTurn(),
 		},
 		Events:             emitter,
 		MaxIterations:      maxIterations(o),

@@ -50,6 +50,9 @@ type WorkerRuntime struct {
 	secrets *secrets.Set
 	tel     *telemetry.Telemetry
 	reg     *tools.Registry
+	// acts is the worker's turn to change files: its tasks share one
+	// working directory, as the calls of one run do.
+	acts *tools.Turn
 
 	mu    sync.Mutex
 	provs map[string]provider.Provider
@@ -70,7 +73,7 @@ func NewWorkerRuntime(ctx context.Context, o WorkerOptions) (*WorkerRuntime, err
 	if _, err := modelLimits(o.Config); err != nil {
 		return nil, fmt.Errorf("worker runtime: %w", err)
 	}
-	rt := &WorkerRuntime{o: o, provs: map[string]provider.Provider{}}
+	rt := &WorkerRuntime{o: o, provs: map[string]provider.Provider{}, acts: tools.NewTurn()}
 	rt.secrets = runSecrets(ctx, ro)
 	rt.tel = openTelemetry(context.WithoutCancel(ctx), o.Config, getenv, rt.secrets.Redactor(), warn)
 	reg, err := BuiltinRegistry(ro)
@@ -167,6 +170,7 @@ func (rt *WorkerRuntime) Agent(ctx context.Context, t messages.WorkTask) (actors
 			EnvAllowlist:   t.EnvAllowlist,
 			Secrets:        rt.secrets,
 			WorkDir:        rt.o.WorkDir,
+			Acts:           rt.acts,
 		},
 		MaxIterations:   t.MaxIterations,
 		Stream:          t.Stream,

@@ -165,6 +165,10 @@ type Env struct {
 	// Context is the calling agent's own context window, for the session
 	// tools (context_info, summarize_context); nil where none is wired.
 	Context ContextWindow
+	// Acts is the run tree's turn to change files: a file tool's execute
+	// twin holds it from its checks to its act (Turn). One per run, shared
+	// with every sub-agent; nil holds nothing back.
+	Acts *Turn
 }
 
 // ContextWindow is what the session tools may know about, and do to, the

@@ -17,7 +17,8 @@
 //     of it whose name starts with a dot: shell startup files, ~/.ssh,
 //     ~/.gitconfig, ~/.config), which shells and programs run later read,
 //     known by the directory's path or identity; and a directory holding
-//     the home directory, when it is removed or moved (HoldsHome).
+//     the home directory, when it is removed or moved (HoldsHome; for
+//     execute_command, the home directory itself too: TakesHome).
 //
 // Names are compared case-insensitively (a case-insensitive file system
 // takes .GIT for .git) and without format characters (HFS+ takes
@@ -158,6 +159,33 @@ func HoldsHome(p string, homes []string) string {
 		}
 	}
 	return ""
+}
+
+// TakesHome is HoldsHome for a program that may remove, move or replace
+// whatever directory it names (execute_command's: find -delete, rsync
+// --delete, mv, tar -C), where nothing refuses the home directory itself
+// as the file tools do: it also says why when p is the home directory,
+// by path or identity (a bind mount of it, a link to it written with a
+// trailing slash, which the kernel follows). As in HoldsHome, a link
+// that p names itself is not followed.
+func TakesHome(p string, homes []string) string {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.IsDir() {
+		return ""
+	}
+	for _, h := range homes {
+		if filepath.Clean(p) == h {
+			return isHome(p)
+		}
+		if hi, err := os.Stat(h); err == nil && os.SameFile(hi, fi) {
+			return isHome(p)
+		}
+	}
+	return HoldsHome(p, homes)
+}
+
+func isHome(p string) string {
+	return "it changes " + Show(p) + ", your home directory itself, and with it the home's own configuration, which shells and programs run later read"
 }
 
 func holdsHome(p, h string) string {

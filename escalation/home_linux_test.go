@@ -63,3 +63,51 @@ func TestWhyKnowsTheHomeByIdentity(t *testing.T) {
 		}
 	}
 }
+
+// TestTakesHomeKnowsTheHomeItself: for a program that may remove or
+// replace what it names, the home directory itself counts as well as a
+// directory holding it, by path, by identity (a bind mount) and through
+// a link written with a trailing slash (the kernel follows it); a link
+// named without one is the link only.
+func TestTakesHomeKnowsTheHomeItself(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(root, "users", "u")
+	for _, d := range []string{home, filepath.Join(root, "alias"), filepath.Join(root, "plain")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(home, filepath.Join(root, "hlink")); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]bool{
+		home:                       true,
+		home + "/":                 true,
+		root + "/users":            true,
+		root + "/users/u/..":       true,
+		root + "/hlink/":           true,
+		root + "/hlink":            false,
+		root + "/plain":            false,
+		home + "/.bashrc-missing":  false,
+		root + "/users/u/../../ws": false,
+	}
+	if err := unix.Mount(home, filepath.Join(root, "alias"), "", unix.MS_BIND, ""); err == nil {
+		t.Cleanup(func() {
+			if err := unix.Unmount(filepath.Join(root, "alias"), unix.MNT_DETACH); err != nil {
+				t.Errorf("unmount: %v", err)
+			}
+		})
+		cases[root+"/alias"] = true
+	} else {
+		t.Logf("no bind mount (%v): the identity case is not checked", err)
+	}
+	homes := Homes(home)
+	for p, want := range cases {
+		if got := TakesHome(p, homes) != ""; got != want {
+			t.Errorf("TakesHome(%s) = %v, want %v", p, got, want)
+		}
+	}
+}

@@ -223,11 +223,18 @@ func argvProtected(words []string, known []bool, dir string, homes []string) str
 			if why := protected(p, homes); why != "" {
 				return fmt.Sprintf("`%s` names a protected path: %s", shown, why)
 			}
-			if !copies || i == 0 {
-				continue
+			if copies && i > 0 {
+				if why := treeProblem(p, homes); why != "" {
+					return fmt.Sprintf("`%s` %s", shown, why)
+				}
 			}
-			if why := treeProblem(p, homes); why != "" {
-				return fmt.Sprintf("`%s` %s", shown, why)
+			// A program that writes may remove, move or replace a directory
+			// it names (find -delete, mv, rsync --delete, tar -C): the home
+			// directory, or one holding it, takes the home's dot entries
+			// with it or gets new ones. p stays as written: a trailing
+			// slash makes the kernel follow a link, as the program's will.
+			if why := escalation.TakesHome(p, homes); why != "" {
+				return fmt.Sprintf("`%s` may remove, move or replace a directory holding your home's own configuration: %s", shown, why)
 			}
 		}
 	}

@@ -1,0 +1,120 @@
+package shellguard
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// homeTreeWorkspace is a home directory at root/users/u with dot
+// entries, a workspace beside it (root/ws) holding a tree laid out as a
+// copy of the home's parent (x/u/.bashrc), and links in the workspace to
+// the home's parent and to the home.
+func homeTreeWorkspace(t *testing.T) (ws, home string) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, ws = root+"/users/u", root+"/ws"
+	for _, d := range []string{home + "/.ssh", ws + "/x/u", ws + "/empty", ws + "/sub"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, content := range map[string]string{home + "/.bashrc": "# rc\n", ws + "/x/u/.bashrc": "evil\n", ws + "/src.txt": "x\n"} {
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"people": root + "/users", "halias": home} {
+		if err := os.Symlink(target, ws+"/"+link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws, home
+}
+
+// TestHumanOnlyTakesTheHome: a program that removes, moves away or
+// replaces the home directory, or a directory holding it, takes the
+// home's dot entries with it (or plants new ones: a tree copied or
+// extracted over the home's parent brings u/.bashrc along), however it
+// names the directory: by `..`, absolute, through a link with a trailing
+// slash (which the kernel follows), from a directory a cd reached. Each
+// is a person's, as removing one dot entry is, at propose time and, on
+// the expanded argv, at run time. A link itself, a tree beside the home
+// and inspect-only reads are not.
+func TestHumanOnlyTakesTheHome(t *testing.T) {
+	ws, home := homeTreeWorkspace(t)
+	users := filepath.Dir(home)
+	humanOnly := []string{
+		"mv ../users gone",
+		"mv " + users + " /tmp/gone",
+		"mv people/ gone",
+		"rmdir ../users",
+		"find ../users -delete",
+		"find ../users -name .bashrc -delete",
+		"find people/ -delete",
+		"find ~ -name .bashrc -delete",
+		"find $HOME -delete",
+		"find ~/.. -delete",
+		"find halias/ -delete",
+		"cd .. && find . -delete",
+		"cd .. && mv users gone",
+		"cd / && find " + users[1:] + " -delete",
+		"cp -r x/. ../users",
+		"cp -rT x ../users",
+		"rsync -a x/ ../users/",
+		"rsync -a --delete empty/ ../users/",
+		"rsync -a --delete empty/ ~/",
+		"tar -xf a.tar -C ../users",
+		"chmod -R 777 ../users",
+	}
+	for _, cmd := range humanOnly {
+		if why := HumanOnly(cmd, ws, home); why == "" {
+			t.Errorf("HumanOnly(%q) = \"\", want a reason", cmd)
+		} else {
+			t.Logf("%s: %s", cmd, why)
+		}
+	}
+	ordinary := []string{
+		"mv people gone", // the link only
+		"rm people",
+		"rm -d empty",
+		"find . -name '*.o' -delete",
+		"cp -r x copy",
+		"mv sub ../users/u-notes", // into the parent: the home stays
+		"ls -la ../users ~",
+		"find ~ -name '*.go'",
+		"echo x > ~/notes.txt",
+		"cp src.txt ~/notes.txt",
+	}
+	for _, cmd := range ordinary {
+		if why := HumanOnly(cmd, ws, home); why != "" {
+			t.Errorf("HumanOnly(%q) = %q, want \"\"", cmd, why)
+		}
+	}
+
+	// At run time, on the argv expansion made (a glob, a variable).
+	homes := []string{home}
+	for _, argv := range [][]string{
+		{"find", users, "-delete"},
+		{"find", home, "-delete"},
+		{"mv", ws + "/people/", ws + "/gone"},
+		{"rsync", "-a", "--delete", "empty/", "../users/"},
+		{"tar", "-xf", "a.tar", "-C", "/" + users[1:]},
+	} {
+		if why := ProtectedArgv(argv, ws, homes); why == "" {
+			t.Errorf("ProtectedArgv(%q) = \"\", want a reason", argv)
+		}
+	}
+	for _, argv := range [][]string{
+		{"mv", ws + "/people", ws + "/gone"},
+		{"find", ws, "-delete"},
+		{"mv", "sub", users + "/notes"},
+	} {
+		if why := ProtectedArgv(argv, ws, homes); why != "" {
+			t.Errorf("ProtectedArgv(%q) = %q, want \"\"", argv, why)
+		}
+	}
+}

@@ -116,6 +116,13 @@ func HumanOnly(command, dir, home string) string {
 		if dirsWhy != "" {
 			return fmt.Sprintf("`%s` may run in a directory the check cannot know (%s), which could be inside %s", strings.Join(shownValues(words, known), " "), dirsWhy, protectedKinds)
 		}
+		if name := mentionsGitInitEnv(command); name != "" {
+			for i, w := range words {
+				if known[i] && path.Base(w) == "git" && startsRepo(words[i+1:]) {
+					return fmt.Sprintf("`%s` %s", strings.Join(shownValues(words, known), " "), gitInitEnvWhy(name))
+				}
+			}
+		}
 		for _, d := range dirs {
 			if w := inProtectedDir(words, known, d, homes); w != "" {
 				return w
@@ -205,6 +212,15 @@ func argvProtected(words []string, known []bool, dir string, homes []string) str
 		if path.Base(w) == "git" && known[0] {
 			if why := gitConfigWrite(words[i+1:]); why != "" {
 				return fmt.Sprintf("`%s` %s", shown, why)
+			}
+			// `env GIT_DIR=d git init`: the words before git set its
+			// environment.
+			if startsRepo(words[i+1:]) {
+				for _, a := range words[:i] {
+					if name, _, ok := strings.Cut(a, "="); ok && gitInitEnv(name) {
+						return fmt.Sprintf("`%s` %s", shown, gitInitEnvWhy(name))
+					}
+				}
 			}
 		}
 	}
@@ -322,29 +338,14 @@ func pathCandidates(w string) []string {
 // a repository's or the user's git configuration (whose hooks path,
 // file-system monitor, pager, aliases … run programs on a later git
 // command), or start a repository from a template or configuration of
-// the command's choosing; "" otherwise.
+// the command's choosing, or in a directory of its choosing rather than
+// a new .git; "" otherwise.
 func gitConfigWrite(args []string) string {
-	globalConfig := false
-	i := 0
-	for ; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
-		switch a := args[i]; {
-		case a == "-c", a == "--config-env":
-			globalConfig = true
-			i++ // its value
-		case strings.HasPrefix(a, "--config-env="), strings.HasPrefix(a, "-c") && len(a) > 2:
-			globalConfig = true
-		case a == "-C", a == "--git-dir", a == "--work-tree", a == "--namespace", a == "--exec-path", a == "--super-prefix":
-			i++ // its value
-		}
-	}
-	if i >= len(args) {
-		return ""
-	}
-	sub, rest := args[i], args[i+1:]
-	switch sub {
+	g := parseGit(args)
+	switch g.sub {
 	case "config":
 		first := true
-		for _, a := range rest {
+		for _, a := range g.rest {
 			switch {
 			case a == "-l", a == "--list", strings.HasPrefix(a, "--get"):
 				return ""
@@ -357,15 +358,180 @@ func gitConfigWrite(args []string) string {
 		}
 		return "changes git's configuration, whose hooks path, file-system monitor, pager and aliases run programs on a later git command"
 	case "init", "clone":
-		if globalConfig {
+		if g.config {
 			return "starts a repository under configuration the command sets (-c), which later git commands run with"
 		}
-		for _, a := range rest {
-			for _, opt := range []string{"--template", "-c", "--config", "--separate-git-dir"} {
-				if a == opt || strings.HasPrefix(a, opt+"=") {
-					return "starts a repository from a template or configuration the command chooses (" + opt + "), whose hooks and config run programs later"
+		if g.gitDir != "" {
+			return makesHead(g.gitDir)
+		}
+		for _, a := range g.rest {
+			if opt := longOption(a, "--template", "--config", "--separate-git-dir"); opt != "" || g.sub == "clone" && shortConfig(a) {
+				if opt == "" {
+					opt = "-c"
 				}
+				return "starts a repository from a template or configuration the command chooses (" + opt + "), whose hooks and config run programs later"
 			}
+			if opt := longOption(a, "--bare", "--mirror"); opt != "" {
+				return makesHead(opt)
+			}
+		}
+	}
+	return ""
+}
+
+// makesHead is why a git init or clone that puts its repository's own
+// directory where the command says (opt) is a person's: it makes a HEAD
+// there, and a directory holding a HEAD is git's own (package
+// escalation), whose config and hooks, laid there before or while git
+// works (git keeps what it finds), run programs on the next git command.
+func makesHead(opt string) string {
+	return "makes a repository's own directory (a HEAD) in a directory the command chooses (" + opt + "), not a new .git; git keeps the config and hooks it finds there, which run programs on the next git command"
+}
+
+// gitCall is git's command line parsed as far as it matters here: the
+// subcommand and its arguments, whether a global -c or --config-env sets
+// configuration, and the global option (--bare, --git-dir) that names the
+// repository's own directory, if any.
+type gitCall struct {
+	sub    string
+	rest   []string
+	config bool
+	gitDir string
+}
+
+// parseGit reads git's arguments after the program name. git's global
+// options must be spelled in full (it takes no abbreviation of them).
+func parseGit(args []string) gitCall {
+	var g gitCall
+	i := 0
+	for ; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
+		switch a := args[i]; {
+		case a == "-c", a == "--config-env":
+			g.config = true
+			i++ // its value
+		case strings.HasPrefix(a, "--config-env="), strings.HasPrefix(a, "-c") && len(a) > 2:
+			g.config = true
+		case a == "--bare":
+			g.gitDir = a
+		case a == "--git-dir":
+			g.gitDir = a
+			i++
+		case strings.HasPrefix(a, "--git-dir="):
+			g.gitDir = "--git-dir"
+		case a == "-C", a == "--work-tree", a == "--namespace", a == "--exec-path", a == "--super-prefix":
+			i++ // its value
+		}
+	}
+	if i < len(args) {
+		g.sub, g.rest = args[i], args[i+1:]
+	}
+	return g
+}
+
+// startsRepo: git's arguments run init or clone, which make a HEAD.
+func startsRepo(args []string) bool {
+	sub := parseGit(args).sub
+	return sub == "init" || sub == "clone"
+}
+
+// longOption is which of opts the argument a spells: git's subcommands
+// take any prefix of a long option for it (--templ is --template), and an
+// ambiguous one only fails. "" for none.
+func longOption(a string, opts ...string) string {
+	name, _, _ := strings.Cut(a, "=")
+	if len(name) <= 2 || !strings.HasPrefix(name, "--") {
+		return ""
+	}
+	for _, opt := range opts {
+		if strings.HasPrefix(opt, name) {
+			return opt
+		}
+	}
+	return ""
+}
+
+// shortConfig: a cluster of git clone's short options that holds -c
+// (-c x=y, -ccore.x=y, -qc x=y), up to the first option that takes a
+// value (what follows it is the value).
+func shortConfig(a string) bool {
+	if len(a) < 2 || a[0] != '-' || a[1] == '-' {
+		return false
+	}
+	for _, r := range a[1:] {
+		if r == 'c' {
+			return true
+		}
+		if strings.ContainsRune("objuO", r) {
+			return false
+		}
+	}
+	return false
+}
+
+// gitInitEnv: an environment variable that tells git init or clone where
+// to make the repository's own directory (GIT_DIR) or where to take its
+// template and configuration from (GIT_TEMPLATE_DIR, GIT_CONFIG_*,
+// GIT_CONFIG_PARAMETERS, and HOME and XDG_CONFIG_HOME for the user's
+// configuration, whose init.templateDir plants hooks).
+func gitInitEnv(name string) bool {
+	switch name {
+	case "GIT_DIR", "GIT_TEMPLATE_DIR", "HOME", "XDG_CONFIG_HOME":
+		return true
+	}
+	return strings.HasPrefix(name, "GIT_CONFIG")
+}
+
+func gitInitEnvWhy(name string) string {
+	if name == "GIT_DIR" {
+		return makesHead("GIT_DIR")
+	}
+	return "starts a repository from a template or configuration the command's environment chooses (" + name + "), whose hooks and config run programs later"
+}
+
+// mentionsGitInitEnv is the first variable of gitInitEnv the command
+// names anywhere (an assignment, export, read …; for HOME, any mention
+// other than reading it), or "".
+func mentionsGitInitEnv(command string) string {
+	for _, name := range []string{"GIT_DIR", "GIT_TEMPLATE_DIR", "GIT_CONFIG", "XDG_CONFIG_HOME"} {
+		if strings.Contains(command, name) {
+			return name
+		}
+	}
+	if reassignsHome(command) {
+		return "HOME"
+	}
+	return ""
+}
+
+// ProtectedGitEnv is the run-time check of one program's argv about to
+// run with env, when the command started with start: why a git init or
+// clone there is a person's because the command changed where git makes
+// the repository's own directory or takes its template and configuration
+// from (gitInitEnv), or "".
+func ProtectedGitEnv(argv, env, start []string) string {
+	runs := false
+	for i, w := range argv {
+		if path.Base(w) == "git" && startsRepo(argv[i+1:]) {
+			runs = true
+			break
+		}
+	}
+	if !runs {
+		return ""
+	}
+	was := map[string]string{}
+	for _, kv := range start {
+		if name, val, ok := strings.Cut(kv, "="); ok {
+			was[name] = val
+		}
+	}
+	for _, kv := range env {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !gitInitEnv(name) {
+			continue
+		}
+		if old, had := was[name]; !had || old != val {
+			return fmt.Sprintf("`%s` %s", strings.Join(argv, " "), gitInitEnvWhy(name))
 		}
 	}
 	return ""

@@ -53,7 +53,7 @@ func interpret(ctx context.Context, req Request, stdout, stderr io.Writer) respo
 	}
 	tempDir, _ := shellguard.LookupEnv(req.Env, "TMPDIR")
 	home, _ := shellguard.LookupEnv(req.Env, "HOME")
-	r := &run{deny: shellguard.Builtin(), judge: req.Judgement, tempDir: tempDir, homes: escalation.Homes(home),
+	r := &run{deny: shellguard.Builtin(), judge: req.Judgement, tempDir: tempDir, homes: escalation.Homes(home), startEnv: req.Env,
 		stdout: stdout, stderr: stderr, stop: cancel}
 	runner, err := interp.New(
 		interp.Dir(req.Dir),
@@ -108,7 +108,11 @@ type run struct {
 	// homes is the child's $HOME as the command started (as written and
 	// resolved), whose dotfiles only a person may approve changing.
 	homes []string
-	procs tracker
+	// startEnv is the environment the command started with: a git init
+	// or clone under an environment the command changed may make its
+	// repository where, or from what, the command chose.
+	startEnv []string
+	procs    tracker
 	// stdout and stderr are the runner's own streams: a program writing
 	// straight to one of them gets the file itself.
 	stdout, stderr io.Writer
@@ -261,6 +265,12 @@ func (r *run) checkExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 		}
 		if r.judge.By != shellguard.ByHuman {
 			if why := shellguard.ProtectedArgv(args, interp.HandlerCtx(ctx).Dir, r.homes); why != "" {
+				err := fmt.Errorf("%w: after expansion the command runs %s, and only a person may approve that, not its approval (%s)",
+					shellguard.ErrNotJudged, why, approvalName(r.judge))
+				r.refuse("", err.Error())
+				return errNotJudged
+			}
+			if why := shellguard.ProtectedGitEnv(args, exportedEnv(interp.HandlerCtx(ctx).Env), r.startEnv); why != "" {
 				err := fmt.Errorf("%w: after expansion the command runs %s, and only a person may approve that, not its approval (%s)",
 					shellguard.ErrNotJudged, why, approvalName(r.judge))
 				r.refuse("", err.Error())

@@ -247,10 +247,14 @@ func argvProtected(words []string, known []bool, dir string, homes []string) str
 			// A program that writes may remove, move or replace a directory
 			// it names (find -delete, mv, rsync --delete, tar -C): the home
 			// directory, or one holding it, takes the home's dot entries
-			// with it or gets new ones. p stays as written: a trailing
-			// slash makes the kernel follow a link, as the program's will.
-			if why := escalation.TakesHome(p, homes); why != "" {
-				return fmt.Sprintf("`%s` may remove, move or replace a directory holding your home's own configuration: %s", shown, why)
+			// with it or gets new ones. As written (a trailing slash makes
+			// the kernel follow a link) and resolved: a program may follow
+			// a link it is given (cp -r x/u link-to-home's-parent merges
+			// into the home), and which do is not known here.
+			for _, q := range []string{p, escalation.Physical(p)} {
+				if why := escalation.TakesHome(q, homes); why != "" {
+					return fmt.Sprintf("`%s` may remove, move or replace a directory holding your home's own configuration: %s", shown, why)
+				}
 			}
 		}
 	}

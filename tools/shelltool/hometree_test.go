@@ -49,6 +49,7 @@ func TestCommandsTakingTheHomeNeedAPerson(t *testing.T) {
 		"find ~ -name .bashrc -delete",
 		"cd .. && find users -delete",
 		"cp -r x/. ../users",
+		"cp -r x/u people",
 		"d=../users; find $d -delete",
 		"for d in ../use*; do mv $d gone; done",
 	} {

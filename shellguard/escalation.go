@@ -224,18 +224,71 @@ func argvProtected(words []string, known []bool, dir string, homes []string) str
 			}
 		}
 	}
+	bases, why := programDirs(words, known, dir, homes)
+	if why != "" {
+		return fmt.Sprintf("`%s` %s", shown, why)
+	}
+	for _, base := range bases {
+		if why := pathsProtected(words, known, base, homes, shown); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// resolveWord is a path word of a call as the program takes it from dir:
+// a leading ~ is the home directory (homes[0]), a relative path is under
+// dir (as written: Physical walks its `..` itself).
+func resolveWord(c, dir string, homes []string) string {
+	if rest, ok := strings.CutPrefix(c, "~"); ok && (rest == "" || rest[0] == '/') && len(homes) > 0 {
+		return homes[0] + rest
+	}
+	if filepath.IsAbs(c) {
+		return c
+	}
+	return dir + "/" + c
+}
+
+// maxProgramDirs bounds the directories one call's words are resolved
+// from.
+const maxProgramDirs = 64
+
+// programDirs are the directories a call's relative words may be taken
+// from: dir, and every existing directory a word of it names, since a
+// program may change into one before it takes the others (env -C d, git
+// -C d, make -C d, tar -C d, and any program's option of its own for
+// it): `env -C /usr/share cp x ../../home/u/.bashrc` names no dot entry
+// from dir. why says why they are too many to judge.
+func programDirs(words []string, known []bool, dir string, homes []string) (dirs []string, why string) {
+	dirs = []string{dir}
+	for i, w := range words {
+		if i == 0 || !known[i] {
+			continue
+		}
+		for _, c := range pathCandidates(w) {
+			p := resolveWord(c, dir, homes)
+			if fi, err := os.Stat(p); err != nil || !fi.IsDir() || slices.Contains(dirs, p) {
+				continue
+			}
+			if len(dirs) == maxProgramDirs {
+				return nil, fmt.Sprintf("names more than %d directories, any of which it may change into before it takes its other words, so what those name cannot be told", maxProgramDirs)
+			}
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs, ""
+}
+
+// pathsProtected judges each known word of a call, and each part of it a
+// program may take for a path, as a path taken from dir.
+func pathsProtected(words []string, known []bool, dir string, homes []string, shown string) string {
 	copies := known[0] && treeMovers[path.Base(words[0])]
 	for i, w := range words {
 		if !known[i] || i == 0 && !strings.Contains(w, "/") {
 			continue
 		}
 		for _, c := range pathCandidates(w) {
-			p := c
-			if rest, ok := strings.CutPrefix(c, "~"); ok && (rest == "" || rest[0] == '/') && len(homes) > 0 {
-				p = homes[0] + rest
-			} else if !filepath.IsAbs(p) {
-				p = dir + "/" + p
-			}
+			p := resolveWord(c, dir, homes)
 			if why := protected(p, homes); why != "" {
 				return fmt.Sprintf("`%s` names a protected path: %s", shown, why)
 			}

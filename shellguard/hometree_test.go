@@ -117,3 +117,42 @@ func TestHumanOnlyTakesTheHome(t *testing.T) {
 		}
 	}
 }
+
+// TestHumanOnlyFollowsAProgramsOwnDirectory: a program that changes into
+// a directory of its own before it takes its other words (env -C, git
+// -C, make -C, tar -C) resolves their relative paths from there, so
+// ../../users/u/.bashrc from elsewhere/deep is the home's .bashrc though
+// from the shell's directory it names nothing; and a bare repository's
+// config beside it is git's own.
+func TestHumanOnlyFollowsAProgramsOwnDirectory(t *testing.T) {
+	ws, home := homeTreeWorkspace(t)
+	root := filepath.Dir(ws)
+	deep := root + "/elsewhere/deep"
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(root+"/elsewhere/bare", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(root+"/elsewhere/bare/HEAD", []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{
+		"env -C " + deep + " cp " + ws + "/src.txt ../../users/u/.bashrc",
+		"env --chdir=" + deep + " mv ../../users gone",
+		"env -C" + deep + " find ../../users/u -name .bashrc -delete",
+		"git -C " + deep + " mv x ../../users/u/.profile",
+		"make -C " + deep + " -f ../../users/u/.bashrc",
+		"env -C " + deep + " cp " + ws + "/src.txt ../bare/config",
+	} {
+		if why := HumanOnly(cmd, ws, home); why == "" {
+			t.Errorf("HumanOnly(%q) = \"\", want a reason", cmd)
+		}
+	}
+	if why := ProtectedArgv([]string{"env", "-C", deep, "cp", "x", "../../users/u/.bashrc"}, ws, []string{home}); why == "" {
+		t.Error("ProtectedArgv of env -C … cp x ../../users/u/.bashrc = \"\", want a reason")
+	}
+	if why := HumanOnly("env -C "+deep+" cp "+ws+"/src.txt ../notes.txt", ws, home); why != "" {
+		t.Errorf("a plain file from a program's own directory: %q", why)
+	}
+}

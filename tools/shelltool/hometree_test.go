@@ -24,7 +24,7 @@ func TestCommandsTakingTheHomeNeedAPerson(t *testing.T) {
 	}
 	home := filepath.Join(root, "users", "u")
 	f := &fixture{dir: filepath.Join(root, "work"), tmp: filepath.Join(root, "tmp")}
-	for _, d := range []string{home + "/.ssh", f.dir + "/x/u", f.tmp} {
+	for _, d := range []string{home + "/.ssh", f.dir + "/x/u", f.tmp, root + "/a/b"} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -52,6 +52,7 @@ func TestCommandsTakingTheHomeNeedAPerson(t *testing.T) {
 		"cp -r x/u people",
 		"d=../users; find $d -delete",
 		"for d in ../use*; do mv $d gone; done",
+		"env -C " + root + "/a/b cp " + f.dir + "/x/u/.bashrc ../../users/u/.bashrc", // relative to env's own directory
 	} {
 		res := f.propose.Handler(context.Background(), f.env, args(cmd))
 		if res.Approval == nil {

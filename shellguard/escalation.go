@@ -117,7 +117,13 @@ func HumanOnly(command, dir, home string) string {
 			return fmt.Sprintf("`%s` may run in a directory the check cannot know (%s), which could be inside %s", strings.Join(shownValues(words, known), " "), dirsWhy, protectedKinds)
 		}
 		if name := mentionsGitInitEnv(command); name != "" {
+			// A git alias the environment defines may be init or config
+			// under another name.
+			aliased := name == "GIT_CONFIG" && strings.Contains(strings.ToLower(command), "alias.")
 			for i, w := range words {
+				if known[i] && path.Base(w) == "git" && aliased {
+					return fmt.Sprintf("`%s` may run under a git alias the command's environment defines, under whose name git may run init, clone or config, or any program", strings.Join(shownValues(words, known), " "))
+				}
 				if known[i] && path.Base(w) == "git" && startsRepo(words[i+1:]) {
 					return fmt.Sprintf("`%s` %s", strings.Join(shownValues(words, known), " "), gitInitEnvWhy(name))
 				}
@@ -399,6 +405,9 @@ func pathCandidates(w string) []string {
 // a new .git; "" otherwise.
 func gitConfigWrite(args []string) string {
 	g := parseGit(args)
+	if g.alias {
+		return "defines a git alias on its command line (-c alias.…), under whose name git may run init, clone or config, or any program"
+	}
 	switch g.sub {
 	case "config":
 		first := true
@@ -454,6 +463,15 @@ type gitCall struct {
 	rest   []string
 	config bool
 	gitDir string
+	// alias: a global -c or --config-env defines an alias, under whose
+	// name any subcommand may run.
+	alias bool
+}
+
+// isAliasKey: a configuration assignment (key=value) or key that names
+// an alias (git's section names ignore case).
+func isAliasKey(kv string) bool {
+	return len(kv) > 6 && strings.EqualFold(kv[:6], "alias.")
 }
 
 // parseGit reads git's arguments after the program name. git's global
@@ -465,9 +483,13 @@ func parseGit(args []string) gitCall {
 		switch a := args[i]; {
 		case a == "-c", a == "--config-env":
 			g.config = true
+			if i+1 < len(args) {
+				g.alias = g.alias || isAliasKey(args[i+1])
+			}
 			i++ // its value
 		case strings.HasPrefix(a, "--config-env="), strings.HasPrefix(a, "-c") && len(a) > 2:
 			g.config = true
+			g.alias = g.alias || isAliasKey(strings.TrimPrefix(strings.TrimPrefix(a, "--config-env="), "-c"))
 		case a == "--bare":
 			g.gitDir = a
 		case a == "--git-dir":
@@ -566,14 +588,13 @@ func mentionsGitInitEnv(command string) string {
 // the repository's own directory or takes its template and configuration
 // from (gitInitEnv), or "".
 func ProtectedGitEnv(argv, env, start []string) string {
-	runs := false
+	git, starts := false, false
 	for i, w := range argv {
-		if path.Base(w) == "git" && startsRepo(argv[i+1:]) {
-			runs = true
-			break
+		if path.Base(w) == "git" {
+			git, starts = true, starts || startsRepo(argv[i+1:])
 		}
 	}
-	if !runs {
+	if !git {
 		return ""
 	}
 	was := map[string]string{}
@@ -587,7 +608,15 @@ func ProtectedGitEnv(argv, env, start []string) string {
 		if !ok || !gitInitEnv(name) {
 			continue
 		}
-		if old, had := was[name]; !had || old != val {
+		if old, had := was[name]; had && old == val {
+			continue
+		}
+		// An alias the environment defines may be init or config under
+		// another name, whatever the subcommand.
+		if strings.HasPrefix(name, "GIT_CONFIG_KEY_") && isAliasKey(val) || name == "GIT_CONFIG_PARAMETERS" && strings.Contains(strings.ToLower(val), "alias.") {
+			return fmt.Sprintf("`%s` runs under a git alias its environment defines (%s), under whose name git may run init, clone or config, or any program", strings.Join(argv, " "), name)
+		}
+		if starts {
 			return fmt.Sprintf("`%s` %s", strings.Join(argv, " "), gitInitEnvWhy(name))
 		}
 	}

@@ -15,7 +15,9 @@ import (
 // the command chooses plants hooks in the new .git, however it is given:
 // an abbreviated option (git takes --templ for --template), an attached
 // short option (-ccore.hooksPath=…), or the environment (GIT_TEMPLATE_DIR,
-// GIT_CONFIG_*, a HOME or XDG_CONFIG_HOME of its own).
+// GIT_CONFIG_*, a HOME or XDG_CONFIG_HOME of its own). An alias the
+// command defines (-c alias.bi='init --bare', or in GIT_CONFIG_*) is any
+// of these under another name.
 func TestHumanOnlyGitInitOutsideDotGit(t *testing.T) {
 	ws, home := escalationWorkspace(t)
 	for _, cmd := range []string{
@@ -45,6 +47,10 @@ func TestHumanOnlyGitInitOutsideDotGit(t *testing.T) {
 		"XDG_CONFIG_HOME=x git init new",
 		"HOME=h git init new",
 		"env HOME=h git clone src.git new",
+		"git -c alias.bi='init --bare' bi d",
+		"git -c ALIAS.bi='init --bare' bi d",
+		"git -calias.bi='init --bare' bi d",
+		"export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.bi GIT_CONFIG_VALUE_0='init --bare'; git bi d",
 	} {
 		if why := HumanOnly(cmd, ws, home); why == "" {
 			t.Errorf("HumanOnly(%q) = \"\", want a reason", cmd)
@@ -88,6 +94,8 @@ func TestProtectedGitEnv(t *testing.T) {
 		{[]string{"git", "init"}, start, false},
 		{[]string{"git", "init"}, with("FOO=1"), false},
 		{[]string{"git", "status"}, with("GIT_DIR=d"), false}, // no HEAD made: the repository check's
+		{[]string{"git", "bi", "d"}, with("GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_1=alias.bi", "GIT_CONFIG_VALUE_1=init --bare"), true},
+		{[]string{"git", "bi", "d"}, with("GIT_CONFIG_PARAMETERS='Alias.bi'='init --bare'"), true},
 	} {
 		if got := ProtectedGitEnv(c.argv, c.env, start) != ""; got != c.want {
 			t.Errorf("ProtectedGitEnv(%q, %q) = %v, want %v", c.argv, c.env, got, c.want)

@@ -120,11 +120,11 @@ func HumanOnly(command, dir, home string) string {
 			// A git alias the environment defines may be init or config
 			// under another name.
 			aliased := name == "GIT_CONFIG" && strings.Contains(strings.ToLower(command), "alias.")
-			for i, w := range words {
-				if known[i] && path.Base(w) == "git" && aliased {
+			for _, g := range gitCommandLines(words, known) {
+				if aliased {
 					return fmt.Sprintf("`%s` may run under a git alias the command's environment defines, under whose name git may run init, clone or config, or any program", strings.Join(shownValues(words, known), " "))
 				}
-				if known[i] && path.Base(w) == "git" && startsRepo(words[i+1:]) {
+				if startsRepo(g.args) {
 					return fmt.Sprintf("`%s` %s", strings.Join(shownValues(words, known), " "), gitInitEnvWhy(name))
 				}
 			}
@@ -215,17 +215,17 @@ func argvProtected(words []string, known []bool, dir string, homes []string) str
 		if appendsInput[path.Base(w)] {
 			return fmt.Sprintf("`%s`: %s builds command lines from its input, which could name %s", shown, path.Base(w), protectedKinds)
 		}
-		if path.Base(w) == "git" && known[0] {
-			if why := gitConfigWrite(words[i+1:]); why != "" {
-				return fmt.Sprintf("`%s` %s", shown, why)
-			}
-			// `env GIT_DIR=d git init`: the words before git set its
-			// environment.
-			if startsRepo(words[i+1:]) {
-				for _, a := range words[:i] {
-					if name, _, ok := strings.Cut(a, "="); ok && gitInitEnv(name) {
-						return fmt.Sprintf("`%s` %s", shown, gitInitEnvWhy(name))
-					}
+	}
+	for _, g := range gitCommandLines(words, known) {
+		if why := gitConfigWrite(g.args); why != "" {
+			return fmt.Sprintf("`%s` %s", shown, why)
+		}
+		// `env GIT_DIR=d git init`: the words before git set its
+		// environment.
+		if startsRepo(g.args) {
+			for _, a := range g.pre {
+				if name, _, ok := strings.Cut(a, "="); ok && gitInitEnv(name) {
+					return fmt.Sprintf("`%s` %s", shown, gitInitEnvWhy(name))
 				}
 			}
 		}
@@ -507,6 +507,44 @@ func parseGit(args []string) gitCall {
 	return g
 }
 
+// gitRun is one git command line a call runs: git's arguments after the
+// program name, and the words before it (env's assignments among them).
+type gitRun struct{ pre, args []string }
+
+// gitCommandLines are the git command lines a call's words run: after a word
+// that is git (by any path) or one of its dashed programs (git-init runs
+// as git init), among the words themselves or inside a word that holds a
+// whole command line (env -S, script -c, watch), split at blanks with
+// its quotes dropped.
+func gitCommandLines(words []string, known []bool) []gitRun {
+	var out []gitRun
+	scan := func(seq []string, ok func(int) bool) {
+		for i, w := range seq {
+			if !ok(i) {
+				continue
+			}
+			base := path.Base(w)
+			if base == "git" {
+				out = append(out, gitRun{seq[:i], seq[i+1:]})
+			} else if sub, dashed := strings.CutPrefix(base, "git-"); dashed && sub != "" {
+				out = append(out, gitRun{seq[:i], append([]string{sub}, seq[i+1:]...)})
+			}
+		}
+	}
+	scan(words, func(i int) bool { return known[i] && known[0] })
+	for i, w := range words {
+		if !known[i] || !strings.ContainsAny(w, " \t\n") {
+			continue
+		}
+		fields := strings.Fields(w)
+		for j, f := range fields {
+			fields[j] = strings.Trim(f, `'"`)
+		}
+		scan(fields, func(int) bool { return true })
+	}
+	return out
+}
+
 // startsRepo: git's arguments run init or clone, which make a HEAD.
 func startsRepo(args []string) bool {
 	sub := parseGit(args).sub
@@ -588,15 +626,11 @@ func mentionsGitInitEnv(command string) string {
 // the repository's own directory or takes its template and configuration
 // from (gitInitEnv), or "".
 func ProtectedGitEnv(argv, env, start []string) string {
-	git, starts := false, false
-	for i, w := range argv {
-		if path.Base(w) == "git" {
-			git, starts = true, starts || startsRepo(argv[i+1:])
-		}
-	}
-	if !git {
+	runs := gitCommandLines(argv, allInert(len(argv)))
+	if len(runs) == 0 {
 		return ""
 	}
+	starts := slices.ContainsFunc(runs, func(g gitRun) bool { return startsRepo(g.args) })
 	was := map[string]string{}
 	for _, kv := range start {
 		if name, val, ok := strings.Cut(kv, "="); ok {

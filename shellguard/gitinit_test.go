@@ -108,3 +108,42 @@ func TestProtectedGitEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestHumanOnlyGitUnderOtherNames: git's dashed programs (git-init,
+// git-config in its exec path) are git under another name, and a word
+// that holds a whole command line (env -S, script -c, watch) runs git as
+// well; each is judged as git is.
+func TestHumanOnlyGitUnderOtherNames(t *testing.T) {
+	ws, home := escalationWorkspace(t)
+	for _, cmd := range []string{
+		"/usr/lib/git-core/git-init --bare d",
+		"git-init --templ=tpl new",
+		"/usr/lib/git-core/git-config core.pager evil",
+		"/usr/lib/git-core/git-clone --mirror src.git d",
+		"GIT_DIR=d /usr/lib/git-core/git-init",
+		"env -S 'git init --bare d'",
+		"env -S 'GIT_DIR=d git init'",
+		`env -S "git -c 'alias.x=init --bare' x d"`,
+		"env -S 'git config core.pager evil'",
+		"script -qc 'git config core.fsmonitor evil' /dev/null",
+		"watch -n1 'git init --bare d'",
+	} {
+		if why := HumanOnly(cmd, ws, home); why == "" {
+			t.Errorf("HumanOnly(%q) = \"\", want a reason", cmd)
+		}
+	}
+	for _, argv := range [][]string{
+		{"/usr/lib/git-core/git-init", "--bare", "d"},
+		{"env", "-S", "git config core.pager evil"},
+	} {
+		if why := ProtectedArgv(argv, ws, []string{home}); why == "" {
+			t.Errorf("ProtectedArgv(%q) = \"\", want a reason", argv)
+		}
+	}
+	if why := ProtectedGitEnv([]string{"/usr/lib/git-core/git-init"}, []string{"GIT_DIR=d"}, nil); why == "" {
+		t.Error("ProtectedGitEnv(git-init, GIT_DIR=d) = \"\", want a reason")
+	}
+	if why := HumanOnly("env -S 'git status'", ws, home); why != "" {
+		t.Errorf("env -S 'git status': %q", why)
+	}
+}

@@ -624,7 +624,8 @@ func mentionsGitInitEnv(command string) string {
 // run with env, when the command started with start: why a git init or
 // clone there is a person's because the command changed where git makes
 // the repository's own directory or takes its template and configuration
-// from (gitInitEnv), or "".
+// from (gitInitEnv), or any git call is because the command's environment
+// defines an alias; "" otherwise.
 func ProtectedGitEnv(argv, env, start []string) string {
 	runs := gitCommandLines(argv, allInert(len(argv)))
 	if len(runs) == 0 {

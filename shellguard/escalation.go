@@ -230,12 +230,15 @@ func argvProtected(words []string, known []bool, dir string, homes []string) str
 			}
 		}
 	}
+	if why := pathsProtected(words, known, dir, homes, shown, false); why != "" {
+		return why
+	}
 	bases, why := programDirs(words, known, dir, homes)
 	if why != "" {
 		return fmt.Sprintf("`%s` %s", shown, why)
 	}
 	for _, base := range bases {
-		if why := pathsProtected(words, known, base, homes, shown); why != "" {
+		if why := pathsProtected(words, known, base, homes, shown, true); why != "" {
 			return why
 		}
 	}
@@ -255,39 +258,45 @@ func resolveWord(c, dir string, homes []string) string {
 	return dir + "/" + c
 }
 
-// maxProgramDirs bounds the directories one call's words are resolved
-// from.
-const maxProgramDirs = 64
+// maxProgramJudgements bounds the relative words times the directories
+// beside dir that one call's words are judged from (each judgement walks
+// the path): a call naming many directories and many relative paths is a
+// person's, rather than slow to judge.
+const maxProgramJudgements = 512
 
-// programDirs are the directories a call's relative words may be taken
-// from: dir, and every existing directory a word of it names, since a
-// program may change into one before it takes the others (env -C d, git
-// -C d, make -C d, tar -C d, and any program's option of its own for
-// it): `env -C /usr/share cp x ../../home/u/.bashrc` names no dot entry
-// from dir. why says why they are too many to judge.
+// programDirs are the directories other than dir that a call's relative
+// words may be taken from: every existing directory a word of it names,
+// since a program may change into one before it takes the others (env
+// -C d, git -C d, make -C d, tar -C d, and any program's option of its
+// own for it): `env -C /usr/share cp x ../../home/u/.bashrc` names no
+// dot entry from dir. why says why they are too many to judge.
 func programDirs(words []string, known []bool, dir string, homes []string) (dirs []string, why string) {
-	dirs = []string{dir}
+	relative := 0
 	for i, w := range words {
 		if i == 0 || !known[i] {
 			continue
 		}
 		for _, c := range pathCandidates(w) {
 			p := resolveWord(c, dir, homes)
-			if fi, err := os.Stat(p); err != nil || !fi.IsDir() || slices.Contains(dirs, p) {
-				continue
+			if p == dir+"/"+c {
+				relative++
 			}
-			if len(dirs) == maxProgramDirs {
-				return nil, fmt.Sprintf("names more than %d directories, any of which it may change into before it takes its other words, so what those name cannot be told", maxProgramDirs)
+			if fi, err := os.Stat(p); err != nil || !fi.IsDir() || p == dir || p == dir+"/." || slices.Contains(dirs, p) {
+				continue
 			}
 			dirs = append(dirs, p)
 		}
+	}
+	if len(dirs)*relative > maxProgramJudgements {
+		return nil, fmt.Sprintf("names %d directories, any of which it may change into before it takes its %d relative paths, too many to judge from each", len(dirs), relative)
 	}
 	return dirs, ""
 }
 
 // pathsProtected judges each known word of a call, and each part of it a
-// program may take for a path, as a path taken from dir.
-func pathsProtected(words []string, known []bool, dir string, homes []string, shown string) string {
+// program may take for a path, as a path taken from dir (only the
+// relative ones: relOnly).
+func pathsProtected(words []string, known []bool, dir string, homes []string, shown string, relOnly bool) string {
 	copies := known[0] && treeMovers[path.Base(words[0])]
 	for i, w := range words {
 		if !known[i] || i == 0 && !strings.Contains(w, "/") {
@@ -295,6 +304,9 @@ func pathsProtected(words []string, known []bool, dir string, homes []string, sh
 		}
 		for _, c := range pathCandidates(w) {
 			p := resolveWord(c, dir, homes)
+			if relOnly && p != dir+"/"+c {
+				continue
+			}
 			if why := protected(p, homes); why != "" {
 				return fmt.Sprintf("`%s` names a protected path: %s", shown, why)
 			}

@@ -3,6 +3,7 @@ package shellguard
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -154,5 +155,27 @@ func TestHumanOnlyFollowsAProgramsOwnDirectory(t *testing.T) {
 	}
 	if why := HumanOnly("env -C "+deep+" cp "+ws+"/src.txt ../notes.txt", ws, home); why != "" {
 		t.Errorf("a plain file from a program's own directory: %q", why)
+	}
+}
+
+// TestHumanOnlyBoundsAProgramsDirectories: judging every relative word
+// from every directory a call names grows with their product; past a
+// bound the call is a person's instead of slow to judge (60 directories
+// and 60 relative words took seconds per reachable directory).
+func TestHumanOnlyBoundsAProgramsDirectories(t *testing.T) {
+	ws, home := homeTreeWorkspace(t)
+	cmd := "cp -r"
+	for i := range 60 {
+		d := filepath.Join(ws, "many", strconv.Itoa(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd += " " + d + " f" + strconv.Itoa(i)
+	}
+	if why := HumanOnly(cmd+" dest", ws, home); why == "" {
+		t.Error("a call naming 60 directories and 60 relative paths: not human-only")
+	}
+	if why := HumanOnly("cp -r x/ sub/ empty/ "+ws+"/x/u dest/", ws, home); why != "" {
+		t.Errorf("a call naming a few directories: %q", why)
 	}
 }

@@ -119,7 +119,7 @@ func HumanOnly(command, dir, home string) string {
 		if name := mentionsGitInitEnv(command); name != "" {
 			// A git alias the environment defines may be init or config
 			// under another name.
-			aliased := name == "GIT_CONFIG" && strings.Contains(strings.ToLower(command), "alias.")
+			aliased := strings.Contains(command, "GIT_CONFIG") && strings.Contains(strings.ToLower(command), "alias.")
 			for _, g := range gitCommandLines(words, known) {
 				if aliased {
 					return fmt.Sprintf("`%s` may run under a git alias the command's environment defines, under whose name git may run init, clone or config, or any program", strings.Join(shownValues(words, known), " "))

@@ -51,6 +51,7 @@ func TestHumanOnlyGitInitOutsideDotGit(t *testing.T) {
 		"git -c ALIAS.bi='init --bare' bi d",
 		"git -calias.bi='init --bare' bi d",
 		"export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.bi GIT_CONFIG_VALUE_0='init --bare'; git bi d",
+		"export GIT_DIR=x GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.bi GIT_CONFIG_VALUE_0='init --bare'; git bi d",
 	} {
 		if why := HumanOnly(cmd, ws, home); why == "" {
 			t.Errorf("HumanOnly(%q) = \"\", want a reason", cmd)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jazz-run/jazz/app"
 	"github.com/jazz-run/jazz/approvals"
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/busclient"
 	"github.com/jazz-run/jazz/busserver"
 	"github.com/jazz-run/jazz/config"
@@ -19,6 +20,40 @@ import (
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/store/agents"
 )
+
+// approverBus starts the bus server of JAZZ_HOME home with one approver
+// (name, its tier, whether it may change the policy), connected as that
+// approver: the server, the connection, the approvals store it sees, the
+// records as they change (until ctx ends) and its key pair.
+func approverBus(t *testing.T, ctx context.Context, home, name, tier string, policy bool) (*busserver.Server, *bus.Bus, *approvals.Store, <-chan approvals.Record, nkeys.KeyPair) {
+	t.Helper()
+	_, seed, err := approvals.AddApprover(home, name, tier, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := busserver.Start(context.Background(), busserver.Options{Home: home, Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	seedFile := filepath.Join(home, name+".nk")
+	_ = approvals.WriteSecret(seedFile, seed)
+	ap, err := busclient.Connect(context.Background(), busclient.Options{URL: srv.ClientURL(), Nkey: seedFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ap.CloseNow)
+	store, err := approvals.OpenStore(context.Background(), ap, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates, err := store.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, _ := nkeys.FromSeed(seed)
+	return srv, ap, store, updates, kp
+}
 
 // startNATS runs a real NATS server without auth on a random loopback
 // port: a shared server anyone can publish to.
@@ -54,33 +89,9 @@ func TestSignedRemoteApproval(t *testing.T) {
 
 func signedApproval(t *testing.T, think, runTimeout time.Duration) {
 	home, dir := t.TempDir(), t.TempDir()
-	_, seed, err := approvals.AddApprover(home, "alice", "high-risk", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := busserver.Start(context.Background(), busserver.Options{Home: home, Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	seedFile := filepath.Join(home, "alice.nk")
-	_ = approvals.WriteSecret(seedFile, seed)
-	ap, err := busclient.Connect(context.Background(), busclient.Options{URL: srv.ClientURL(), Nkey: seedFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ap.CloseNow()
-	store, err := approvals.OpenStore(context.Background(), ap, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	updates, err := store.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, _ := nkeys.FromSeed(seed)
+	srv, _, store, updates, kp := approverBus(t, ctx, home, "alice", "high-risk", false)
 	decided := make(chan approvals.Request, 1)
 	go func() {
 		for r := range updates {

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nkeys"
-
 	"github.com/jazz-run/jazz/app"
 	"github.com/jazz-run/jazz/approvals"
 	"github.com/jazz-run/jazz/busclient"
@@ -28,33 +26,9 @@ import (
 // is asked (and denied) like the first.
 func TestSignedUnsetPolicyWidensNothing(t *testing.T) {
 	home, dir := t.TempDir(), t.TempDir()
-	_, seed, err := approvals.AddApprover(home, "lola", "read-only", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := busserver.Start(context.Background(), busserver.Options{Home: home, Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	seedFile := filepath.Join(home, "lola.nk")
-	_ = approvals.WriteSecret(seedFile, seed)
-	ap, err := busclient.Connect(context.Background(), busclient.Options{URL: srv.ClientURL(), Nkey: seedFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ap.CloseNow()
-	store, err := approvals.OpenStore(context.Background(), ap, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	updates, err := store.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, _ := nkeys.FromSeed(seed)
+	srv, ap, store, updates, kp := approverBus(t, ctx, home, "lola", "read-only", true)
 	go func() {
 		first := true
 		for r := range updates {

@@ -235,14 +235,10 @@ func (c *Call) begin(ctx *actor.Context) {
 	}
 	if t.Gated() && t.Twin == "" {
 		// A single-phase low/high-risk tool gates before its handler runs.
-		msg := fmt.Sprintf("About to run %s with arguments: %s", t.Name, string(args))
-		if t.Describe != nil {
-			d, err := t.Describe(args)
-			if err != nil {
-				c.finish(ctx, failed(err.Error()), false)
-				return
-			}
-			msg = d
+		msg, err := t.ApprovalMessage(args)
+		if err != nil {
+			c.finish(ctx, failed(err.Error()), false)
+			return
 		}
 		c.askGate(ctx, &messages.ApprovalRequest{
 			Message:         msg,

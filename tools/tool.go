@@ -99,6 +99,17 @@ func (t *Tool) EffectiveTimeout() time.Duration {
 // Gated says whether calls of this tool pass the gate.
 func (t *Tool) Gated() bool { return t.Level != messages.LevelReadOnly }
 
+// ApprovalMessage is what the person deciding a single-phase gated call
+// is shown of it: Describe's text for the validated args, else the
+// arguments as JSON. The tool actor and a runner deciding a worker's call
+// build it alike, so a call is told in the same words wherever it runs.
+func (t *Tool) ApprovalMessage(args json.RawMessage) (string, error) {
+	if t.Describe != nil {
+		return t.Describe(args)
+	}
+	return "About to run " + t.Name + " with arguments: " + string(args), nil
+}
+
 // Spec is what the model is told about the tool: for a deferred tool
 // whose schema is not loaded yet, its name, Summary and an open object.
 func (t *Tool) Spec() messages.ToolSpec {

@@ -189,6 +189,11 @@ type WorkDecision struct {
 	Attempt  int             `json:"attempt"`
 	Seq      int             `json:"seq"`
 	Decision ApprovalDecided `json:"decision"`
+	// Action names the one call the submitter's gate decided (a digest
+	// of its agent, tool call id, tool, execute tool and arguments, as
+	// the submitter checked them): the worker runs an approved call only
+	// when its own pending request has this digest.
+	Action string `json:"action,omitempty"`
 }
 
 // WorkResult is how an attempt of a task ended.

@@ -232,8 +232,10 @@ func (g *gateRig) local(req messages.ApprovalRequired) messages.ApprovalDecided 
 // a model it relays for) may write every field of an approval request.
 // Whatever subset of them it downgrades (clears NotAutomatic or
 // HumanOnly, lowers the tier, puts an allowlisted command beside other
-// arguments, names a tool outside the ceiling or the hidden twin, speaks
-// as the parent or a sibling, presets the gate's own fields) under every
+// arguments, names a tool outside the ceiling or the hidden twin, passes
+// a pair's call off as a low-risk single-phase one (manage_todos), gives
+// arguments that read two ways, speaks as the parent or a sibling,
+// presets the gate's own fields) under every
 // combination of policy, tool allowlist and command allowlist, the root
 // gate approves it only if it approves the honest request as the
 // runner's own tool actor would send it from the worst place the call
@@ -272,6 +274,9 @@ func TestDowngradedApprovalGetsNoMoreThanLocally(t *testing.T) {
 		command("echo x > .git/hooks/pre-commit"), command("cp a AGENTS.md"), command("echo x >> ~/.bashrc"),
 		{Place: me, ToolCallID: "c", ToolName: "write_file", RiskLevel: messages.LevelLowRisk, Message: "m",
 			ExecuteToolName: "execute_write_file", ExecuteArgs: json.RawMessage(`{"path":"/w/a.txt","content":"x"}`)},
+		// A single-phase tool, as the tool actor asks for it.
+		{Place: me, ToolCallID: "c", ToolName: "manage_todos", RiskLevel: messages.LevelLowRisk, Message: "m",
+			ExecuteToolName: "manage_todos", ExecuteArgs: json.RawMessage(`{"todos":[]}`), Arguments: json.RawMessage(`{"todos":[]}`)},
 	}
 	downgrades := []func(*messages.ApprovalRequired){
 		func(r *messages.ApprovalRequired) { r.NotAutomatic = "" },
@@ -281,6 +286,8 @@ func TestDowngradedApprovalGetsNoMoreThanLocally(t *testing.T) {
 		func(r *messages.ApprovalRequired) { r.ToolName = "delete_everything" },
 		func(r *messages.ApprovalRequired) { r.ToolName, r.ExecuteToolName = "execute_execute_command", "" },
 		func(r *messages.ApprovalRequired) { r.ExecuteToolName = "execute_write_file" },
+		func(r *messages.ApprovalRequired) { r.ToolName, r.ExecuteToolName = "manage_todos", "manage_todos" },
+		func(r *messages.ApprovalRequired) { r.ExecuteArgs = json.RawMessage(`{"todos":[],"TODOS":[1]}`) },
 		func(r *messages.ApprovalRequired) { r.Place = messages.Place{RunID: "r", AgentID: "a"} },
 		func(r *messages.ApprovalRequired) { r.Place.AgentID = "a-2" },
 		func(r *messages.ApprovalRequired) {

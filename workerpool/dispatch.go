@@ -1,6 +1,7 @@
 package workerpool
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -23,6 +24,7 @@ import (
 	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/shellguard"
 	"github.com/jazz-run/jazz/supervisor"
+	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/workstore"
 )
 
@@ -168,10 +170,12 @@ type inbound struct {
 	decided *gateAnswer
 }
 
-// gateAnswer is the root gate's decision on a forwarded request.
+// gateAnswer is the root gate's decision on a forwarded request; action
+// is the request's digest (actionOf), which binds the decision to it.
 type gateAnswer struct {
 	attempt, seq int
 	worker       string
+	action       string
 	d            messages.ApprovalDecided
 }
 
@@ -885,6 +889,18 @@ func (t *remote) event(e messages.WorkEvent) {
 func (t *remote) approval(a messages.WorkApproval) {
 	key := [2]int{a.Attempt, a.Seq}
 	if d, ok := t.decisions[key]; ok {
+		// A re-ask (the decision, a core message, may have been lost) is
+		// answered with the decision only when it asks for the call
+		// decided: the same number with another tool or other arguments
+		// asks to run them under a decision nobody made for them.
+		if action := actionOf(a.Required); action == "" || action != d.Action {
+			req := a.Required
+			t.sendDecision(t.worker, messages.WorkDecision{TaskID: t.id, Attempt: a.Attempt, Seq: a.Seq, Action: action,
+				Decision: messages.ApprovalDecided{Place: t.pin(req.Place), ToolCallID: req.ToolCallID, ToolName: req.ToolName,
+					DecidedBy: messages.DecidedByPolicy, Note: "Refused: it was asked again as request " + fmt.Sprint(a.Seq) +
+						" with another tool or other arguments than the call decided under that number; a decision is for that one call only."}})
+			return
+		}
 		t.sendDecision(t.worker, d)
 		return
 	}
@@ -893,14 +909,17 @@ func (t *remote) approval(a messages.WorkApproval) {
 	}
 	t.asked[key] = true
 	req, why := t.check(a.Required)
+	// check changes none of the fields the digest reads: a re-ask of the
+	// same request digests alike.
+	action := actionOf(req)
 	if why != "" {
-		t.answered(gateAnswer{attempt: a.Attempt, seq: a.Seq, worker: t.worker, d: messages.ApprovalDecided{
+		t.answered(gateAnswer{attempt: a.Attempt, seq: a.Seq, worker: t.worker, action: action, d: messages.ApprovalDecided{
 			Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: false,
 			DecidedBy: messages.DecidedByPolicy, Note: "Refused: " + why}})
 		return
 	}
 	if t.engine == nil || t.cfg.Gate == nil {
-		t.answered(gateAnswer{attempt: a.Attempt, seq: a.Seq, worker: t.worker, d: messages.ApprovalDecided{
+		t.answered(gateAnswer{attempt: a.Attempt, seq: a.Seq, worker: t.worker, action: action, d: messages.ApprovalDecided{
 			Place: req.Place, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Approved: false,
 			Note: "No approval gate is running, so this call cannot be approved."}})
 		return
@@ -922,7 +941,7 @@ func (t *remote) approval(a messages.WorkApproval) {
 			if m.ToolCallID != req.ToolCallID {
 				return
 			}
-			t.deliver(inbound{decided: &gateAnswer{attempt: attempt, seq: seq, worker: worker, d: m}})
+			t.deliver(inbound{decided: &gateAnswer{attempt: attempt, seq: seq, worker: worker, action: action, d: m}})
 			c.Engine().Poison(c.PID())
 		}
 	}, "remote-approval", actor.WithID(fmt.Sprintf("%s-%d-%d", t.id, attempt, seq)), actor.WithInboxSize(4))
@@ -970,11 +989,20 @@ func (t *remote) check(r messages.ApprovalRequired) (messages.ApprovalRequired, 
 	if !ok || tool.Hidden {
 		return r, fmt.Sprintf("%s is not a tool this agent was given", r.ToolName)
 	}
-	if tool.Twin == "" || tool.Twin != r.ExecuteToolName {
-		return r, fmt.Sprintf("%s asked to run %q, which is not its twin", r.ToolName, r.ExecuteToolName)
+	if why := oneObject(r.ExecuteArgs); why != "" {
+		return r, "invalid approval request: " + why
 	}
-	if err := t.cfg.Registry.Validate(tool.Twin, r.ExecuteArgs); err != nil {
-		return r, "invalid approval request: " + err.Error()
+	if tool.Twin == "" {
+		if why := t.singlePhase(tool, &r); why != "" {
+			return r, why
+		}
+	} else {
+		if tool.Twin != r.ExecuteToolName {
+			return r, fmt.Sprintf("%s asked to run %q, which is not its twin", r.ToolName, r.ExecuteToolName)
+		}
+		if err := t.cfg.Registry.Validate(tool.Twin, r.ExecuteArgs); err != nil {
+			return r, "invalid approval request: " + err.Error()
+		}
 	}
 	r.RiskLevel = tool.Level
 	r.Command = ""
@@ -1008,6 +1036,58 @@ func (t *remote) check(r messages.ApprovalRequired) (messages.ApprovalRequired, 
 		r.Place.ToolCallID = r.ToolCallID
 	}
 	return r, ""
+}
+
+// singlePhase checks a request for a gated tool that has no execute twin
+// (manage_todos, a custom or MCP tool): as the tool actor asks for one, it
+// runs the tool itself, with the call's own arguments, which pass the
+// tool's schema, and the person is shown the message this runner's own
+// tool writes from those arguments (Tool.ApprovalMessage), not the
+// worker's text: what is decided is what runs. spawn_subagent is never
+// approved on a worker (see below).
+func (t *remote) singlePhase(tool *tools.Tool, r *messages.ApprovalRequired) string {
+	if !tool.Gated() {
+		return fmt.Sprintf("%s is read-only and runs without approval; no approval is given for it", tool.Name)
+	}
+	if tool.Name == actors.SubagentToolName {
+		// Its children would run on the worker: with the worker's
+		// personas, outside this run's pool, its count of live agents and
+		// its spend bounds, none of which a local child escapes.
+		return fmt.Sprintf("an agent on worker %s cannot start sub-agents of its own: they would run on that worker, "+
+			"outside this run's own dispatch and limits. Do this task yourself.", t.worker)
+	}
+	if r.ExecuteToolName != tool.Name {
+		return fmt.Sprintf("%s asked to run %q; a tool without an execute twin runs only itself", r.ToolName, r.ExecuteToolName)
+	}
+	if err := t.cfg.Registry.Validate(tool.Name, r.ExecuteArgs); err != nil {
+		return "invalid approval request: " + err.Error()
+	}
+	msg, err := tool.ApprovalMessage(r.ExecuteArgs)
+	if err != nil {
+		return "invalid approval request: " + err.Error()
+	}
+	if t.cfg.Env != nil && t.cfg.Env.Secrets != nil {
+		msg = t.cfg.Env.Secrets.Redact(msg)
+	}
+	r.Message, r.PreviewDiff, r.Arguments = msg, "", r.ExecuteArgs
+	return ""
+}
+
+// oneObject says why args are not what a tool actor sends a tool, one
+// JSON object with each key once (toolactors.ParseArguments); "" when
+// they are. A schema does not say it for every tool (one without a
+// schema, an MCP tool's, which is not enforced), and a key given twice
+// reads as one value to the schema check here and perhaps as the other
+// to the tool on the worker.
+func oneObject(args json.RawMessage) string {
+	b := bytes.TrimSpace(args)
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return "its arguments are not one JSON object"
+	}
+	if k, ok := tools.RepeatedKey(b); ok {
+		return fmt.Sprintf("the key %q appears twice in one object of its arguments", k)
+	}
+	return ""
 }
 
 // namesProtected says why only a person may approve a relayed call whose
@@ -1056,7 +1136,7 @@ func (t *remote) answered(g gateAnswer) {
 	if _, seen := t.decisions[key]; seen {
 		return
 	}
-	wd := messages.WorkDecision{TaskID: t.id, Attempt: g.attempt, Seq: g.seq, Decision: g.d}
+	wd := messages.WorkDecision{TaskID: t.id, Attempt: g.attempt, Seq: g.seq, Decision: g.d, Action: g.action}
 	t.decisions[key] = wd
 	tool, fromGate := t.atGate[key]
 	if fromGate {

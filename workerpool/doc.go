@@ -6,12 +6,17 @@
 //
 //   - Approvals: a remote agent's gated calls go to the root run's gate
 //     (and so to its human, bridge or remote approver); a worker never
-//     decides one, and runs a twin only on the gate's approval, which the
-//     runner sends after it has recorded durably that a gated action
-//     started. The runner judges a relayed request by its own record of
-//     the task (the ceiling, the tiers of its registry, its policy); what
+//     decides one, and runs a twin, or a single-phase gated tool
+//     (manage_todos), only on the gate's approval, which the runner sends
+//     after it has recorded durably that a gated action started. The
+//     runner judges a relayed request by its own record of the task (the
+//     ceiling, the schemas and tiers of its registry, its policy); what
 //     the worker reports of its machine may only make it stricter
-//     (remote.check says field by field).
+//     (remote.check says field by field). A decision names the one call
+//     it decided (WorkDecision.Action): the worker's gate runs no other
+//     call under it, and the runner answers a re-ask under its number
+//     only for that call. A worker's agent may not start sub-agents of
+//     its own: spawn_subagent is refused there.
 //   - Ceiling: the task carries the agent's tool names and the worker
 //     offers only those of its own tools; the runner checks again what a
 //     remote call asks to be approved for.

@@ -33,7 +33,8 @@ func sentTask(ctx context.Context, t *testing.T, d *Dispatcher) *remote {
 }
 
 // pairRegistry holds execute_command and write_file as propose/execute
-// pairs whose handlers do nothing.
+// pairs whose handlers do nothing, and manage_todos, a single-phase
+// low-risk tool with a schema.
 func pairRegistry(t *testing.T) *tools.Registry {
 	t.Helper()
 	h := func(context.Context, *tools.Env, json.RawMessage) tools.Result { return tools.OK("x") }
@@ -41,7 +42,9 @@ func pairRegistry(t *testing.T) *tools.Registry {
 		tools.Tool{Name: "execute_command", Level: messages.LevelUnknown, Twin: "execute_execute_command", Handler: h},
 		tools.Tool{Name: "execute_execute_command", Level: messages.LevelUnknown, Hidden: true, Handler: h},
 		tools.Tool{Name: "write_file", Level: messages.LevelLowRisk, Twin: "execute_write_file", Handler: h},
-		tools.Tool{Name: "execute_write_file", Level: messages.LevelLowRisk, Hidden: true, Handler: h})
+		tools.Tool{Name: "execute_write_file", Level: messages.LevelLowRisk, Hidden: true, Handler: h},
+		tools.Tool{Name: "manage_todos", Level: messages.LevelLowRisk, Handler: h,
+			Schema: json.RawMessage(`{"type":"object","required":["todos"],"properties":{"todos":{"type":"array"}}}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -468,6 +468,9 @@ type unsendable struct {
 type pendingCall struct {
 	sender *actor.PID
 	req    messages.ApprovalRequired
+	// action is req's digest (actionOf): an approval runs the call only
+	// when it names it.
+	action string
 	sent   time.Time
 }
 
@@ -488,7 +491,7 @@ func (g *workerGate) Receive(c *actor.Context) {
 		g.arm(c)
 	case messages.ApprovalRequired:
 		g.seq++
-		g.pending[g.seq] = pendingCall{sender: c.Sender(), req: m, sent: time.Now()}
+		g.pending[g.seq] = pendingCall{sender: c.Sender(), req: m, action: actionOf(m), sent: time.Now()}
 		wa := messages.WorkApproval{TaskID: g.j.task.TaskID, Attempt: g.j.attempt, Seq: g.seq, Required: m}
 		engine, self := c.Engine(), c.PID()
 		go func() {
@@ -507,6 +510,14 @@ func (g *workerGate) Receive(c *actor.Context) {
 		// it never runs.
 		d := m.d.Decision
 		d.Place, d.ToolCallID = p.req.Place, p.req.ToolCallID
+		if d.Approved && (p.action == "" || m.d.Action != p.action) {
+			// The runner approved another call under this number (another
+			// tool or other arguments): this one was never decided, and it
+			// is not asked again, since the number is spent.
+			d = messages.ApprovalDecided{Place: p.req.Place, Trace: p.req.Trace, ToolCallID: p.req.ToolCallID, ToolName: p.req.ToolName,
+				DecidedBy: messages.DecidedByNobody, Note: "The run's approval named another call than this one (its tool or arguments differ), so this call did not run."}
+			g.j.w.logf("task %s: the approval of request %d named another call than %s's; the call was declined", g.j.task.TaskID, m.d.Seq, p.req.ToolName)
+		}
 		delete(g.pending, m.d.Seq)
 		c.Send(p.sender, d)
 	case unsendable:

@@ -73,7 +73,11 @@ type Run struct {
 
 // Decision answers one approval request of a run (see Run.Approve).
 type Decision struct {
-	// ToolCallID is the call's id, from its approval_required event.
+	// RequestID and ToolCallID are the request's and the call's ids, from
+	// its approval_required event. The gate takes a decision only for the
+	// request it is asking now, named by the id it minted: the model
+	// chooses tool-call ids, and may repeat one.
+	RequestID  string
 	ToolCallID string
 	Approved   bool
 	// Note is what the model is told of a refusal.
@@ -621,15 +625,19 @@ func (r *Run) Events() <-chan events.Event { return r.stream }
 
 // Approve answers one approval request (an approval_required event) as
 // the person the run was started for: RunOptions.Reachable must be set,
-// or the gate declines what it cannot approve on its own. Answers to
-// unknown, stale or already decided calls are ignored.
+// or the gate declines what it cannot approve on its own. A decision must
+// name the request (Decision.RequestID); answers to unknown, stale or
+// already decided requests are ignored.
 func (r *Run) Approve(d Decision) error {
 	select {
 	case <-r.done:
 		return ErrFinished
 	default:
 	}
-	r.engine.Send(r.root, messages.ApprovalDecided{Place: r.place, ToolCallID: d.ToolCallID, Approved: d.Approved,
+	if d.RequestID == "" {
+		return errors.New("approve: the decision names no request (RequestID, from the approval_required event)")
+	}
+	r.engine.Send(r.root, messages.ApprovalDecided{Place: r.place, RequestID: d.RequestID, ToolCallID: d.ToolCallID, Approved: d.Approved,
 		DecidedBy: messages.DecidedByHuman, Note: d.Note, Remember: d.Remember})
 	return nil
 }

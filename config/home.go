@@ -12,10 +12,13 @@ import (
 )
 
 // Home resolves JAZZ_HOME (config.md §1): the JAZZ_HOME variable, trimmed,
-// with a leading ~ expanded and made absolute against cwd; else ~/.jazz;
-// with no OS home, <cwd>/.jazz. getenv is usually os.Getenv; cwd "" means
-// the process's working directory. Home only computes the path: it creates
-// nothing (see CheckWritable).
+// with a leading ~ expanded and made absolute against cwd; else ~/.jazz.
+// With no OS home it is an error: the old fallback, <cwd>/.jazz, is the
+// directory a cloned repository ships its project config in, so the
+// repository's config.json loaded as the user's own global file, in full,
+// and its agents, personas and trust records were the user's. getenv is
+// usually os.Getenv; cwd "" means the process's working directory. Home
+// only computes the path: it creates nothing (see CheckWritable).
 func Home(getenv func(string) string, cwd string) (string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -35,10 +38,11 @@ func Home(getenv func(string) string, cwd string) (string, error) {
 		}
 		return p, nil
 	}
-	if userHome != "" {
-		return filepath.Join(userHome, ".jazz"), nil
+	if userHome == "" {
+		return "", errors.New("resolve JAZZ_HOME: HOME is unset, so there is no ~/.jazz; set JAZZ_HOME to a directory of your own " +
+			"(jazz no longer uses ./.jazz of the working directory: that one is the project's, whose files come with the repository)")
 	}
-	return filepath.Join(absDir(cwd), ".jazz"), nil
+	return filepath.Join(userHome, ".jazz"), nil
 }
 
 // osHome is the user's home directory as the environment states it.

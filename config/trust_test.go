@@ -310,3 +310,36 @@ func deepCopy(m map[string]any) map[string]any {
 	}
 	return out
 }
+
+// With no OS home, JAZZ_HOME used to fall back to <cwd>/.jazz: the very
+// directory a cloned repository ships its project config in. Its
+// config.json then loaded as the user's own global file (in full, no
+// trust asked), and its agents, personas and trust records were the
+// repository's. A hostile project must never be the home.
+func TestNoOSHomeIsNeverTheProjectsDirectory(t *testing.T) {
+	cwd := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cwd, ".jazz"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ProjectConfig(cwd), []byte(hostileProject), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	getenv := env(map[string]string{})
+	home, err := Home(getenv, cwd)
+	if err != nil {
+		if !strings.Contains(err.Error(), "JAZZ_HOME") {
+			t.Fatalf("the error does not say what to set: %v", err)
+		}
+		return
+	}
+	if rel, rerr := filepath.Rel(cwd, home); rerr == nil && !strings.HasPrefix(rel, "..") {
+		t.Errorf("JAZZ_HOME %s is inside the project directory %s", home, cwd)
+	}
+	cfg, _, err := Load(context.Background(), LoadOptions{Home: home, Getenv: getenv, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.AutoApprovedCommands) > 0 || cfg.LLM["openai"].BaseURL != "" {
+		t.Fatalf("the project's config applied in full as the user's own: allowlist %q, openai %+v", cfg.AutoApprovedCommands, cfg.LLM["openai"])
+	}
+}

@@ -274,7 +274,11 @@ func runRun(ctx context.Context, d Deps, o RunOptions) error {
 		return fail("No prompt provided. Pass it as an argument or pipe it via stdin.", 0)
 	}
 
-	home, err := config.Home(getenv, d.Cwd)
+	// A relative JAZZ_HOME means where jazz started, as a relative
+	// --config does: the directory --cwd names is the project's, and a
+	// home inside it would make the repository's files the user's config,
+	// agents and trust records.
+	home, err := config.Home(getenv, start)
 	if err != nil {
 		return fail(err.Error(), 0)
 	}

@@ -30,6 +30,8 @@ func TestHome(t *testing.T) {
 		{"default", map[string]string{"HOME": "/home/u"}, "/home/u/.jazz", false},
 		{"blank JAZZ_HOME means default", map[string]string{"JAZZ_HOME": "   ", "HOME": "/home/u"}, "/home/u/.jazz", false},
 		{"no OS home", map[string]string{}, "", true},
+		{"relative OS home", map[string]string{"HOME": "."}, "", true},
+		{"relative OS home, tilde", map[string]string{"HOME": ".", "JAZZ_HOME": "~/.jazz"}, "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,21 +39,25 @@ func Home(getenv func(string) string, cwd string) (string, error) {
 		return p, nil
 	}
 	if userHome == "" {
-		return "", errors.New("resolve JAZZ_HOME: HOME is unset, so there is no ~/.jazz; set JAZZ_HOME to a directory of your own " +
+		return "", errors.New("resolve JAZZ_HOME: HOME is unset (or not an absolute path), so there is no ~/.jazz; set JAZZ_HOME to a directory of your own " +
 			"(jazz no longer uses ./.jazz of the working directory: that one is the project's, whose files come with the repository)")
 	}
 	return filepath.Join(userHome, ".jazz"), nil
 }
 
-// osHome is the user's home directory as the environment states it.
+// osHome is the user's home directory as the environment states it. A
+// relative one counts as none: it would mean a directory under wherever
+// jazz runs, which is the project's (HOME=. made ./.jazz the home, and
+// ~/x a file of the repository).
 func osHome(getenv func(string) string) string {
-	if h := strings.TrimSpace(getenv("HOME")); h != "" {
-		return h
+	h := strings.TrimSpace(getenv("HOME"))
+	if h == "" && runtime.GOOS == "windows" {
+		h = strings.TrimSpace(getenv("USERPROFILE"))
 	}
-	if runtime.GOOS == "windows" {
-		return strings.TrimSpace(getenv("USERPROFILE"))
+	if !filepath.IsAbs(h) {
+		return ""
 	}
-	return ""
+	return h
 }
 
 // expandPath expands a leading ~ (alone or followed by a separator) and makes
@@ -61,7 +65,7 @@ func osHome(getenv func(string) string) string {
 func expandPath(p, userHome, cwd string) (string, error) {
 	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~`+string(filepath.Separator)) {
 		if userHome == "" {
-			return "", errors.New("cannot expand ~: no home directory (HOME is unset)")
+			return "", errors.New("cannot expand ~: no home directory (HOME is unset or not an absolute path)")
 		}
 		p = filepath.Join(userHome, p[1:])
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -150,12 +151,18 @@ func NewMCPClient(ctx context.Context, o RunOptions, servers []config.MCPServer)
 	return mcpclient.New(servers, mcpOptions(o, runSecrets(ctx, o), &isolate.Isolator{}))
 }
 
-// userHome is the OS home, where ~/.agents/mcp.json lives.
+// userHome is the OS home, where ~/.agents/mcp.json lives; "" when there
+// is none. That file is the user's own (its servers start with no trust
+// record), so a relative HOME counts as none: it would name the project's
+// .agents/mcp.json under the working directory.
 func userHome(getenv func(string) string) string {
-	if h := strings.TrimSpace(getenv("HOME")); h != "" {
-		return h
+	h := strings.TrimSpace(getenv("HOME"))
+	if h == "" {
+		h, _ = os.UserHomeDir()
 	}
-	h, _ := os.UserHomeDir()
+	if !filepath.IsAbs(h) {
+		return ""
+	}
 	return h
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -39,12 +40,13 @@ func NewMCPCmd(d Deps) *cobra.Command {
 
 // userHome is the OS home, where ~/.agents/mcp.json lives.
 func userHome(d Deps) (string, error) {
-	if home := strings.TrimSpace(d.Getenv("HOME")); home != "" {
-		return home, nil
+	h := strings.TrimSpace(d.Getenv("HOME"))
+	if h == "" {
+		h, _ = os.UserHomeDir()
 	}
-	h, err := os.UserHomeDir()
-	if err != nil || h == "" {
-		return "", errors.New("no home directory: set HOME to say where ~/.agents/mcp.json is")
+	// Relative, it would name the project's .agents/mcp.json.
+	if !filepath.IsAbs(h) {
+		return "", errors.New("no home directory: set HOME (an absolute path) to say where ~/.agents/mcp.json is")
 	}
 	return h, nil
 }

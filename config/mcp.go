@@ -130,7 +130,10 @@ func LoadMCPServers(ctx context.Context, src MCPSources) ([]MCPServer, []string,
 		}
 	}
 	user := ""
-	if src.UserHome != "" {
+	// A relative home is none: the user's own file, applied without a
+	// trust record, would then be one under the working directory, which
+	// is the project's.
+	if src.UserHome != "" && filepath.IsAbs(src.UserHome) {
 		user = ProjectMCP(src.UserHome)
 		m, w, err := readMCPFile(ctx, user, true)
 		warnings = append(warnings, w...)

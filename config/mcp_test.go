@@ -248,3 +248,23 @@ func TestUpdateMCPFile(t *testing.T) {
 		t.Fatal("an array was overwritten")
 	}
 }
+
+// ~/.agents/mcp.json is the user's own file, applied with no trust
+// record; a relative UserHome (HOME=.) would make it the project's
+// .agents/mcp.json under the working directory.
+func TestRelativeUserHomeIsNotTheProject(t *testing.T) {
+	f := newFixture(t)
+	f.projectMCP(t, `{"mcpServers": {"pwn": {"command": "sh"}}}`)
+	cfg, _, err := f.load(t, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(f.cwd)
+	servers, _, err := LoadMCPServers(context.Background(), MCPSources{UserHome: ".", Cwd: ".", JazzHome: f.home, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := byName(servers)["pwn"]; s.Name != "" {
+		t.Fatalf("the untrusted project's server applied as the user's own: %+v", s)
+	}
+}

@@ -275,12 +275,19 @@ func TestWorkerGateRunsOnlyTheCallApproved(t *testing.T) {
 	j.ctx, j.cancel = context.WithCancelCause(ctx)
 	defer j.cancel(nil)
 	asked := make(chan messages.WorkApproval, 8)
-	sub, err := srv.Conn(t).Subscribe(j.subject(messages.WorkKindApproval), func(m *nats.Msg) {
+	runner := srv.Conn(t)
+	sub, err := runner.Subscribe(j.subject(messages.WorkKindApproval), func(m *nats.Msg) {
 		if wa, err := messages.Decode[messages.WorkApproval](m.Data); err == nil {
 			asked <- wa
 		}
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The server has the subscription only once the connection is
+	// flushed: the gate publishes on another one, and a request sent
+	// before would be lost (the runner never asked).
+	if err := runner.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()

@@ -5,7 +5,8 @@
 // working directory. They are placed outermost first, so the most
 // specific is read last and wins. Each is read through the run's secrets
 // guard (an AGENTS.md that is, or links to, one of jazz's own files is
-// refused), at most MaxBytes of it, with the run's secrets redacted.
+// refused), at most MaxBytes of it, with the run's secrets redacted. A
+// project's AGENTS.md that links out of the project is not read.
 package agentsmd
 
 import (
@@ -93,20 +94,38 @@ func Discover(ctx context.Context, o Options) ([]File, []string) {
 	if o.Home != "" {
 		paths = append(paths, filepath.Join(o.Home, ".agents", Name))
 	}
+	// project is the directory the project's AGENTS.md files must stay in:
+	// the repository root (or cwd outside a repository), resolved.
+	project := ""
 	if o.Cwd != "" {
-		for _, d := range Dirs(o.Cwd) {
+		dirs := Dirs(o.Cwd)
+		for _, d := range dirs {
 			paths = append(paths, filepath.Join(d, Name))
+		}
+		if r, err := filepath.EvalSymlinks(dirs[0]); err == nil {
+			project = r
 		}
 	}
 	var files []File
 	var warns []string
 	seen := map[string]bool{}
-	for _, p := range paths {
+	for i, p := range paths {
 		if ctx.Err() != nil {
 			break
 		}
 		canon, err := filepath.EvalSymlinks(p)
 		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		// A repository's AGENTS.md is the repository's text. One that is a
+		// link out of it would put a file of the user's choosing into
+		// every system prompt, and so to the provider and the model, with
+		// no tool call and nobody asked (~/.aws/credentials, ~/.ssh/...):
+		// it is not read. The user's own ~/.agents/AGENTS.md may link
+		// anywhere.
+		ownFile := o.Home != "" && i == 0
+		if !ownFile && err == nil && (project == "" || !within(canon, project)) {
+			warns = append(warns, fmt.Sprintf("%s is not used: it is a link out of the project (%s); a project's AGENTS.md may only bring in the project's own files", p, project))
 			continue
 		}
 		if err == nil {
@@ -124,6 +143,11 @@ func Discover(ctx context.Context, o Options) ([]File, []string) {
 		}
 	}
 	return files, warns
+}
+
+// within says whether p is dir or lies below it (both resolved).
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
 func read(ctx context.Context, path string, o Options) (File, bool, string) {

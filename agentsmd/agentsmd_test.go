@@ -105,3 +105,43 @@ func TestBounded(t *testing.T) {
 		t.Errorf("a directory named AGENTS.md: %v %v", files, warns)
 	}
 }
+
+// TestProjectLinksOutAreNotRead: a repository's AGENTS.md that is a link
+// out of the repository (to a credentials file, a key) is not read into
+// the system prompt, and a warning says why; one that links to another
+// file of the repository is read, and the user's own ~/.agents/AGENTS.md
+// may link anywhere.
+func TestProjectLinksOutAreNotRead(t *testing.T) {
+	base := t.TempDir()
+	home, repo := filepath.Join(base, "home"), filepath.Join(base, "repo")
+	write(t, filepath.Join(home, ".aws", "credentials"), "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+	write(t, filepath.Join(home, "notes", "mine.md"), "the user's own notes\n")
+	write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(repo, "docs", "agents.md"), "shared project rules\n")
+	link := func(target, name string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link(filepath.Join(home, ".aws", "credentials"), filepath.Join(repo, Name))
+	link(filepath.Join("..", "docs", "agents.md"), filepath.Join(repo, "sub", Name))
+	link(filepath.Join(home, "notes", "mine.md"), filepath.Join(home, ".agents", Name))
+	files, warns := Discover(context.Background(), Options{Home: home, Cwd: filepath.Join(repo, "sub"), Guard: secrets.NewGuard(filepath.Join(home, ".jazz"))})
+	var got []string
+	for _, f := range files {
+		if strings.Contains(f.Content, "wJalrXUtnFEMI") {
+			t.Fatalf("the credentials reached the instructions through %s", f.Path)
+		}
+		got = append(got, strings.TrimSpace(f.Content))
+	}
+	if strings.Join(got, "|") != "the user's own notes|shared project rules" {
+		t.Errorf("read %q, want the user's own file and the in-project link", got)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "link out of the project") || !strings.Contains(warns[0], filepath.Join(repo, Name)) {
+		t.Errorf("warnings %q, want one naming the link out", warns)
+	}
+}

@@ -6,16 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anthdm/hollywood/actor"
-	"github.com/nats-io/nats.go"
-
-	"github.com/jazz-run/jazz/actors"
-	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/gateactor"
-	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/shellguard"
-	"github.com/jazz-run/jazz/workstore"
 )
 
 // TestAHostileWorkerCannotDowngradeItsApproval: through a real server, a
@@ -26,53 +19,10 @@ import (
 // task. None is approved; an honest low-risk write is, so the gate is
 // not simply declining everything.
 func TestAHostileWorkerCannotDowngradeItsApproval(t *testing.T) {
-	ctx, srv, b := poolBus(t, 30*time.Second)
-	const run = "run-downgrade"
-	d, err := NewDispatcher(ctx, DispatcherOptions{Conn: b, Pool: workstore.DefaultPool, RunID: run})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	engine, err := actor.NewEngine(actor.NewEngineConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate := engine.Spawn(gateactor.New(gateactor.Config{RunID: run, Policy: messages.PolicyLowRisk, AutoApprovedCommands: []string{"git status"},
+	w, say := newHostileWorker(t, gateactor.Config{RunID: "run-downgrade", Policy: messages.PolicyLowRisk, AutoApprovedCommands: []string{"git status"},
 		Checks: gateactor.CommandChecks{AllowlistApproves: shellguard.AllowlistApproves, StaticClassify: shellguard.StaticClassify,
-			Keys: shellguard.Keys, Judge: shellguard.JudgeJSON, Why: shellguard.RefusalReason}}), "gate")
-	reg := pairRegistry(t)
-	place := messages.Place{RunID: run, AgentID: "top-1", AgentName: "child", ParentAgentID: "top", Depth: 1}
-	out := make(chan actors.ChildOutcome, 1)
-	go func() {
-		out <- d.RunChild(ctx, actors.ChildRun{Engine: engine, Config: actors.Config{Place: place, Ledger: ledger.New(place, nil),
-			Events: events.NewEmitter(&keptEvents{}, run), Registry: reg, Gate: gate}, Prompt: "hi", Timeout: 20 * time.Second})
-	}()
-	tk := sentTask(ctx, t, d)
-	nc := srv.Conn(t)
-	decisions := make(chan messages.WorkDecision, 16)
-	sub, err := nc.Subscribe(messages.WorkDecisionSubject(workstore.DefaultPool, "w", tk.id), func(m *nats.Msg) {
-		if wd, err := messages.Decode[messages.WorkDecision](m.Data); err == nil {
-			decisions <- wd
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	say := func(task, kind string, v any) {
-		data, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		subject := messages.WorkerSubject(workstore.DefaultPool, "w", run, task, kind)
-		h, seal := sealer(tk.key)(subject, data)
-		msg := nats.NewMsg(subject)
-		msg.Data = data
-		msg.Header.Set(h, seal)
-		if err := nc.PublishMsg(msg); err != nil {
-			t.Fatal(err)
-		}
-	}
+			Keys: shellguard.Keys, Judge: shellguard.JudgeJSON, Why: shellguard.RefusalReason}}, pairRegistry(t))
+	ctx, tk, out, decisions, place := w.ctx, w.task, w.out, w.decisions, w.place
 	say(tk.id, messages.WorkKindClaim, messages.WorkClaimed{TaskID: tk.id, Attempt: 1, LeaseMs: 10_000})
 	cmdArgs, _ := json.Marshal(map[string]string{"command": "rm -rf /w", "workingDirectory": "/w"})
 	gitArgs, _ := json.Marshal(map[string]string{"command": "git status", "workingDirectory": "/w"})

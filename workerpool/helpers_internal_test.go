@@ -6,12 +6,79 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anthdm/hollywood/actor"
+	"github.com/nats-io/nats.go"
+
+	"github.com/jazz-run/jazz/actors"
 	"github.com/jazz-run/jazz/bus"
+	"github.com/jazz-run/jazz/events"
+	"github.com/jazz-run/jazz/gateactor"
 	"github.com/jazz-run/jazz/internal/testutil"
+	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/workstore"
 )
+
+// hostileWorker is a run's dispatcher with one remote child (registry
+// reg, the run's gate made of gate), whose task the test's own connection
+// holds as worker "w": say speaks for the worker, sealed with the task's
+// key, and decisions are what the runner sends it.
+type hostileWorker struct {
+	ctx       context.Context
+	place     messages.Place // the child's
+	task      *remote
+	out       chan actors.ChildOutcome
+	decisions chan messages.WorkDecision
+}
+
+func newHostileWorker(t *testing.T, gate gateactor.Config, reg *tools.Registry) (*hostileWorker, func(task, kind string, v any)) {
+	t.Helper()
+	ctx, srv, b := poolBus(t, 30*time.Second)
+	run := gate.RunID
+	d, err := NewDispatcher(ctx, DispatcherOptions{Conn: b, Pool: workstore.DefaultPool, RunID: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	engine, err := actor.NewEngine(actor.NewEngineConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := engine.Spawn(gateactor.New(gate), "gate")
+	place := messages.Place{RunID: run, AgentID: "top-1", AgentName: "child", ParentAgentID: "top", Depth: 1}
+	h := &hostileWorker{ctx: ctx, place: place, out: make(chan actors.ChildOutcome, 1), decisions: make(chan messages.WorkDecision, 16)}
+	go func() {
+		h.out <- d.RunChild(ctx, actors.ChildRun{Engine: engine, Config: actors.Config{Place: place, Ledger: ledger.New(place, nil),
+			Events: events.NewEmitter(&keptEvents{}, run), Registry: reg, Gate: g}, Prompt: "hi", Timeout: 20 * time.Second})
+	}()
+	h.task = sentTask(ctx, t, d)
+	nc := srv.Conn(t)
+	sub, err := nc.Subscribe(messages.WorkDecisionSubject(workstore.DefaultPool, "w", h.task.id), func(m *nats.Msg) {
+		if wd, err := messages.Decode[messages.WorkDecision](m.Data); err == nil {
+			h.decisions <- wd
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	say := func(task, kind string, v any) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subject := messages.WorkerSubject(workstore.DefaultPool, "w", run, task, kind)
+		hdr, seal := sealer(h.task.key)(subject, data)
+		msg := nats.NewMsg(subject)
+		msg.Data = data
+		msg.Header.Set(hdr, seal)
+		if err := nc.PublishMsg(msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h, say
+}
 
 // sentTask waits until d has sent a task and returns it: a hostile
 // worker given the task holds its key.

@@ -12,9 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jazz-run/jazz/actors"
-	"github.com/jazz-run/jazz/events"
 	"github.com/jazz-run/jazz/gateactor"
-	"github.com/jazz-run/jazz/ledger"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/secrets"
 	"github.com/jazz-run/jazz/tools"
@@ -102,51 +100,9 @@ func TestCheckSinglePhase(t *testing.T) {
 // refused. The refusals of check (outside the ceiling, another tool to
 // run, a nested spawn) come back as refusals.
 func TestARemoteSinglePhaseApprovalIsForThatCallOnly(t *testing.T) {
-	ctx, srv, b := poolBus(t, 30*time.Second)
-	const run = "run-single"
-	d, err := NewDispatcher(ctx, DispatcherOptions{Conn: b, Pool: workstore.DefaultPool, RunID: run})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	engine, err := actor.NewEngine(actor.NewEngineConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate := engine.Spawn(gateactor.New(gateactor.Config{RunID: run, Policy: messages.PolicyLowRisk}), "gate")
-	reg := singlePhaseRegistry(t)
-	place := messages.Place{RunID: run, AgentID: "top-1", AgentName: "child", ParentAgentID: "top", Depth: 1}
-	out := make(chan actors.ChildOutcome, 1)
-	go func() {
-		out <- d.RunChild(ctx, actors.ChildRun{Engine: engine, Config: actors.Config{Place: place, Ledger: ledger.New(place, nil),
-			Events: events.NewEmitter(&keptEvents{}, run), Registry: reg, Gate: gate}, Prompt: "hi", Timeout: 20 * time.Second})
-	}()
-	tk := sentTask(ctx, t, d)
-	nc := srv.Conn(t)
-	decisions := make(chan messages.WorkDecision, 16)
-	sub, err := nc.Subscribe(messages.WorkDecisionSubject(workstore.DefaultPool, "w", tk.id), func(m *nats.Msg) {
-		if wd, err := messages.Decode[messages.WorkDecision](m.Data); err == nil {
-			decisions <- wd
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	say := func(kind string, v any) {
-		data, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		subject := messages.WorkerSubject(workstore.DefaultPool, "w", run, tk.id, kind)
-		h, seal := sealer(tk.key)(subject, data)
-		msg := nats.NewMsg(subject)
-		msg.Data = data
-		msg.Header.Set(h, seal)
-		if err := nc.PublishMsg(msg); err != nil {
-			t.Fatal(err)
-		}
-	}
+	w, sayAs := newHostileWorker(t, gateactor.Config{RunID: "run-single", Policy: messages.PolicyLowRisk}, singlePhaseRegistry(t))
+	ctx, tk, out, decisions, place := w.ctx, w.task, w.out, w.decisions, w.place
+	say := func(kind string, v any) { sayAs(tk.id, kind, v) }
 	// ask sends a request and returns what the runner sent for it: the
 	// decision, and copies of it (a request is heard on the server's
 	// subject and again from the stream, and a copy is answered too).

@@ -302,6 +302,11 @@ func (s *Subagents) Spawn(ctx context.Context, cwd string, raw json.RawMessage) 
 	} else {
 		o = s.RunLocal(ctx, run)
 	}
+	if cfg.Gate != nil && s.Engine != nil {
+		// Whatever ended it, nothing waits for its approvals now: the
+		// gate declines them and withdraws the one it may be asking.
+		s.Engine.Send(cfg.Gate, messages.AgentEnded{AgentID: cfg.Place.AgentID})
+	}
 	idle()
 	span.End(subagentRunResult(o))
 	dur := time.Since(start).Milliseconds()

@@ -271,3 +271,45 @@ func TestChildApprovalSaysItsPersona(t *testing.T) {
 		t.Fatal("the child's call never reached the gate")
 	}
 }
+
+// TestAnEndedChildWithdrawsItsApprovals: a child that runs out of time
+// while its call waits at the gate tells the gate it has ended, under the
+// id its requests carry, so the gate declines them and withdraws the
+// prompt instead of keeping the person (and every call behind it) on a
+// call nothing will run.
+func TestAnEndedChildWithdrawsItsApprovals(t *testing.T) {
+	call := func(ctx context.Context, req provider.Request, _ func(provider.Delta)) (provider.Response, error) {
+		return provider.Response{Message: messages.ChatMessage{Role: messages.RoleAssistant,
+			ToolCalls: []messages.ToolCall{{ID: "w", Name: "execute_command", Arguments: `{"command":"echo hi","description":"say hi"}`}}}}, nil
+	}
+	s, _ := limitTree(t, call, 5)
+	s.Parent.Registry = saAllTools(t).Subset([]string{"note", "execute_command"})
+	s.Timeout = 300 * time.Millisecond
+	asked := make(chan messages.ApprovalRequired, 4)
+	ended := make(chan messages.AgentEnded, 4)
+	s.Parent.Gate = s.Engine.SpawnFunc(func(c *actor.Context) {
+		switch m := c.Message().(type) {
+		case messages.ApprovalRequired:
+			asked <- m // never answered: a person who has not decided yet
+		case messages.AgentEnded:
+			ended <- m
+		}
+	}, "holding-gate")
+	if r := s.Spawn(context.Background(), "", json.RawMessage(`{"task":"check the build"}`)); r.Success {
+		t.Fatalf("spawn of a child held at the gate past its time: %+v", r)
+	}
+	var req messages.ApprovalRequired
+	select {
+	case req = <-asked:
+	default:
+		t.Fatal("the child's call never reached the gate")
+	}
+	select {
+	case e := <-ended:
+		if e.AgentID == "" || e.AgentID != req.Place.AgentID {
+			t.Fatalf("gate told %q ended, want the asking child %q", e.AgentID, req.Place.AgentID)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the gate was never told the child ended")
+	}
+}

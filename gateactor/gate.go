@@ -143,6 +143,9 @@ type Gate struct {
 	resume     func()
 	// cancelled: the run is stopping; every call, queued or new, is declined.
 	cancelled bool
+	// ended holds the sub-agents that have ended (AgentEnded): a request
+	// of theirs that arrives late is declined, not asked.
+	ended map[string]bool
 }
 
 // New is the Producer of a gate actor.
@@ -164,7 +167,14 @@ func (g *Gate) Receive(c *actor.Context) {
 	case messages.ApprovalRequired:
 		g.seq++
 		m.RequestID = "" // the gate names its own requests
-		g.queue = append(g.queue, pending{req: m, sender: c.Sender(), seq: g.seq, queued: time.Now()})
+		p := pending{req: m, sender: c.Sender(), seq: g.seq, queued: time.Now()}
+		if g.endedAgent(m.Place) {
+			// Sent late, by a sub-agent that has ended: not asked, nor
+			// kept waiting behind a prompt.
+			g.settle(c, &p, false, false, messages.DecidedByCancel, endedNote)
+			return
+		}
+		g.queue = append(g.queue, p)
 		g.next(c)
 	case messages.ApprovalDecided:
 		g.humanDecided(c, m)
@@ -175,6 +185,8 @@ func (g *Gate) Receive(c *actor.Context) {
 			g.current.judgedBy, g.current.level = judgedByClassifier, m.level
 			g.afterClassify(c, m.level)
 		}
+	case messages.AgentEnded:
+		g.agentEnded(c, m.AgentID)
 	case messages.CancelRun:
 		g.declineAll(c)
 	case actor.Stopped:
@@ -190,6 +202,10 @@ func (g *Gate) next(c *actor.Context) {
 		g.current = &p
 		if g.cancelled {
 			g.resolve(c, false, false, messages.DecidedByCancel, cancelledNote)
+			continue
+		}
+		if g.endedAgent(p.req.Place) {
+			g.resolve(c, false, false, messages.DecidedByCancel, endedNote)
 			continue
 		}
 		g.evaluate(c)
@@ -472,6 +488,14 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 			g.resume = nil
 		}
 	}
+	g.settle(c, p, approved, auto, by, note)
+	g.next(c)
+}
+
+// settle decides p, which is not (or no longer) the current call: it is
+// announced and recorded, every copy of an asked request is withdrawn,
+// and its sender is answered.
+func (g *Gate) settle(c *actor.Context, p *pending, approved, auto bool, by, note string) {
 	asked := p.req.RequestID != ""
 	d := messages.ApprovalDecided{
 		Place:      p.req.Place,
@@ -512,7 +536,6 @@ func (g *Gate) resolve(c *actor.Context, approved, auto bool, by, note string) {
 	if p.sender != nil {
 		c.Send(p.sender, d)
 	}
-	g.next(c)
 }
 
 // record traces one decision under the call's span.
@@ -530,6 +553,43 @@ func (g *Gate) record(p *pending, approved bool, by string) {
 }
 
 const cancelledNote = "The run was cancelled before this call was approved."
+
+// endedNote answers a call of a sub-agent that ended while it waited.
+const endedNote = "The sub-agent that asked for this call ended before it was approved; it was not run."
+
+// agentEnded marks a sub-agent ended and declines its calls: the queued
+// ones without a prompt, and the one being asked with its prompt
+// withdrawn (resolve), so the person is not left deciding on a call
+// nothing will run while calls that can run wait behind it. A call it
+// sends late is declined as it comes (Receive).
+func (g *Gate) agentEnded(c *actor.Context, id string) {
+	if id == "" {
+		return
+	}
+	if g.ended == nil {
+		g.ended = map[string]bool{}
+	}
+	g.ended[id] = true
+	kept := g.queue[:0]
+	for i := range g.queue {
+		if p := g.queue[i]; g.endedAgent(p.req.Place) {
+			g.settle(c, &p, false, false, messages.DecidedByCancel, endedNote)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	clear(g.queue[len(kept):])
+	g.queue = kept
+	if g.current != nil && g.endedAgent(g.current.req.Place) {
+		g.resolve(c, false, false, messages.DecidedByCancel, endedNote)
+	}
+}
+
+// endedAgent says whether a call comes from an ended sub-agent or from
+// one it started (whose own end may not have reached the gate yet).
+func (g *Gate) endedAgent(p messages.Place) bool {
+	return g.ended[p.AgentID] || p.ParentAgentID != "" && g.ended[p.ParentAgentID]
+}
 
 // declineAll answers the pending call and the queue with a refusal; resolve
 // moves on through next, which declines while cancelled.

@@ -139,3 +139,67 @@ func TestEveryUnaskedCallIsToldBeforeItsEvents(t *testing.T) {
 		t.Fatalf("told %v, want auto, allow and queued once each: %q", told, log)
 	}
 }
+
+// TestAnEndedSubAgentsCallsAreNotAsked: a sub-agent that ends (its time
+// ran out, it was cancelled, its worker was lost) while a call of its is
+// put to a person has that call declined and its prompt withdrawn, so
+// the person is not left deciding on something nothing will run, and the
+// calls queued behind it are asked at once. Its other queued calls, and
+// one it sends after its end, are declined without a prompt; another
+// sub-agent's and the top-level agent's calls are not touched.
+func TestAnEndedSubAgentsCallsAreNotAsked(t *testing.T) {
+	w := &withdrawals{}
+	h := newHarness(t, gateactor.Config{Reachable: true, Bus: w})
+	h.requestFrom("c1", "child-1", 1, "write_file")
+	asked := h.expectAsked("c1")
+	h.requestFrom("c2", "child-1", 1, "write_file")
+	h.requestFrom("o1", "child-2", 1, "write_file")
+	h.request("top", "write_file", messages.LevelHighRisk, "")
+	h.expectNoDecision(50 * time.Millisecond)
+
+	h.engine.Send(h.gate, messages.AgentEnded{AgentID: "child-1"})
+	seen := map[string]bool{}
+	for range 2 {
+		select {
+		case d := <-h.decided:
+			if d.Approved || d.DecidedBy != messages.DecidedByCancel || !strings.Contains(d.Note, "ended") {
+				t.Fatalf("%s: %+v, want declined as its agent ended", d.ToolCallID, d)
+			}
+			seen[d.ToolCallID] = true
+		case <-time.After(5 * time.Second):
+			t.Fatalf("decided %v, want c1 and c2", seen)
+		}
+	}
+	if !seen["c1"] || !seen["c2"] {
+		t.Fatalf("decided %v, want c1 and c2", seen)
+	}
+	if got := w.ids(); got[asked.RequestID] != 1 {
+		t.Fatalf("withdrawn %v, want the asked request %s once", got, asked.RequestID)
+	}
+	// The prompt goes to the next live call; the ended agent's queued
+	// call was settled without one.
+	h.expectAsked("o1")
+	h.answer("o1", true, "")
+	if d := h.expectDecision("o1"); !d.Approved {
+		t.Fatalf("o1: %+v", d)
+	}
+	h.expectAsked("top")
+	// A late call of the ended agent (or of one it started) is declined
+	// unasked, even while the person is being asked about another.
+	h.requestFrom("late", "child-1", 1, "write_file")
+	if d := h.expectDecision("late"); d.Approved || d.DecidedBy != messages.DecidedByCancel {
+		t.Fatalf("late: %+v", d)
+	}
+	h.engine.Send(h.probe, messages.ApprovalRequired{
+		Place:      messages.Place{RunID: runID, AgentID: "grandchild", Depth: 2, ParentAgentID: "child-1", ToolCallID: "g1"},
+		ToolCallID: "g1", ToolName: "write_file", RiskLevel: messages.LevelHighRisk, Message: "test",
+		ExecuteToolName: "execute_write_file", ExecuteArgs: []byte(`{}`),
+	})
+	if d := h.expectDecision("g1"); d.Approved || d.DecidedBy != messages.DecidedByCancel {
+		t.Fatalf("g1: %+v", d)
+	}
+	h.answer("top", true, "")
+	if d := h.expectDecision("top"); !d.Approved {
+		t.Fatalf("top: %+v", d)
+	}
+}

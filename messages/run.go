@@ -221,6 +221,15 @@ type ApprovalDecided struct {
 	Judgement json.RawMessage `json:"judgement,omitempty"`
 }
 
+// AgentEnded tells the gate that a sub-agent has ended (finished, out of
+// time, cancelled, its worker lost): nobody waits for an answer to its
+// approval requests any more, so none is put to a person, and one being
+// asked is withdrawn. The runtime sends it with the id it gave the child;
+// it only ever declines.
+type AgentEnded struct {
+	AgentID string `json:"agentId"`
+}
+
 // PolicyChanged sets the run's approval policy; queued calls see it.
 type PolicyChanged struct {
 	Place  Place  `json:"place"`

@@ -222,10 +222,18 @@ func (c *Client) call(ctx context.Context, s *server, tool string, args json.Raw
 		return nil, ErrClosed
 	}
 	// Did the server go away under the call? Its session ends with it.
+	// When the connection itself broke, it is going: its end is waited
+	// for (bounded), so the error says how it ended, not "EOF", however
+	// late a busy machine reaps it; a server that answered with an error
+	// is alive and is given a moment only.
+	wait := 50 * time.Millisecond
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		wait = 5 * time.Second
+	}
 	select {
 	case <-dead:
 		return nil, fmt.Errorf("MCP server %s %s during the call to %s%s", name, ended(proc), tool, stderr.suffix())
-	case <-time.After(50 * time.Millisecond):
+	case <-time.After(wait):
 	}
 	return nil, fmt.Errorf("MCP tool execution failed: %s: %v", name, err)
 }
@@ -418,7 +426,9 @@ func ended(p *childproc.Proc) string {
 			return "exited (" + e + ")"
 		}
 		return "exited"
-	case <-time.After(500 * time.Millisecond):
+	case <-time.After(2 * time.Second):
+		// Its process was not reaped in that time (a busy machine): it
+		// may still be running.
 		return "closed the connection"
 	}
 }

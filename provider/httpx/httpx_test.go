@@ -70,7 +70,10 @@ func TestBounds(t *testing.T) {
 	}))
 	defer fine.Close()
 
-	lim := Limits{Connect: time.Second, FirstByte: 300 * time.Millisecond, Idle: 300 * time.Millisecond, MaxBytes: 1 << 20}
+	// Each case holds tight only the bound it tests: a loaded machine may
+	// pause a server or the reader for longer than a short bound, and the
+	// other bounds must not fire first.
+	lim := Limits{Connect: 5 * time.Second, FirstByte: 300 * time.Millisecond, Idle: 300 * time.Millisecond, MaxBytes: 1 << 20}
 	c := New(Options{Limits: lim})
 	tests := []struct {
 		name string
@@ -83,6 +86,10 @@ func TestBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			c := c
+			if tt.kind == KindSize {
+				c = New(Options{Limits: Limits{Connect: 5 * time.Second, FirstByte: 5 * time.Second, Idle: 5 * time.Second, MaxBytes: lim.MaxBytes}})
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			data, err := get(t, c, ctx, tt.url)

@@ -47,8 +47,60 @@ type TrustRecord struct {
 	// ("" when there was none): it starts programs, so it is trusted, and
 	// voided by any change, exactly like the config.
 	MCPSHA256 string `json:"mcpSha256,omitempty"`
+	// Identity is the directory's owner, device and inode when trusted
+	// (nil where the system has none): a directory made again at Dir,
+	// by another user or from another clone, is not the one trusted, even
+	// with the same config bytes, since what the config points at (a
+	// server's script, a tool's program) lives beside it.
+	Identity *DirIdentity `json:"identity,omitempty"`
 	// TrustedAt is when, ISO-8601 UTC.
 	TrustedAt string `json:"trustedAt"`
+}
+
+// DirIdentity is what makes a directory the same one: its owner and its
+// device and inode.
+type DirIdentity struct {
+	UID uint32 `json:"uid"`
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
+// ErrUnsafeProject matches a `jazz trust` of a directory that someone
+// other than the user (or root) could change.
+var ErrUnsafeProject = errors.New("project directory not private")
+
+// checkProjectPrivate refuses a project file (or directory) that another
+// user could have written, along every directory above it: a trusted
+// project config applies in full, as the user's own config does, so it
+// must pass the same rule (safefile.CheckPrivate: owned by the user or
+// root, not writable by group or others, sticky directories such as /tmp
+// excepted). A missing file passes: there is nothing to apply.
+func checkProjectPrivate(path string) error {
+	err := safefile.CheckPrivate(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// identityOf is dir's identity now; nil when it cannot be read.
+func identityOf(dir string) *DirIdentity {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	return dirIdentity(fi)
+}
+
+// sameIdentity says whether a record's identity is the directory's now.
+// A record without one (made by an older jazz) matches only where the
+// system has no identities at all (now is nil too: the directory exists,
+// as its config was just read).
+func sameIdentity(rec, now *DirIdentity) bool {
+	if rec == nil || now == nil {
+		return rec == nil && now == nil
+	}
+	return *rec == *now
 }
 
 type trustDoc struct {
@@ -122,11 +174,16 @@ func (s *TrustStore) Trust(ctx context.Context, dir, cwd string) (TrustRecord, [
 	if !p.ok && servers == nil {
 		return TrustRecord{}, nil, fmt.Errorf("%s has no project config (%s and %s are missing or empty): %w", dir, ProjectConfig(dir), ProjectMCP(dir), ErrNoProjectConfig)
 	}
+	for _, f := range []string{dir, ProjectConfig(dir), ProjectMCP(dir)} {
+		if err := checkProjectPrivate(f); err != nil {
+			return TrustRecord{}, nil, fmt.Errorf("%s cannot be trusted: another user could change what it holds (%w): %w", dir, err, ErrUnsafeProject)
+		}
+	}
 	now := time.Now
 	if s.Now != nil {
 		now = s.Now
 	}
-	rec := TrustRecord{Dir: dir, TrustedAt: now().UTC().Format("2006-01-02T15:04:05.000Z")}
+	rec := TrustRecord{Dir: dir, Identity: identityOf(dir), TrustedAt: now().UTC().Format("2006-01-02T15:04:05.000Z")}
 	var widening []string
 	if p.ok {
 		_, widening = narrow(map[string]any{}, p.doc)
@@ -216,20 +273,28 @@ type TrustState struct {
 	ok bool
 	// Digest is of the file as read now.
 	Digest string
+	// Unsafe says why a record whose digest matches still trusts nothing
+	// ("" when it does): the directory was replaced, or others could
+	// write it.
+	Unsafe string
 }
 
 // trusts looks up the project directory cwd with its config bytes data.
 // Unusable records trust nothing: the reason is a warning.
 func (s *TrustStore) trusts(ctx context.Context, cwd string, data []byte) (TrustState, []string) {
-	return s.trustsDigest(ctx, cwd, data, func(r TrustRecord) string { return r.SHA256 })
+	return s.trustsDigest(ctx, cwd, ProjectConfig(cwd), data, func(r TrustRecord) string { return r.SHA256 })
 }
 
 // trustsMCP is trusts for the project's .agents/mcp.json.
 func (s *TrustStore) trustsMCP(ctx context.Context, cwd string, data []byte) (TrustState, []string) {
-	return s.trustsDigest(ctx, cwd, data, func(r TrustRecord) string { return r.MCPSHA256 })
+	return s.trustsDigest(ctx, cwd, ProjectMCP(cwd), data, func(r TrustRecord) string { return r.MCPSHA256 })
 }
 
-func (s *TrustStore) trustsDigest(ctx context.Context, cwd string, data []byte, digest func(TrustRecord) string) (TrustState, []string) {
+// trustsDigest matches file's bytes data against the record of cwd's
+// directory: the digest, and then the directory itself, which must be
+// the one trusted (same owner, device and inode) and, like the file,
+// writable by nobody but its owner.
+func (s *TrustStore) trustsDigest(ctx context.Context, cwd, file string, data []byte, digest func(TrustRecord) string) (TrustState, []string) {
 	st := TrustState{Dir: ResolveDir(cwd, cwd), Digest: Digest(data)}
 	recs, err := s.List(ctx)
 	if err != nil {
@@ -241,14 +306,36 @@ func (s *TrustStore) trustsDigest(ctx context.Context, cwd string, data []byte, 
 			st.ok = digest(recs[i]) != "" && digest(recs[i]) == st.Digest
 		}
 	}
+	if st.ok {
+		st.Unsafe = unsafeReason(*st.Record, file)
+		st.ok = st.Unsafe == ""
+	}
 	return st, nil
+}
+
+// unsafeReason says why rec no longer vouches for file although its bytes
+// match; "" when it does.
+func unsafeReason(rec TrustRecord, file string) string {
+	if !sameIdentity(rec.Identity, identityOf(rec.Dir)) {
+		if rec.Identity == nil {
+			return "the record was made by an older jazz that did not note which directory it was"
+		}
+		return "the directory is not the one you trusted (it was removed and made again, or belongs to someone else now)"
+	}
+	if err := checkProjectPrivate(file); err != nil {
+		return fmt.Sprintf("another user could change it: %v", err)
+	}
+	return ""
 }
 
 // untrustedWarning is the one warning about an untrusted project file:
 // which keys were ignored and the command that trusts the directory.
 func untrustedWarning(file string, st TrustState, ignored []string) string {
 	why := "is not trusted"
-	if st.Record != nil {
+	switch {
+	case st.Record != nil && st.Unsafe != "":
+		why = fmt.Sprintf("is no longer trusted although its bytes are those you trusted on %s: %s", st.Record.TrustedAt, printable(st.Unsafe))
+	case st.Record != nil:
 		why = fmt.Sprintf("changed since you trusted it on %s", st.Record.TrustedAt)
 	}
 	const show = 40
@@ -503,6 +590,9 @@ const (
 	TrustMatches = "trusted"
 	TrustChanged = "changed"
 	TrustMissing = "missing"
+	// TrustUnsafe: the bytes match, but the directory is not the one
+	// trusted, or others could write it.
+	TrustUnsafe = "unsafe"
 )
 
 // Status says whether r's project config is still the file that was
@@ -524,6 +614,11 @@ func (s *TrustStore) Status(ctx context.Context, r TrustRecord) string {
 		return TrustChanged
 	case servers != nil && Digest(mcpData) != r.MCPSHA256, servers == nil && r.MCPSHA256 != "":
 		return TrustChanged
+	}
+	for _, f := range []string{ProjectConfig(r.Dir), ProjectMCP(r.Dir)} {
+		if why := unsafeReason(r, f); why != "" {
+			return TrustUnsafe + ": " + why
+		}
 	}
 	return TrustMatches
 }

@@ -8,13 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 
 	"github.com/jazz-run/jazz/tools"
 )
@@ -74,6 +78,43 @@ type built struct {
 	query     map[string]any
 	rawBody   json.RawMessage
 	givenBody bool
+	// writtenHost is the host as the arguments spelled it, before
+	// asciiHost: shown beside the real one when they differ.
+	writtenHost string
+}
+
+// asciiHost replaces an internationalized host name in u by its ASCII
+// form under IDNA's lookup rules, the ones Go's HTTP client dials by
+// (fullwidth dots become dots, Cyrillic о stays a punycode label): the
+// request then connects to, and sends as Host, the name the approval
+// shows, not letters that may only look like it. A name with no ASCII
+// form is refused, as the client would refuse it. An ASCII host is kept
+// as written.
+func asciiHost(u *url.URL) error {
+	host := u.Hostname()
+	if isASCII(host) {
+		return nil
+	}
+	a, err := idna.Lookup.ToASCII(host)
+	if err != nil {
+		return fmt.Errorf("URL host %s is not a valid host name: %v", strconv.QuoteToASCII(host), err)
+	}
+	if p := u.Port(); p != "" {
+		a = net.JoinHostPort(a, p)
+	} else if strings.Contains(a, ":") {
+		a = "[" + a + "]"
+	}
+	u.Host = a
+	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // build validates the arguments with the spec's messages. The same
@@ -95,7 +136,11 @@ func build(raw json.RawMessage) (*built, error) {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, errors.New("Only http and https protocols are supported.")
 	}
-	b := &built{method: a.Method, url: u, header: http.Header{}, timeout: DefaultTimeoutMs * time.Millisecond,
+	written := u.Hostname()
+	if err := asciiHost(u); err != nil {
+		return nil, err
+	}
+	b := &built{method: a.Method, url: u, writtenHost: written, header: http.Header{}, timeout: DefaultTimeoutMs * time.Millisecond,
 		follow: true, maxBytes: DefaultResponseSize, query: a.Query}
 	if err := headersInOrder(a.Headers, b.header); err != nil {
 		return nil, err
@@ -247,12 +292,27 @@ func validHeaderName(s string) bool {
 // describeRequest is http_request's approval message: what will be sent,
 // credentials masked.
 func describeRequest(raw json.RawMessage) (string, error) {
+	return describeWith(addrRules{}, raw)
+}
+
+// describeWith is describeRequest for the address rules the request will
+// be sent under: an address JAZZ_NET_ALLOW lets through is named as
+// reached, not as refused.
+func describeWith(rules addrRules, raw json.RawMessage) (string, error) {
 	b, err := build(raw)
 	if err != nil {
 		return "", err
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "HTTP request: %s %s\n", b.method, redactUser(b.url))
+	if b.writtenHost != b.url.Hostname() {
+		fmt.Fprintf(&s, "Host: %s, written %s: an internationalized name, whose letters may only look like others\n",
+			b.url.Hostname(), strconv.QuoteToASCII(b.writtenHost))
+	}
+	if b.url.User != nil && b.header.Get("Authorization") == "" {
+		// Go's client turns URL user info into this header itself.
+		s.WriteString("Credentials: the URL's user info (hidden here) is sent as an Authorization header\n")
+	}
 	s.WriteString("Headers:\n")
 	masked := maskedHeaders(b.header)
 	names := make([]string, 0, len(masked))
@@ -274,7 +334,22 @@ func describeRequest(raw json.RawMessage) (string, error) {
 		redirects = fmt.Sprintf("followed within %s://%s only (at most %d), each target checked; a redirect elsewhere is returned, not followed",
 			b.url.Scheme, b.url.Host, MaxRedirects)
 	}
-	fmt.Fprintf(&s, "Redirects: %s\nTimeout: %dms\n\nPrivate, loopback and link-local addresses are refused.", redirects, b.timeout.Milliseconds())
+	fmt.Fprintf(&s, "Redirects: %s\nTimeout: %dms\n\nPrivate, loopback and link-local addresses are refused", redirects, b.timeout.Milliseconds())
+	if len(rules.allow) == 0 {
+		s.WriteString(".")
+		return s.String(), nil
+	}
+	allowed := make([]string, len(rules.allow))
+	for i, p := range rules.allow {
+		allowed[i] = p.String()
+	}
+	fmt.Fprintf(&s, ", except those JAZZ_NET_ALLOW lets through: %s", strings.Join(allowed, ", "))
+	if ip, err := netip.ParseAddr(b.url.Hostname()); err == nil {
+		if reason := specialReason(ip.WithZone("")); reason != "" && rules.check("", ip) == nil {
+			fmt.Fprintf(&s, ".\nThis request goes to %s, %s that JAZZ_NET_ALLOW allows: a service on your machine or network", ip, reason)
+		}
+	}
+	s.WriteString(".")
 	return s.String(), nil
 }
 

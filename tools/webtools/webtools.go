@@ -91,7 +91,7 @@ func Tools(o Options) []tools.Tool {
 			Level:    messages.LevelHighRisk,
 			Timeout:  150 * time.Second,
 			Handler:  requestHandler(o),
-			Describe: describeRequest,
+			Describe: func(raw json.RawMessage) (string, error) { return describeWith(addrRules{allow: o.Allow}, raw) },
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -281,6 +282,7 @@ func Tool(c *mcpclient.Client, s config.MCPServer, mt *mcp.Tool, d *tools.Deferr
 		Timeout:     s.CallTimeout,
 		Passthrough: true,
 		Deferral:    d,
+		Describe:    func(args json.RawMessage) (string, error) { return Approval(s, orig, args), nil },
 		Handler: func(ctx context.Context, _ *tools.Env, args json.RawMessage) tools.Result {
 			res, err := c.Call(ctx, server, orig, args)
 			if err != nil {
@@ -289,6 +291,32 @@ func Tool(c *mcpclient.Client, s config.MCPServer, mt *mcp.Tool, d *tools.Deferr
 			return Result(res)
 		},
 	}
+}
+
+// Approval is what a person deciding a call of server s's tool orig is
+// shown: the server, the tool by the name the server gave it (quoted,
+// every character past ASCII escaped: the jazz name replaces them with _,
+// so two tools that look alike there are told apart here, and a control
+// or bidi character cannot rearrange the line) and the arguments as the
+// server will get them. Nothing of the server's listing (its description,
+// its annotations) is shown: those are the server's claims, not facts.
+func Approval(s config.MCPServer, orig string, args json.RawMessage) string {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	// Only the program and the host: a server's arguments, env, headers
+	// and URL may hold its credentials.
+	where := "the program " + strconv.QuoteToASCII(s.Command)
+	if s.URL != "" {
+		host := "?"
+		if u, err := url.Parse(s.URL); err == nil {
+			host = u.Host
+		}
+		where = "at " + strconv.QuoteToASCII(host)
+	}
+	return fmt.Sprintf("MCP tool call: %s of the MCP server %s (%s)\nArguments, passed to the server as they are: %s\n\n"+
+		"The server is a program of its own: jazz cannot preview what the call does.",
+		shown(orig), s.Name, where, args)
 }
 
 // DisplaySchema is the server's input schema as shown to the model: the

@@ -110,3 +110,41 @@ func TestHostileToolNames(t *testing.T) {
 		t.Errorf("warnings carry a server's raw names:\n%q", w)
 	}
 }
+
+// TestApprovalShowsTheServersOwnName: the person deciding an MCP call
+// sees the tool by the name its server gave it, escaped (the jazz name
+// maps "r\u0435ad", with a Cyrillic е, and "x\u202ey" to r_ad and x_y, so
+// it alone says neither which tool nor that its name is a look-alike),
+// and the server it belongs to; never the server's description, whose
+// words are its own, and never its annotations' claim to be read-only:
+// the call is gated at the server's configured tier. Before, the
+// approval was "About to run mcp_a_r_ad with arguments: …".
+func TestApprovalShowsTheServersOwnName(t *testing.T) {
+	s := hostileServer("a", "r\u0435ad", "x\u202ey")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := mcpclient.New([]config.MCPServer{s}, mcpclient.Options{Environ: []string{"PATH=/usr/bin:/bin"}})
+	defer c.Close(context.Background())
+	got := Discover(ctx, c, []config.MCPServer{s}, tools.NewDeferral(), func(string) {})
+	want := map[string]string{"mcp_a_r_ad": `"r\u0435ad"`, "mcp_a_x_y": `"x\u202ey"`}
+	if len(got) != len(want) {
+		t.Fatalf("registered %d tools, want %d", len(got), len(want))
+	}
+	for _, tl := range got {
+		if !tl.Gated() {
+			t.Errorf("%s is not gated: the server's readOnlyHint decided its tier", tl.Name)
+		}
+		msg, err := tl.ApprovalMessage([]byte(`{"path":"/etc"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{want[tl.Name] + " of the MCP server a", `{"path":"/etc"}`} {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: the approval lacks %s:\n%s", tl.Name, w, msg)
+			}
+		}
+		if strings.Contains(msg, "tool r\u0435ad") || strings.Contains(msg, "tool x\u202ey") || strings.ContainsFunc(msg, func(r rune) bool { return r >= 0x80 }) {
+			t.Errorf("%s: the approval shows the server's description or raw non-ASCII:\n%q", tl.Name, msg)
+		}
+	}
+}

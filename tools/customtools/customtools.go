@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -79,6 +80,7 @@ func Tool(d config.CustomTool, o Options) tools.Tool {
 		t.Level = messages.LevelHighRisk
 		t.Timeout = d.Handler.Timeout + ExecutorSlack
 		t.Handler = r.run
+		t.Describe = r.describe
 	default:
 		// Validation admits only the two; anything else fails closed.
 		t.Level = messages.LevelHighRisk
@@ -100,6 +102,27 @@ func (r *runner) environ() []string {
 		return r.o.Environ()
 	}
 	return os.Environ()
+}
+
+// describe is a command tool's approval: the program and arguments the
+// declaration runs, where, and the bytes its stdin gets. The tool's name
+// and description are the declaration's words; the argv is what runs, so
+// the person decides on that.
+func (r *runner) describe(args json.RawMessage) (string, error) {
+	dir := r.o.BaseDir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("jazz's working directory is unknown: %w", err)
+		}
+		dir = wd
+	}
+	words := make([]string, len(r.argv))
+	for i, w := range r.argv {
+		words[i] = strconv.QuoteToASCII(w)
+	}
+	return fmt.Sprintf("Custom tool command: %s\nWorking Directory: %s\nTimeout: %dms\nStdin (the arguments as JSON): %s",
+		strings.Join(words, " "), strconv.QuoteToASCII(dir), r.timeout.Milliseconds(), bytes.TrimSpace(args)), nil
 }
 
 func (r *runner) run(ctx context.Context, env *tools.Env, args json.RawMessage) tools.Result {

@@ -199,3 +199,25 @@ func TestCommandRunsWhereJazzStarted(t *testing.T) {
 		t.Fatalf("pwd without a BaseDir = %+v, want jazz's own %s", r, wd)
 	}
 }
+
+// TestCommandApprovalShowsWhatRuns: the person deciding a command tool's
+// call sees the argv the declaration runs, where, and the stdin it gets,
+// each escaped, not only the tool's name: before, the approval was
+// "About to run deploy with arguments: {…}", which says nothing of the
+// program a name like deploy or lint starts.
+func TestCommandApprovalShowsWhatRuns(t *testing.T) {
+	dir := t.TempDir()
+	tl := Tool(decl(t, `{"name":"lint","description":"Lints.","handler":{"type":"command","command":["./scripts/x","--fix","a b\u202e"],"timeoutMs":7000}}`), Options{BaseDir: dir})
+	msg, err := tl.ApprovalMessage(json.RawMessage(` {"path":"src"} `))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"./scripts/x" "--fix" "a b\u202e"`, `Working Directory: "` + dir + `"`, "Timeout: 7000ms", `{"path":"src"}`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the approval lacks %s:\n%s", want, msg)
+		}
+	}
+	if strings.ContainsRune(msg, '\u202e') {
+		t.Errorf("the approval carries a raw bidi control:\n%q", msg)
+	}
+}

@@ -84,7 +84,7 @@ func NewConversationCmd(d Deps) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(d.IO.Out, string(b))
+			fmt.Fprintln(d.IO.Out, string(escapeHidden(b)))
 			return nil
 		},
 	}

@@ -316,7 +316,19 @@ func Approval(s config.MCPServer, orig string, args json.RawMessage) string {
 	}
 	return fmt.Sprintf("MCP tool call: %s of the MCP server %s (%s)\nArguments, passed to the server as they are: %s\n\n"+
 		"The server is a program of its own: jazz cannot preview what the call does.",
-		shown(orig), s.Name, where, args)
+		approvalName(orig), s.Name, where, args)
+}
+
+// approvalName is a server's tool name for an approval: escaped, and when
+// long, its start and its end with its length, so that two long names
+// that differ only near the end (…_read, …_delete) read apart.
+func approvalName(n string) string {
+	const head, tail = 96, 48
+	if len(n) <= head+tail {
+		return strconv.QuoteToASCII(n)
+	}
+	return fmt.Sprintf("%s...%s (%d bytes)", strconv.QuoteToASCII(strings.ToValidUTF8(n[:head], "")),
+		strconv.QuoteToASCII(strings.ToValidUTF8(n[len(n)-tail:], "")), len(n))
 }
 
 // DisplaySchema is the server's input schema as shown to the model: the

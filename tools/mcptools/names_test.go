@@ -120,13 +120,16 @@ func TestHostileToolNames(t *testing.T) {
 // the call is gated at the server's configured tier. Before, the
 // approval was "About to run mcp_a_r_ad with arguments: …".
 func TestApprovalShowsTheServersOwnName(t *testing.T) {
-	s := hostileServer("a", "r\u0435ad", "x\u202ey")
+	long := strings.Repeat("n", 200)
+	s := hostileServer("a", "r\u0435ad", "x\u202ey", long+"_read", long+"_delete")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := mcpclient.New([]config.MCPServer{s}, mcpclient.Options{Environ: []string{"PATH=/usr/bin:/bin"}})
 	defer c.Close(context.Background())
 	got := Discover(ctx, c, []config.MCPServer{s}, tools.NewDeferral(), func(string) {})
-	want := map[string]string{"mcp_a_r_ad": `"r\u0435ad"`, "mcp_a_x_y": `"x\u202ey"`}
+	want := map[string]string{"mcp_a_r_ad": `"r\u0435ad"`, "mcp_a_x_y": `"x\u202ey"`,
+		ToolName("a", long+"_read"):   `..."` + strings.Repeat("n", 43) + `_read" (205 bytes)`,
+		ToolName("a", long+"_delete"): `..."` + strings.Repeat("n", 41) + `_delete" (207 bytes)`}
 	if len(got) != len(want) {
 		t.Fatalf("registered %d tools, want %d", len(got), len(want))
 	}

@@ -22,8 +22,9 @@ func NewTrustCmd(d Deps) *cobra.Command {
 		Long: "A project config (DIR/.jazz/config.json) that is not trusted may only narrow your own config:\n" +
 			"keys that would widen what is approved or send keys and data elsewhere are ignored.\n" +
 			"A project's MCP servers (DIR/.agents/mcp.json) start programs, so they apply only when trusted.\n" +
-			"Trusting records the directory and the files' SHA-256 in JAZZ_HOME; any change to a file\n" +
-			"makes it untrusted again until you review it and trust it once more.",
+			"Trusting records the directory (its path, owner, device and inode) and the files' SHA-256 in\n" +
+			"JAZZ_HOME; any change to a file, a directory made again at that path, or one that another user\n" +
+			"owns or group or others can write makes it untrusted again until you review it and trust it once more.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := trustStore(d)

@@ -272,8 +272,8 @@ func TestChildApprovalSaysItsPersona(t *testing.T) {
 	}
 }
 
-// TestAnEndedChildWithdrawsItsApprovals: a child that runs out of time
-// while its call waits at the gate tells the gate it has ended, under the
+// TestAnEndedChildWithdrawsItsApprovals: a child that ends (cancelled,
+// out of time) while its call waits at the gate tells the gate it has ended, under the
 // id its requests carry, so the gate declines them and withdraws the
 // prompt instead of keeping the person (and every call behind it) on a
 // call nothing will run.
@@ -284,7 +284,6 @@ func TestAnEndedChildWithdrawsItsApprovals(t *testing.T) {
 	}
 	s, _ := limitTree(t, call, 5)
 	s.Parent.Registry = saAllTools(t).Subset([]string{"note", "execute_command"})
-	s.Timeout = 300 * time.Millisecond
 	asked := make(chan messages.ApprovalRequired, 4)
 	ended := make(chan messages.AgentEnded, 4)
 	s.Parent.Gate = s.Engine.SpawnFunc(func(c *actor.Context) {
@@ -295,13 +294,22 @@ func TestAnEndedChildWithdrawsItsApprovals(t *testing.T) {
 			ended <- m
 		}
 	}, "holding-gate")
-	if r := s.Spawn(context.Background(), "", json.RawMessage(`{"task":"check the build"}`)); r.Success {
-		t.Fatalf("spawn of a child held at the gate past its time: %+v", r)
-	}
+	// The child's parent call is cancelled once its call is at the gate
+	// (as its time running out would), however long that takes to come.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var req messages.ApprovalRequired
-	select {
-	case req = <-asked:
-	default:
+	go func() {
+		select {
+		case req = <-asked:
+		case <-time.After(10 * time.Second):
+		}
+		cancel()
+	}()
+	if r := s.Spawn(ctx, "", json.RawMessage(`{"task":"check the build"}`)); r.Success {
+		t.Fatalf("spawn of a child cancelled while held at the gate: %+v", r)
+	}
+	if req.ToolCallID == "" {
 		t.Fatal("the child's call never reached the gate")
 	}
 	select {

@@ -219,9 +219,12 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 		})
 	}
 	emitter := events.NewEmitter(pub, runID).WithRedactor(r.secrets.Redactor())
+	warn := warner(stderrOf(o), r.sink, emitter, place, r.secrets.Redactor())
+	// An event the shared bus refuses as too large is stood in for there
+	// by a small event_dropped, and the person at the run is told.
+	emitter.WithDropped(func(msg string) { warn("", msg) })
 	// The stream's first line: which run this is.
 	emitter.Emit(runStart(o, place, convID))
-	warn := warner(stderrOf(o), r.sink, emitter, place, r.secrets.Redactor())
 	notice = warn
 	pool, err := r.startPool(ctx, warn)
 	if err != nil {

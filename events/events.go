@@ -6,6 +6,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -14,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/secrets"
 )
@@ -38,6 +40,8 @@ type Emitter struct {
 	pub   Publisher
 	runID string
 	red   *secrets.Redactor
+	// warn tells the run's user of an event the bus did not take.
+	warn func(msg string)
 }
 
 // NewEmitter publishes events of runID on pub. A nil pub drops them.
@@ -50,6 +54,15 @@ func NewEmitter(pub Publisher, runID string) *Emitter { return &Emitter{pub: pub
 // returns e; call it before the first Emit.
 func (e *Emitter) WithRedactor(red *secrets.Redactor) *Emitter {
 	e.red = red
+	return e
+}
+
+// WithDropped has e call warn (the run's warning on stderr) for each
+// event the bus refused as larger than it takes, besides the small
+// event_dropped it publishes in its place. It returns e; call it before
+// the first Emit.
+func (e *Emitter) WithDropped(warn func(msg string)) *Emitter {
+	e.warn = warn
 	return e
 }
 
@@ -84,7 +97,40 @@ func (e *Emitter) Emit(ev messages.Event) {
 		ev = RedactEvent(e.red, ev)
 	}
 	ev.Accumulated = Cut(ev.Accumulated)
-	_ = e.pub.Publish(messages.EventSubject(e.runID, ev.Type), ev, ev.Trace)
+	if err := e.pub.Publish(messages.EventSubject(e.runID, ev.Type), ev, ev.Trace); err != nil {
+		e.dropped(ev, err)
+	}
+}
+
+// dropped stands in for ev, which the bus refused (err): larger than the
+// server takes, it reached no watcher of the bus, who would otherwise
+// miss an approval or a tool's result with no sign of it. A small
+// event_dropped says which event it was (type, call, request) and why,
+// and the run's user is warned. Other failures (the connection gone)
+// are the connection's to report; an event_dropped that is itself
+// refused is not reported again, nor is a warning (warn emits one).
+func (e *Emitter) dropped(ev messages.Event, err error) {
+	var big *bus.TooLargeError
+	if !errors.As(err, &big) || ev.Type == messages.EventDropped {
+		return
+	}
+	what := ev.Type
+	if ev.ToolCallID != "" {
+		what += " of call " + Cut(ev.ToolCallID)
+	}
+	if ev.RequestID != "" {
+		what += " (request " + Cut(ev.RequestID) + ")"
+	}
+	msg := fmt.Sprintf("event %s was not published on the bus: it is %d bytes and the server takes at most %d, so watchers of the bus do not see it", what, big.Size, big.Limit)
+	place := ev.Place
+	place.AgentName = Cut(place.AgentName)
+	note := messages.Event{Type: messages.EventDropped, Place: place, Dropped: ev.Type, ToolName: Cut(ev.ToolName),
+		RequestID: Cut(ev.RequestID), Message: msg, Timestamp: Now()}
+	note.ToolCallID = Cut(ev.ToolCallID)
+	_ = e.pub.Publish(messages.EventSubject(e.runID, note.Type), note, ev.Trace)
+	if e.warn != nil && ev.Type != messages.EventWarning {
+		e.warn(msg)
+	}
 }
 
 // ApprovalRequired is the approval_required event of a gated call: the

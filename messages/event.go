@@ -32,6 +32,10 @@ const (
 	// that nothing follows the last one.
 	EventRunStart = "run_start"
 	EventRunEnd   = "run_end"
+	// EventDropped stands for an event that could not be published on
+	// the bus (larger than the server takes): a watcher of the bus knows
+	// it missed one, which one (Dropped, its call or request) and why.
+	EventDropped = "event_dropped"
 )
 
 // Event categories selectable with --events.
@@ -204,6 +208,9 @@ type Event struct {
 	OK         *bool  `json:"ok,omitempty"`
 	StopReason string `json:"stopReason,omitempty"`
 	CostKnown  *bool  `json:"costKnown,omitempty"`
+	// Dropped (event_dropped) is the type of the event that did not
+	// reach the bus.
+	Dropped string `json:"dropped,omitempty"`
 }
 
 // MarshalJSON writes `error` as a string for tool_execution_complete and as

@@ -83,6 +83,8 @@ func RefusalHint(reason string) string {
 		return "arrived after its expiry, or the signer's clock is off: usually a slow answer"
 	case ReasonReplay:
 		return "a message this run already took, sent again: a replay (the original was acted on once)"
+	case ReasonStale:
+		return "a policy change older than the one the run applied last: a replay of a change the run never heard, or a signer's clock behind the others'"
 	case ReasonCeiling:
 		return "a policy above the run's --max-remote-policy: a slip, or an attempt to widen what runs unasked"
 	case ReasonUnsigned:

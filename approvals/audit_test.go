@@ -161,7 +161,7 @@ func TestEveryAnswerRefusalIsAudited(t *testing.T) {
 		{"replay", good, q, approvals.ReasonReplay, alice.a.PublicKey, "alice"},
 	}
 	notForAnswers := map[string]bool{approvals.ReasonTier: true, approvals.ReasonNotAllowed: true, approvals.ReasonActionMismatch: true,
-		approvals.ReasonCeiling: true, approvals.ReasonNote: true}
+		approvals.ReasonCeiling: true, approvals.ReasonNote: true, approvals.ReasonStale: true}
 	covered := map[string]bool{}
 	for _, c := range cases {
 		before := len(readAudit(t, home))

@@ -195,9 +195,12 @@ const (
 	ReasonOtherRequest   = "other_request"
 	ReasonExpired        = "expired"
 	ReasonReplay         = "replay"
-	ReasonCeiling        = "above_ceiling"
-	ReasonUnsigned       = "unsigned"
-	ReasonNote           = "note"
+	// ReasonStale is a signed change issued before the one the run
+	// applied last.
+	ReasonStale    = "stale"
+	ReasonCeiling  = "above_ceiling"
+	ReasonUnsigned = "unsigned"
+	ReasonNote     = "note"
 )
 
 // RefusedError is a signed message the run will not act on, and why.
@@ -305,20 +308,41 @@ func checkTimes(issued, expires, now time.Time) error {
 	return nil
 }
 
+// PolicyExpect is what a run holds against a policy change: its run,
+// its ceiling (--max-remote-policy), and when the change it applied last
+// was issued (zero before any).
+type PolicyExpect struct {
+	RunID   string
+	Ceiling string
+	After   time.Time
+}
+
 // VerifyPolicy accepts a policy change signed by an approver allowed to
-// change policy, for this run, unexpired, unseen, at most ceiling and at
-// most the approver's own tier.
-func VerifyPolicy(e Envelope, reg *Registry, runID, ceiling string, now time.Time, seen NonceSet) (PolicyChange, Approver, error) {
+// change policy, for this run, unexpired, at most the ceiling and at
+// most the approver's own tier, never seen before and issued after the
+// change the run applied last. A signed change is spent once it is
+// seen for this run, taken or not: it never counts a second time. A
+// change older than the applied one would set a state a later one
+// replaced (a change the run never heard, replayed after a newer one).
+func VerifyPolicy(e Envelope, reg *Registry, exp PolicyExpect, now time.Time, seen NonceSet) (PolicyChange, Approver, error) {
 	var p PolicyChange
 	a, err := opened(e, reg, &p, KindPolicy, func() string { return p.Kind })
 	if err != nil {
 		return p, a, err
 	}
-	if !a.Policy {
-		return p, a, refuse(ReasonNotAllowed, "approver %s may not change policy", a.Name)
-	}
+	runID, ceiling := exp.RunID, exp.Ceiling
 	if p.RunID != runID {
 		return p, a, refuse(ReasonOtherRun, "the change is for run %q, not %q", p.RunID, runID)
+	}
+	if err := seen.use(p.Nonce); err != nil {
+		return p, a, err
+	}
+	if !exp.After.IsZero() && !p.IssuedAt.After(exp.After) {
+		return p, a, refuse(ReasonStale, "it was issued at %s, not after the change this run applied last (issued %s)",
+			p.IssuedAt.UTC().Format(time.RFC3339Nano), exp.After.UTC().Format(time.RFC3339Nano))
+	}
+	if !a.Policy {
+		return p, a, refuse(ReasonNotAllowed, "approver %s may not change policy", a.Name)
 	}
 	if p.Policy != "" && tierRank(p.Policy) == 0 || p.Policy == "unknown" {
 		return p, a, refuse(ReasonMalformed, "policy %q: expected read-only, low-risk or high-risk", p.Policy)
@@ -345,7 +369,7 @@ func VerifyPolicy(e Envelope, reg *Registry, runID, ceiling string, now time.Tim
 	if err := checkTimes(p.IssuedAt, p.ExpiresAt, now); err != nil {
 		return p, a, err
 	}
-	return p, a, seen.use(p.Nonce)
+	return p, a, nil
 }
 
 // UnsetActsAs is what the empty (unset) policy approves at the gate of a

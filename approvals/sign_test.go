@@ -132,16 +132,16 @@ func TestVerifyPolicyClasses(t *testing.T) {
 		}
 		return e
 	}
-	if p, _, err := approvals.VerifyPolicy(sign(admin, "low-risk"), reg, "run-1", "low-risk", now, approvals.NonceSet{}); err != nil || p.Policy != "low-risk" {
+	if p, _, err := approvals.VerifyPolicy(sign(admin, "low-risk"), reg, approvals.PolicyExpect{RunID: "run-1", Ceiling: "low-risk"}, now, approvals.NonceSet{}); err != nil || p.Policy != "low-risk" {
 		t.Fatalf("allowed change: %v", err)
 	}
-	if _, _, err := approvals.VerifyPolicy(sign(admin, "high-risk"), reg, "run-1", "low-risk", now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonCeiling {
+	if _, _, err := approvals.VerifyPolicy(sign(admin, "high-risk"), reg, approvals.PolicyExpect{RunID: "run-1", Ceiling: "low-risk"}, now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonCeiling {
 		t.Errorf("above the ceiling: %v", err)
 	}
-	if _, _, err := approvals.VerifyPolicy(sign(admin, "read-only"), reg, "run-1", "", now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonCeiling {
+	if _, _, err := approvals.VerifyPolicy(sign(admin, "read-only"), reg, approvals.PolicyExpect{RunID: "run-1", Ceiling: ""}, now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonCeiling {
 		t.Errorf("any automatic approval above a none ceiling: %v", err)
 	}
-	if _, _, err := approvals.VerifyPolicy(sign(plain, "read-only"), reg, "run-1", "high-risk", now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonNotAllowed {
+	if _, _, err := approvals.VerifyPolicy(sign(plain, "read-only"), reg, approvals.PolicyExpect{RunID: "run-1", Ceiling: "high-risk"}, now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonNotAllowed {
 		t.Errorf("not a policy approver: %v", err)
 	}
 	// A policy approves every call up to its tier unasked: a policy
@@ -151,28 +151,28 @@ func TestVerifyPolicyClasses(t *testing.T) {
 	for _, tc := range []struct{ max, policy string }{{"read-only", "low-risk"}, {"read-only", "high-risk"}, {"low-risk", "high-risk"}} {
 		low := newParty(t, "lou-"+tc.max, tc.max, true)
 		lreg, _ := approvals.NewRegistry([]approvals.Approver{low.a})
-		if _, _, err := approvals.VerifyPolicy(sign(low, tc.policy), lreg, "run-1", "high-risk", now, approvals.NonceSet{}); err == nil || refusal(t, err) != approvals.ReasonTier {
+		if _, _, err := approvals.VerifyPolicy(sign(low, tc.policy), lreg, approvals.PolicyExpect{RunID: "run-1", Ceiling: "high-risk"}, now, approvals.NonceSet{}); err == nil || refusal(t, err) != approvals.ReasonTier {
 			t.Errorf("a %s policy approver set policy %s: %v", tc.max, tc.policy, err)
 		}
 		for _, ok := range []string{"read-only", tc.max} {
-			if _, _, err := approvals.VerifyPolicy(sign(low, ok), lreg, "run-1", "high-risk", now, approvals.NonceSet{}); err != nil {
+			if _, _, err := approvals.VerifyPolicy(sign(low, ok), lreg, approvals.PolicyExpect{RunID: "run-1", Ceiling: "high-risk"}, now, approvals.NonceSet{}); err != nil {
 				t.Errorf("a %s policy approver setting %q: %v", tc.max, ok, err)
 			}
 		}
 		// Unset approves low-risk calls unasked at a run a person
 		// answers: it is low-risk to set.
-		_, _, err := approvals.VerifyPolicy(sign(low, ""), lreg, "run-1", "high-risk", now, approvals.NonceSet{})
+		_, _, err := approvals.VerifyPolicy(sign(low, ""), lreg, approvals.PolicyExpect{RunID: "run-1", Ceiling: "high-risk"}, now, approvals.NonceSet{})
 		if tc.max == "read-only" && (err == nil || refusal(t, err) != approvals.ReasonTier) || tc.max != "read-only" && err != nil {
 			t.Errorf("a %s policy approver setting the unset policy: %v", tc.max, err)
 		}
 	}
 	// Unset is above a read-only ceiling, and changes nothing under an
 	// unset one.
-	if _, _, err := approvals.VerifyPolicy(sign(admin, ""), reg, "run-1", "read-only", now, approvals.NonceSet{}); err == nil || refusal(t, err) != approvals.ReasonCeiling {
+	if _, _, err := approvals.VerifyPolicy(sign(admin, ""), reg, approvals.PolicyExpect{RunID: "run-1", Ceiling: "read-only"}, now, approvals.NonceSet{}); err == nil || refusal(t, err) != approvals.ReasonCeiling {
 		t.Errorf("unset above a read-only ceiling: %v", err)
 	}
 	for _, ceiling := range []string{"", "low-risk", "high-risk"} {
-		if _, _, err := approvals.VerifyPolicy(sign(admin, ""), reg, "run-1", ceiling, now, approvals.NonceSet{}); err != nil {
+		if _, _, err := approvals.VerifyPolicy(sign(admin, ""), reg, approvals.PolicyExpect{RunID: "run-1", Ceiling: ceiling}, now, approvals.NonceSet{}); err != nil {
 			t.Errorf("unset under a %q ceiling: %v", ceiling, err)
 		}
 	}
@@ -190,13 +190,13 @@ func TestVerifyPolicyClasses(t *testing.T) {
 	if _, err := approvals.AddApproverKey(home, "nat", admin.a.PublicKey, "low-risk", true); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := approvals.VerifyPolicy(sign(admin, "high-risk"), freg, "run-1", "high-risk", now, approvals.NonceSet{}); err == nil || refusal(t, err) != approvals.ReasonTier {
+	if _, _, err := approvals.VerifyPolicy(sign(admin, "high-risk"), freg, approvals.PolicyExpect{RunID: "run-1", Ceiling: "high-risk"}, now, approvals.NonceSet{}); err == nil || refusal(t, err) != approvals.ReasonTier {
 		t.Errorf("a policy approver narrowed to low-risk since the run started set high-risk: %v", err)
 	}
-	if _, _, err := approvals.VerifyPolicy(sign(admin, "unknown"), reg, "run-1", "high-risk", now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonMalformed {
+	if _, _, err := approvals.VerifyPolicy(sign(admin, "unknown"), reg, approvals.PolicyExpect{RunID: "run-1", Ceiling: "high-risk"}, now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonMalformed {
 		t.Errorf("bogus policy: %v", err)
 	}
-	if _, _, err := approvals.VerifyPolicy(approvals.Envelope{Payload: json.RawMessage(`{"policy":"high-risk"}`)}, reg, "run-1", "high-risk", now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonBadSignature {
+	if _, _, err := approvals.VerifyPolicy(approvals.Envelope{Payload: json.RawMessage(`{"policy":"high-risk"}`)}, reg, approvals.PolicyExpect{RunID: "run-1", Ceiling: "high-risk"}, now, approvals.NonceSet{}); refusal(t, err) != approvals.ReasonBadSignature {
 		t.Errorf("unsigned: %v", err)
 	}
 }

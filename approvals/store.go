@@ -18,6 +18,19 @@ const (
 	Bucket       = "jazz_approvals"
 	AuditStream  = "jazz_audit"
 	AuditSubject = "jazz.audit"
+	// PolicyStream keeps every signed policy change published on a run's
+	// policy subject, so a run reads them all, in the order the server
+	// took them, including those sent while its connection was away: it
+	// then holds the nonce of every change before any replay of it can
+	// come (PolicyMaxAge outlives every change's validity).
+	PolicyStream = "jazz_policy"
+	PolicyMaxAge = 2 * time.Hour
+	// maxPolicyMsg bounds one message there (a signed change is about
+	// 600 bytes) and maxPolicyBytes the whole stream, which refuses new
+	// changes rather than drop old ones when full: a flood must not push
+	// a change out before a run has read it.
+	maxPolicyMsg   = 16 << 10
+	maxPolicyBytes = 256 << 20
 	// RecordMaxAge bounds how long any record is kept: all of them when
 	// the server cannot expire keys one by one (nats-server before 2.11),
 	// else those written with no expiry. Where it can, a record's key
@@ -179,8 +192,45 @@ func OpenStore(ctx context.Context, b *bus.Bus, create bool) (*Store, error) {
 		}); err != nil {
 			return nil, fmt.Errorf("audit trail: %w", err)
 		}
+		if err := js.CreateStream(ctx, bus.StreamConfig{
+			Name:        PolicyStream,
+			Description: "jazz signed policy changes (append-only)",
+			Subjects:    []string{messages.PolicyWildcard},
+			AppendOnly:  true, DiscardNew: true,
+			MaxAge: PolicyMaxAge, MaxMsgSize: maxPolicyMsg, MaxBytes: maxPolicyBytes,
+		}); err != nil {
+			return nil, fmt.Errorf("policy changes: %w", err)
+		}
 	}
 	return s, nil
+}
+
+// ErrNoPolicyStream: the bus keeps no policy changes (a server started
+// by an older jazz, or an external one `jazz bus init` has not set up
+// since), so a run cannot take any.
+var ErrNoPolicyStream = errors.New("the bus has no " + PolicyStream + " stream, so no signed policy change is taken (restart `jazz bus serve`, or run `jazz bus init` on an external deployment)")
+
+// FollowPolicy hands fn every message stored on runID's policy subject
+// from now on, in the server's order, the ones stored while the
+// connection was away included (an ordered consumer resumes where it
+// was). stop ends it.
+func FollowPolicy(ctx context.Context, b *bus.Bus, runID string, fn func(data []byte)) (stop func(), err error) {
+	js, err := b.JetStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	last, err := js.LastSeq(ctx, PolicyStream)
+	if errors.Is(err, bus.ErrStreamNotFound) {
+		return nil, ErrNoPolicyStream
+	}
+	if err != nil {
+		return nil, fmt.Errorf("policy changes: %w", err)
+	}
+	f, err := js.FollowFrom(ctx, PolicyStream, []string{messages.PolicySubject(runID)}, last+1, func(m bus.Raw) { fn(m.Value) })
+	if err != nil {
+		return nil, fmt.Errorf("policy changes: %w", err)
+	}
+	return f.Stop, nil
 }
 
 // Harden makes an existing approvals bucket refuse roll-ups and purges

@@ -455,6 +455,10 @@ type StreamConfig struct {
 	MaxMsgSize int32
 	// AppendOnly refuses deleting and purging messages.
 	AppendOnly bool
+	// DiscardNew refuses a message once a limit is reached, instead of
+	// dropping the oldest: a log whose every message a reader must see
+	// (none pushed out by a flood before it was read).
+	DiscardNew bool
 }
 
 func (c StreamConfig) js() jetstream.StreamConfig {
@@ -462,6 +466,9 @@ func (c StreamConfig) js() jetstream.StreamConfig {
 		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Replicas: c.Replicas, MaxAge: c.MaxAge,
 		Duplicates: c.Duplicates, MaxBytes: c.MaxBytes, MaxMsgSize: c.MaxMsgSize, Discard: jetstream.DiscardOld,
 		DenyDelete: c.AppendOnly, DenyPurge: c.AppendOnly}
+	if c.DiscardNew {
+		sc.Discard = jetstream.DiscardNew
+	}
 	if c.WorkQueue {
 		sc.Retention = jetstream.WorkQueuePolicy
 	}
@@ -491,6 +498,20 @@ func (j *JetStream) CreateStream(ctx context.Context, cfg StreamConfig) error {
 		return fmt.Errorf("create stream %s: %w", cfg.Name, noJetStream(err))
 	}
 	return nil
+}
+
+// LastSeq is the sequence of the last message stream has stored (0 when
+// none yet).
+func (j *JetStream) LastSeq(ctx context.Context, stream string) (uint64, error) {
+	st, err := j.js.Stream(ctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("bind stream %s: %w", stream, noJetStream(err))
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("stream %s: %w", stream, noJetStream(err))
+	}
+	return info.State.LastSeq, nil
 }
 
 // StreamExists is nil when the stream is there, ErrStreamNotFound when it

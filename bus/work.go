@@ -202,11 +202,26 @@ func (f *Following) Stop() {
 // stored since start, then each new one as it is stored. It is an ordered
 // consumer: it resumes where it was after a reconnect.
 func (j *JetStream) Follow(ctx context.Context, stream string, subjects []string, since time.Time, fn func(Raw)) (*Following, error) {
-	cons, err := j.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+	return j.follow(ctx, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: subjects,
 		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
 		OptStartTime:   &since,
-	})
+	}, fn)
+}
+
+// FollowFrom is Follow from the stream's sequence start on: by the
+// server's count, not its clock, so nothing stored after a LastSeq read
+// is missed however the clocks differ.
+func (j *JetStream) FollowFrom(ctx context.Context, stream string, subjects []string, start uint64, fn func(Raw)) (*Following, error) {
+	return j.follow(ctx, stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: subjects,
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    max(start, 1),
+	}, fn)
+}
+
+func (j *JetStream) follow(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig, fn func(Raw)) (*Following, error) {
+	cons, err := j.js.OrderedConsumer(ctx, stream, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("follow %s: %w", stream, noJetStream(err))
 	}

@@ -104,7 +104,8 @@ func Permissions(role string) *server.Permissions {
 			Publish: &server.SubjectPermission{
 				Allow: append([]string{"jazz.run.>", kvSubjects, approvals.AuditSubject + ".>",
 					"jazz.work.*.task", "jazz.work.*.to.*.>", workstore.KeySubject("cancel.*"), workstore.KeySubject("gated.*"),
-					"$JS.API.CONSUMER.MSG.NEXT." + workstore.OutStream + ".>", "$SRV.>"}, jsReadOf("KV_"+approvals.Bucket, workstore.OutStream)...),
+					"$JS.API.CONSUMER.MSG.NEXT." + workstore.OutStream + ".>", "$JS.API.CONSUMER.MSG.NEXT." + approvals.PolicyStream + ".>", "$SRV.>"},
+					jsReadOf("KV_"+approvals.Bucket, workstore.OutStream, approvals.PolicyStream)...),
 				Deny: []string{"jazz.run.*.approval.decided", "jazz.run.*.policy", "jazz.run.*.policy.>"},
 			},
 			Subscribe: &server.SubjectPermission{Allow: append(append([]string{}, read.Allow...), "jazz.work.*.w.*.>"), Deny: notWorkerInboxes},

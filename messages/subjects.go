@@ -57,6 +57,9 @@ func ApprovalDecidedSubject(runID string) string { return RunSubject(runID) + ".
 // PolicySubject carries PolicyChanged.
 func PolicySubject(runID string) string { return RunSubject(runID) + ".policy" }
 
+// PolicyWildcard matches every run's PolicySubject.
+const PolicyWildcard = subjectRoot + "*.policy"
+
 // InputSignedSubject carries signed answers (an approvals.Envelope of an
 // approvals.Answer): on a shared bus the only answers a run takes from it.
 func InputSignedSubject(runID string) string { return RunSubject(runID) + ".input.signed" }

@@ -75,6 +75,8 @@ type Remote struct {
 	in   chan any
 	done chan struct{}
 	subs []*bus.Subscription
+	// stopPolicy ends the reading of the run's policy changes.
+	stopPolicy func()
 	// unhook removes the connection-state listeners.
 	unhook []func()
 }
@@ -147,17 +149,25 @@ func Start(ctx context.Context, cfg Config) (*Remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch approvals: %w", err)
 	}
-	s2, err := bus.SubscribeRaw(ctx, cfg.Bus, messages.PolicySubject(cfg.RunID), func(m bus.Raw) {
-		r.send(policyMsg{data: m.Value})
-	})
+	r.subs = []*bus.Subscription{s1}
+	// Policy changes are read from the stream that keeps them, never from
+	// the subject alone: one sent while this connection was away would be
+	// unheard, its nonce unknown, and anyone who may publish there could
+	// replay it later (within its validity) over a newer change. Read in
+	// the server's order, every change is seen before any copy of it.
+	stopPolicy, err := approvals.FollowPolicy(ctx, cfg.Bus, cfg.RunID, func(data []byte) { r.send(policyMsg{data: data}) })
 	if err != nil {
-		s1.Stop()
-		return nil, fmt.Errorf("subscribe policy: %w", err)
+		// No change is taken, which is the starting policy kept: the
+		// run goes on, and its user is told why changes will not apply.
+		if cfg.Report != nil {
+			cfg.Report(Notice{Kind: approvals.AuditPolicyRefused, Message: "signed policy changes will not be taken by this run: " + err.Error()})
+		}
+		stopPolicy = func() {}
 	}
-	r.subs = []*bus.Subscription{s1, s2}
+	r.stopPolicy = stopPolicy
 	if err := cfg.Bus.Flush(ctx); err != nil {
 		s1.Stop()
-		s2.Stop()
+		stopPolicy()
 		return nil, fmt.Errorf("watch approvals: %w", err)
 	}
 	r.unhook = []func(){
@@ -206,6 +216,7 @@ func (r *Remote) Close(ctx context.Context) {
 	for _, s := range r.subs {
 		s.Stop()
 	}
+	r.stopPolicy()
 	for _, remove := range r.unhook {
 		remove()
 	}
@@ -258,6 +269,9 @@ type state struct {
 	pending      map[string]*pending
 	nonces       approvals.NonceSet
 	policyNonces approvals.NonceSet
+	// policyIssued is when the policy change applied last was issued:
+	// no older one is taken after it.
+	policyIssued time.Time
 	lost         bool
 	// closing counts record closes still on their way: the loop ends
 	// only after them, so a run that exits right after an answer leaves
@@ -605,11 +619,13 @@ func (s *state) policy(data []byte) {
 		s.policyRefused("", &approvals.RefusedError{Reason: approvals.ReasonUnsigned, Detail: "policy changes must be signed by an approver allowed to change policy"})
 		return
 	}
-	p, who, err := approvals.VerifyPolicy(env, cfg.Registry, cfg.RunID, cfg.Ceiling, cfg.Now(), s.policyNonces)
+	p, who, err := approvals.VerifyPolicy(env, cfg.Registry, approvals.PolicyExpect{RunID: cfg.RunID, Ceiling: cfg.Ceiling, After: s.policyIssued},
+		cfg.Now(), s.policyNonces)
 	if err != nil {
 		s.policyRefused(env.Signer, err)
 		return
 	}
+	s.policyIssued = p.IssuedAt
 	s.audit(approvals.AuditEntry{Event: approvals.AuditPolicy, Policy: p.Policy, Approver: who.Name, ApproverKey: who.PublicKey})
 	s.report(approvals.AuditPolicy, fmt.Sprintf("approval policy set to %q by %s", p.Policy, who.Name))
 	s.r.cfg.Policy = p.Policy

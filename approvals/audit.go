@@ -119,19 +119,24 @@ type AuditEntry struct {
 }
 
 // Audit appends entries to JAZZ_HOME/audit.jsonl and publishes them on
-// jazz.audit.<run> (captured by the append-only audit stream). Either
-// sink may be absent; a failed write is returned, never hidden.
+// jazz.audit.<writer>.<run> (captured by the append-only audit stream),
+// writer being the nkey public key the bus connection proves itself
+// with. Either sink may be absent; a failed write is returned, never
+// hidden.
 type Audit struct {
 	mu   sync.Mutex
 	path string
 	bus  *bus.Bus
+	// writer is the bus connection's nkey public key ("" when it has
+	// none: its lines go on the unattributed jazz.audit.<run>).
+	writer string
 	// refusals counts the refusal entries appended (under mu).
 	refusals int
 }
 
 // NewAudit writes under home (empty: no file) and to b (nil: no stream).
 func NewAudit(home string, b *bus.Bus) *Audit {
-	a := &Audit{bus: b}
+	a := &Audit{bus: b, writer: b.UserKey()}
 	if home != "" {
 		a.path = filepath.Join(home, AuditFile)
 	}
@@ -173,7 +178,11 @@ func (a *Audit) Append(e AuditEntry) error {
 	if a.bus != nil {
 		// An entry carries no trace of its own: the stream is the record,
 		// and bus.Publish's encoding is the line written to the file.
-		if err := a.bus.Publish(AuditSubject+"."+messages.SubjectToken(e.RunID), e, nil); err != nil {
+		subject := AuditSubject + "." + messages.SubjectToken(e.RunID)
+		if a.writer != "" {
+			subject = AuditSubjectFor(a.writer, e.RunID)
+		}
+		if err := a.bus.Publish(subject, e, nil); err != nil {
 			errs = append(errs, fmt.Errorf("publish audit entry: %w", err))
 		}
 	}

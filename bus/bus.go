@@ -139,6 +139,16 @@ func Start(ctx context.Context, opts Options) (*Bus, error) {
 	return b, nil
 }
 
+// UserKey is the nkey public key the bus's connection proves itself
+// with (Client.UserKey); "" on the embedded server and for other kinds
+// of credentials.
+func (b *Bus) UserKey() string {
+	if b == nil || b.opts.URL == "" && b.opts.InProcess == nil {
+		return ""
+	}
+	return b.opts.Client.UserKey()
+}
+
 // Connect returns the connection, connecting (and starting the embedded
 // server) the first time.
 func (b *Bus) Connect(ctx context.Context) (*nats.Conn, error) {

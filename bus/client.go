@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 )
 
 // Client is how a client reaches and proves itself to an external server:
@@ -51,6 +52,37 @@ type Client struct {
 	OnDisconnect func(error)
 	OnReconnect  func()
 	OnClosed     func()
+}
+
+// UserKey is the nkey public key c proves itself with (of its seed, its
+// .creds file or its in-memory key); "" for none or one unreadable. The
+// server lets each identity write only what its permissions name, some
+// of them by this key (its audit lines).
+func (c Client) UserKey() string {
+	switch {
+	case c.Nkey != nil:
+		return c.Nkey.Public
+	case c.NkeySeed != "" || c.Creds != "":
+		path := c.NkeySeed
+		if path == "" {
+			path = c.Creds
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return ""
+		}
+		kp, err := nkeys.ParseDecoratedNKey(data)
+		if err != nil {
+			return ""
+		}
+		defer kp.Wipe()
+		pub, err := kp.PublicKey()
+		if err != nil {
+			return ""
+		}
+		return pub
+	}
+	return ""
 }
 
 // NkeyUser is an nkey identity whose private half stays with Sign.

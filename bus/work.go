@@ -235,6 +235,45 @@ func (j *JetStream) follow(ctx context.Context, stream string, cfg jetstream.Ord
 	return &Following{cc: cc}, nil
 }
 
+// ReadAll returns every message stream holds on subjects, in stream
+// order, as of the call (what is stored meanwhile may be left out).
+func (j *JetStream) ReadAll(ctx context.Context, stream string, subjects []string) ([]Raw, error) {
+	cons, err := j.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", stream, noJetStream(err))
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", stream, noJetStream(err))
+	}
+	pending := info.NumPending
+	var out []Raw
+	for pending > 0 {
+		batch, err := cons.Fetch(int(min(pending, 256)), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return out, fmt.Errorf("read %s: %w", stream, err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			h := m.Headers()
+			out = append(out, Raw{Subject: m.Subject(), Value: m.Data(), Trace: headerTrace(h), Header: Header(h)})
+			if md, err := m.Metadata(); err == nil {
+				pending = md.NumPending
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return out, fmt.Errorf("read %s: %w", stream, err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return out, nil
+}
+
 // ServiceConfig is a service announced on the bus (the NATS service
 // protocol: PING, INFO and STATS answered by every instance).
 type ServiceConfig struct {

@@ -61,7 +61,9 @@ func ensureRoleKeys(home string) (map[string]string, error) {
 // or deletes a stream, and no read of another stream: the pools' task
 // stream holds each task's key (messages.WorkTask.Key), which only the
 // task's runner and workers may know.
-var jsRead = jsReadOf("KV_" + approvals.Bucket)
+// The audit stream is read too (approvals.ReadAudit): its lines are what
+// the bucket's records already show these roles.
+var jsRead = append(jsReadOf("KV_"+approvals.Bucket, approvals.AuditStream), "$JS.API.CONSUMER.MSG.NEXT."+approvals.AuditStream+".>")
 
 // jsReadOf is the read side of the JetStream API on the named streams.
 func jsReadOf(streams ...string) []string {
@@ -96,13 +98,19 @@ const kvSubjects = "$KV." + approvals.Bucket + ".>"
 //     it may list the live workers (ask $SRV, and each worker's own
 //     status subject).
 //   - worker: see WorkerPermissions (each worker key has its own).
-func Permissions(role string) *server.Permissions {
+//
+// An identity appends audit lines only under its own key (key, the
+// identity's nkey public key: approvals.AuditWriterSubjects), so a line on
+// the audit stream is attributable to whoever the server let write it:
+// no runner can write an approver's line, nor one approver another's.
+func Permissions(role, key string) *server.Permissions {
+	ownAudit := approvals.AuditWriterSubjects(key)
 	read := &server.SubjectPermission{Allow: []string{"_INBOX.>", "jazz.run.>", kvSubjects}, Deny: notWorkerInboxes}
 	switch role {
 	case RoleRunner:
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{
-				Allow: append([]string{"jazz.run.>", kvSubjects, approvals.AuditSubject + ".>",
+				Allow: append([]string{"jazz.run.>", kvSubjects, ownAudit,
 					"jazz.work.*.task", "jazz.work.*.to.*.>", workstore.KeySubject("cancel.*"), workstore.KeySubject("gated.*"),
 					"$JS.API.CONSUMER.MSG.NEXT." + workstore.OutStream + ".>", "$JS.API.CONSUMER.MSG.NEXT." + approvals.PolicyStream + ".>", "$SRV.>"},
 					jsReadOf("KV_"+approvals.Bucket, workstore.OutStream, approvals.PolicyStream)...),
@@ -113,7 +121,7 @@ func Permissions(role string) *server.Permissions {
 	case RoleApprover:
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{
-				Allow: append([]string{kvSubjects, "jazz.run.*.policy", "jazz.run.*.input.signed", approvals.AuditSubject + ".>"}, jsRead...),
+				Allow: append([]string{kvSubjects, "jazz.run.*.policy", "jazz.run.*.input.signed", ownAudit}, jsRead...),
 			},
 			Subscribe: read,
 		}
@@ -138,14 +146,14 @@ func Permissions(role string) *server.Permissions {
 func users(roles map[string]string, approvers []approvals.Approver, workers []Worker, adminPub string) []*server.NkeyUser {
 	var out []*server.NkeyUser
 	for _, role := range roleSeeds {
-		p := Permissions(role)
+		p := Permissions(role, roles[role])
 		if role == RoleWorker {
 			p = WorkerPermissions(roles[role], nil)
 		}
 		out = append(out, &server.NkeyUser{Nkey: roles[role], Permissions: p})
 	}
 	for _, a := range approvers {
-		out = append(out, &server.NkeyUser{Nkey: a.PublicKey, Permissions: Permissions(RoleApprover)})
+		out = append(out, &server.NkeyUser{Nkey: a.PublicKey, Permissions: Permissions(RoleApprover, a.PublicKey)})
 	}
 	for _, w := range workers {
 		out = append(out, &server.NkeyUser{Nkey: w.PublicKey, Permissions: WorkerPermissions(w.PublicKey, w.PoolNames())})

@@ -585,7 +585,7 @@ func TestNoRoleReachesTheSystemOrWritesStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := serve(t, home, busserver.Options{})
-	streams := []string{"KV_" + approvals.Bucket, "KV_" + workstore.Bucket, workstore.TaskStream, workstore.OutStream, approvals.AuditStream}
+	streams := []string{"KV_" + approvals.Bucket, "KV_" + workstore.Bucket, workstore.TaskStream, workstore.OutStream, approvals.AuditStream, approvals.PolicyStream}
 	var everyone []string
 	for _, sys := range []string{"$SYS.REQ.SERVER.PING", "$SYS.REQ.SERVER.PING.CONNZ", "$SYS.REQ.ACCOUNT.PING.CONNZ", "$SYS.REQ.ACCOUNT.$G.CONNZ",
 		"$SYS.REQ.USER.INFO", "$SYS.REQ.SERVER.x.RELOAD", "$JS.API.ACCOUNT.PURGE.$G", "$JS.API.META.LEADER.STEPDOWN", "$JS.API.SERVER.REMOVE"} {

@@ -351,7 +351,7 @@ func TestRemoteApprovalOnStandaloneNATSServer(t *testing.T) {
 
 // user is one nats-server config entry with a role's permissions.
 func user(pub, role string) map[string]any {
-	p := busserver.Permissions(role)
+	p := busserver.Permissions(role, pub)
 	conv := func(allow, deny []string) map[string]any {
 		m := map[string]any{}
 		if len(allow) > 0 {

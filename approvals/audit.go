@@ -127,16 +127,16 @@ type Audit struct {
 	mu   sync.Mutex
 	path string
 	bus  *bus.Bus
-	// writer is the bus connection's nkey public key ("" when it has
-	// none: its lines go on the unattributed jazz.audit.<run>).
-	writer string
+	// writer is the bus connection's nkey identity (nil when it has
+	// none: its lines go, unsigned, on the unattributed jazz.audit.<run>).
+	writer *bus.NkeyUser
 	// refusals counts the refusal entries appended (under mu).
 	refusals int
 }
 
 // NewAudit writes under home (empty: no file) and to b (nil: no stream).
 func NewAudit(home string, b *bus.Bus) *Audit {
-	a := &Audit{bus: b, writer: b.UserKey()}
+	a := &Audit{bus: b, writer: b.User()}
 	if home != "" {
 		a.path = filepath.Join(home, AuditFile)
 	}
@@ -178,11 +178,11 @@ func (a *Audit) Append(e AuditEntry) error {
 	if a.bus != nil {
 		// An entry carries no trace of its own: the stream is the record,
 		// and bus.Publish's encoding is the line written to the file.
-		subject := AuditSubject + "." + messages.SubjectToken(e.RunID)
-		if a.writer != "" {
-			subject = AuditSubjectFor(a.writer, e.RunID)
+		subject, seal := AuditSubject+"."+messages.SubjectToken(e.RunID), bus.Seal(nil)
+		if a.writer != nil {
+			subject, seal = AuditSubjectFor(a.writer.Public, e.RunID), auditSeal(a.writer.Sign)
 		}
-		if err := a.bus.Publish(subject, e, nil); err != nil {
+		if err := a.bus.PublishSealed(subject, e, nil, seal); err != nil {
 			errs = append(errs, fmt.Errorf("publish audit entry: %w", err))
 		}
 	}

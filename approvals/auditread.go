@@ -3,6 +3,7 @@ package approvals
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -14,9 +15,10 @@ import (
 )
 
 // AuditSubjectFor is where the identity whose nkey public key is writer
-// appends its audit lines about runID. `jazz bus serve` lets each
-// identity publish under its own key only (busserver.Permissions), so
-// the subject says who wrote a line: nobody else could.
+// appends its audit lines about runID, each signed with that key
+// (AuditSigHeader). `jazz bus serve` lets each identity publish under
+// its own key only (busserver.Permissions); the signature holds where a
+// server is less strict.
 func AuditSubjectFor(writer, runID string) string {
 	return AuditSubject + "." + messages.SubjectToken(writer) + "." + messages.SubjectToken(runID)
 }
@@ -25,6 +27,35 @@ func AuditSubjectFor(writer, runID string) string {
 // (those of every run).
 func AuditWriterSubjects(writer string) string {
 	return AuditSubject + "." + messages.SubjectToken(writer) + ".*"
+}
+
+// AuditSigHeader carries the writer's signature of an audit line: over
+// its subject (which names the writer and the run) and its bytes, so
+// the line cannot be moved to another writer's or run's subject, nor
+// written by anyone but the key's holder. The server's permissions keep
+// others off a writer's subject, but not the server itself: a consumer
+// delivers a stream's messages (a value anyone wrote into a bucket) to
+// any subject its creator names, and the audit stream stores what
+// arrives there.
+const AuditSigHeader = "Jazz-Audit-Sig"
+
+// auditSignDomain prefixes what an audit signature covers, so it is
+// never a signature over a decision, a policy change or a server nonce.
+const auditSignDomain = "jazz-audit/v1\n"
+
+func auditSigned(subject string, data []byte) []byte {
+	return append([]byte(auditSignDomain+subject+"\n"), data...)
+}
+
+// auditSeal signs each audit line with sign (the writer's nkey).
+func auditSeal(sign func([]byte) ([]byte, error)) bus.Seal {
+	return func(subject string, data []byte) (string, string) {
+		sig, err := sign(auditSigned(subject, data))
+		if err != nil {
+			return AuditSigHeader, ""
+		}
+		return AuditSigHeader, base64.RawURLEncoding.EncodeToString(sig)
+	}
 }
 
 // Roles of audit writers.
@@ -55,9 +86,9 @@ func AuditWriters(reg *Registry, runnerKeys ...string) []AuditWriter {
 }
 
 // AuditRecord is one line of the audit stream as a reader found it:
-// Verified when the subject names an identity of writers that may write
-// what the line says, and Unverified, otherwise, says why it is not. An
-// unverified line may be anyone's forgery.
+// Verified when its subject names an identity of writers that signed it
+// there, may write what it says, and it was not read before; otherwise
+// Unverified says why not. An unverified line may be anyone's forgery.
 type AuditRecord struct {
 	AuditEntry
 	Subject    string `json:"subject"`
@@ -68,8 +99,8 @@ type AuditRecord struct {
 }
 
 // CheckAuditLine attributes one message of the audit stream (its
-// subject and data) to its writer, for runID.
-func CheckAuditLine(subject string, data []byte, runID string, writers []AuditWriter) AuditRecord {
+// subject, data and AuditSigHeader's value) to its writer, for runID.
+func CheckAuditLine(subject string, data []byte, sig string, runID string, writers []AuditWriter) AuditRecord {
 	rec := AuditRecord{Subject: subject}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -90,6 +121,10 @@ func CheckAuditLine(subject string, data []byte, runID string, writers []AuditWr
 	}
 	if !nkeys.IsValidPublicUserKey(key) {
 		rec.Unverified = "its writer " + key + " is not an nkey user key"
+		return rec
+	}
+	if !auditSigOK(key, subject, data, sig) {
+		rec.Unverified = "not signed by " + key + ", whose subject it is on: anyone's forgery (the server delivers a consumer's messages to any subject its creator names)"
 		return rec
 	}
 	var w AuditWriter
@@ -130,8 +165,35 @@ func ReadAudit(ctx context.Context, b *bus.Bus, runID string, writers []AuditWri
 		return nil, fmt.Errorf("read the audit of %s: %w", runID, err)
 	}
 	out := make([]AuditRecord, 0, len(msgs))
-	for _, m := range msgs {
-		out = append(out, CheckAuditLine(m.Subject, m.Value, runID, writers))
+	// A genuine signed line can be stored again (a consumer delivering
+	// a copy written into a bucket): each line counts once.
+	seen := map[string]int{}
+	for i, m := range msgs {
+		sig := m.Header.Get(AuditSigHeader)
+		rec := CheckAuditLine(m.Subject, m.Value, sig, runID, writers)
+		if rec.Verified {
+			id := m.Subject + "\n" + sig
+			if first, dup := seen[id]; dup {
+				rec.Verified, rec.Unverified = false, fmt.Sprintf("a copy of line %d, stored again: a replay", first+1)
+			} else {
+				seen[id] = i
+			}
+		}
+		out = append(out, rec)
 	}
 	return out, nil
+}
+
+// auditSigOK reports whether sig is key's signature of the line data on
+// subject.
+func auditSigOK(key, subject string, data []byte, sig string) bool {
+	raw, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil || sig == "" {
+		return false
+	}
+	pk, err := nkeys.FromPublicKey(key)
+	if err != nil {
+		return false
+	}
+	return pk.Verify(auditSigned(subject, data), raw) == nil
 }

@@ -139,14 +139,14 @@ func Start(ctx context.Context, opts Options) (*Bus, error) {
 	return b, nil
 }
 
-// UserKey is the nkey public key the bus's connection proves itself
-// with (Client.UserKey); "" on the embedded server and for other kinds
-// of credentials.
-func (b *Bus) UserKey() string {
+// User is the nkey identity the bus's connection proves itself with
+// (Client.User); nil on the embedded server and for other kinds of
+// credentials.
+func (b *Bus) User() *NkeyUser {
 	if b == nil || b.opts.URL == "" && b.opts.InProcess == nil {
-		return ""
+		return nil
 	}
-	return b.opts.Client.UserKey()
+	return b.opts.Client.User()
 }
 
 // Connect returns the connection, connecting (and starting the embedded

@@ -59,9 +59,22 @@ type Client struct {
 // server lets each identity write only what its permissions name, some
 // of them by this key (its audit lines).
 func (c Client) UserKey() string {
+	u := c.User()
+	if u == nil {
+		return ""
+	}
+	return u.Public
+}
+
+// User is the nkey identity c proves itself with, able to sign (nil for
+// none, or a seed or .creds file that cannot be read): what c says
+// under its own key (an audit line) is signed with it, so a copy the
+// server delivers elsewhere (a consumer's deliver subject) or a line
+// written by anyone else is told apart from its own.
+func (c Client) User() *NkeyUser {
 	switch {
 	case c.Nkey != nil:
-		return c.Nkey.Public
+		return c.Nkey
 	case c.NkeySeed != "" || c.Creds != "":
 		path := c.NkeySeed
 		if path == "" {
@@ -69,20 +82,19 @@ func (c Client) UserKey() string {
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return ""
+			return nil
 		}
 		kp, err := nkeys.ParseDecoratedNKey(data)
 		if err != nil {
-			return ""
+			return nil
 		}
-		defer kp.Wipe()
 		pub, err := kp.PublicKey()
 		if err != nil {
-			return ""
+			return nil
 		}
-		return pub
+		return &NkeyUser{Public: pub, Sign: kp.Sign}
 	}
-	return ""
+	return nil
 }
 
 // NkeyUser is an nkey identity whose private half stays with Sign.

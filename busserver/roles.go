@@ -100,8 +100,8 @@ const kvSubjects = "$KV." + approvals.Bucket + ".>"
 //   - worker: see WorkerPermissions (each worker key has its own).
 //
 // An identity appends audit lines only under its own key (key, the
-// identity's nkey public key: approvals.AuditWriterSubjects), so a line on
-// the audit stream is attributable to whoever the server let write it:
+// identity's nkey public key: approvals.AuditWriterSubjects), each signed
+// with it, so a line on the audit stream is attributable to its writer:
 // no runner can write an approver's line, nor one approver another's.
 func Permissions(role, key string) *server.Permissions {
 	ownAudit := approvals.AuditWriterSubjects(key)

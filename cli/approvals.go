@@ -38,7 +38,7 @@ identity (--as NAME for an approver added with 'jazz bus add-approver', or --nke
 --creds), bound to the exact action the run will execute, and recorded exactly once.`,
 	}
 	c.flags(cmd.PersistentFlags())
-	cmd.AddCommand(c.listCmd(), c.showCmd(), c.decideCmd(true), c.decideCmd(false), c.watchCmd(), c.answerCmd())
+	cmd.AddCommand(c.listCmd(), c.showCmd(), c.decideCmd(true), c.decideCmd(false), c.watchCmd(), c.answerCmd(), c.auditCmd())
 	return cmd
 }
 

@@ -276,6 +276,9 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 					return a.Response, err
 				},
 				Refused: func(id string, err error) { warn("", "remote answers: an answer to "+id+" was refused: "+err.Error()) },
+				Unsent: func(id string, err error) {
+					warn("", "remote answers: question "+id+" was not sent to remote approvers, who cannot answer it: "+err.Error())
+				},
 				Asked:   checker.Ask,
 			})
 		}

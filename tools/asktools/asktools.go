@@ -65,6 +65,10 @@ type Remote struct {
 	Check func(raw []byte, q messages.UserInputRequired) (string, error)
 	// Refused hears each answer refused; may be nil.
 	Refused func(requestID string, err error)
+	// Unsent hears, once, a question the remote bus refused as larger
+	// than it takes: no remote approver sees it, so none can answer,
+	// and the run's user is to be told why; may be nil.
+	Unsent func(requestID string, err error)
 	// Asked, if set, hears each question before its answers are listened
 	// for; the done it returns is called when the run stops waiting for
 	// it, answered or not (approvals.AnswerChecker.Ask).
@@ -173,7 +177,13 @@ func (a *Asker) askRemote(ctx context.Context, req messages.UserInputRequired, a
 		t := time.NewTicker(RepublishEvery)
 		defer t.Stop()
 		for {
-			_ = r.Bus.Publish(messages.InputRequiredSubject(a.runID), req, req.Trace)
+			if err := r.Bus.Publish(messages.InputRequiredSubject(a.runID), req, req.Trace); errors.Is(err, bus.ErrTooLarge) {
+				// It will never fit: not a word of it reached an approver.
+				if r.Unsent != nil {
+					r.Unsent(req.RequestID, err)
+				}
+				return
+			}
 			select {
 			case <-done:
 				return

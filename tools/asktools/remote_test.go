@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 
 	"github.com/jazz-run/jazz/approvals"
 	"github.com/jazz-run/jazz/bus"
 	"github.com/jazz-run/jazz/deadline"
+	"github.com/jazz-run/jazz/internal/testutil"
 	"github.com/jazz-run/jazz/messages"
 )
 
@@ -146,4 +149,39 @@ func TestRemoteAnswersMustBeSigned(t *testing.T) {
 	if got, err := answer("Local?"); err != nil || got != "local" {
 		t.Fatalf("local answer: %q, %v", got, err)
 	}
+}
+
+// A question larger than the shared bus takes reaches no remote approver:
+// the run is told so (once), instead of republishing it unseen while an
+// approver waits for a question that never comes.
+func TestQuestionTooLargeForTheSharedBusIsReported(t *testing.T) {
+	const run = "run-big"
+	srv := testutil.StartNATS(t, testutil.NATSOptions{Configure: func(o *server.Options) { o.MaxPayload = 4096 }})
+	local, shared := startBus(t), bus.Wrap(srv.Conn(t))
+	unsent := make(chan error, 4)
+	asker := NewAsker(local, run, deadline.New(time.Hour)).WithRemote(&Remote{Bus: shared,
+		Check:  func([]byte, messages.UserInputRequired) (string, error) { return "", errors.New("no answers here") },
+		Unsent: func(_ string, err error) { unsent <- err }})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = asker.Ask(ctx, messages.Place{RunID: run}, "", strings.Repeat("q", 8192), nil)
+	}()
+	select {
+	case err := <-unsent:
+		if !errors.Is(err, bus.ErrTooLarge) {
+			t.Fatalf("reported %v, want the bus's too-large refusal", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the question never reached the remote bus, and nobody was told")
+	}
+	select {
+	case err := <-unsent:
+		t.Fatalf("reported twice: %v", err)
+	case <-time.After(RepublishEvery + time.Second):
+	}
+	cancel()
+	<-done
 }

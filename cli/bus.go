@@ -37,7 +37,7 @@ func NewBusCmd(d Deps) *cobra.Command {
 	return cmd
 }
 
-// newBusInitCmd creates the approvals bucket and the audit stream on an
+// newBusInitCmd creates the approvals bucket, the audit and policy streams on an
 // external server, with an identity allowed to create streams; runners
 // and approvers are not.
 func newBusInitCmd(d Deps) *cobra.Command {
@@ -45,7 +45,7 @@ func newBusInitCmd(d Deps) *cobra.Command {
 	var replicas int
 	cmd := &cobra.Command{
 		Use:   "init --nats-url URL (--creds FILE | --nkey FILE)",
-		Short: "Create the approvals bucket, audit stream and worker-pool streams on an external NATS deployment",
+		Short: "Create the approvals bucket, audit and policy streams and worker-pool streams on an external NATS deployment",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o = o.WithEnv(d.Getenv)
@@ -78,7 +78,7 @@ func newBusInitCmd(d Deps) *cobra.Command {
 			if err := workstore.EnsurePools(ctx, nc, pools); err != nil {
 				return err
 			}
-			fmt.Fprintf(d.IO.ErrOut, "bucket %s and stream %s are ready on %s\n", approvals.Bucket, approvals.AuditStream, busclient.Redact(o.URL))
+			fmt.Fprintf(d.IO.ErrOut, "bucket %s and streams %s, %s are ready on %s\n", approvals.Bucket, approvals.AuditStream, approvals.PolicyStream, busclient.Redact(o.URL))
 			fmt.Fprintf(d.IO.ErrOut, "worker pools: streams %s, %s and bucket %s (%d replicas), consumers of %d pools\n", workstore.TaskStream, workstore.OutStream, workstore.Bucket, replicas, len(pools))
 			return nil
 		},

@@ -279,7 +279,7 @@ func (r *Run) start(ctx context.Context, getenv func(string) string) error {
 				Unsent: func(id string, err error) {
 					warn("", "remote answers: question "+id+" was not sent to remote approvers, who cannot answer it: "+err.Error())
 				},
-				Asked:   checker.Ask,
+				Asked: checker.Ask,
 			})
 		}
 		r.asker = asker

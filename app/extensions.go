@@ -17,6 +17,7 @@ import (
 	"github.com/jazz-run/jazz/tools"
 	"github.com/jazz-run/jazz/tools/customtools"
 	"github.com/jazz-run/jazz/tools/mcptools"
+	"github.com/jazz-run/jazz/visible"
 )
 
 // mcpCloseBound bounds ending the run's MCP servers.
@@ -118,6 +119,7 @@ func openMCP(ctx context.Context, o RunOptions, names []string, getenv func(stri
 		return nil, nil, err
 	}
 	var required []config.MCPServer
+	outside := false
 	for _, s := range mcptools.Required(names, defs) {
 		switch {
 		case s.Err != nil:
@@ -126,19 +128,30 @@ func openMCP(ctx context.Context, o RunOptions, names []string, getenv func(stri
 			warn(fmt.Sprintf("MCP server %s is disabled. The agent will continue without %s tools.", s.Name, s.Name))
 		default:
 			required = append(required, s)
+			outside = outside || s.Outside
 		}
+	}
+	if _, dropped := config.AbsolutePath(getenv("PATH")); outside && len(dropped) > 0 {
+		// The servers get jazz's PATH without them (mcpclient): say so once.
+		warn(fmt.Sprintf("your PATH has relative entries (%s), which would find programs in the project %s, which you have not trusted; MCP servers start without them",
+			visible.Line(strings.Join(dropped, string(filepath.ListSeparator))), visible.Line(o.Cwd)))
 	}
 	return mcpclient.New(required, mo), required, nil
 }
 
 // mcpOptions is how jazz starts every MCP server, in a run or for `jazz
 // mcp tools` (NewMCPClient): jazz's environment scrubbed of its secrets
-// (by name, shape and the values sec knows), in o.Cwd, in the view
+// (by name, shape and the values sec knows), in the directory its
+// definition names (config.MCPServer.Dir: the project only when the
+// project is trusted or defined it; any other starts outside the project,
+// in the user's home, or / when the home is hidden), in the view
 // package isolate makes where JAZZ_HOME and the key files sec knows are
 // not there (refused where the machine allows no such view), under
 // childproc's process group, cgroup and reaper.
 func mcpOptions(o RunOptions, sec *secrets.Set, iso *isolate.Isolator) mcpclient.Options {
-	return mcpclient.Options{Environ: os.Environ(), Dir: o.Cwd, Hide: sec.Hidden(o.Config.Home), Isolator: iso, Known: sec.Redactor()}
+	hide := sec.Hidden(o.Config.Home)
+	outside := config.OutsideDir(userHome(getenvOf(o)), hide)
+	return mcpclient.Options{Environ: os.Environ(), Dir: outside, Outside: outside, Hide: hide, Isolator: iso, Known: sec.Redactor()}
 }
 
 // NewMCPClient is a client for servers that starts (and reaches) them

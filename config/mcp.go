@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -72,6 +74,25 @@ type MCPServer struct {
 	// Err is why the definition cannot be used; the server is then never
 	// started, and a run that needs it fails with this error.
 	Err error
+	// Dir is where a stdio server starts (LoadMCPServers sets it): the
+	// project directory when the project defined the server (its file
+	// trusted) or the user trusts the project. "" leaves it to the client.
+	Dir string
+	// Outside says the server is the user's and the project is not
+	// trusted: it starts in a directory the project does not control
+	// (mcpclient.Options.Outside), away from the project, because a runtime
+	// started in a directory loads code by that directory's rules (npx its
+	// node_modules/.bin and .npmrc, uv its uv.toml, python -m its modules,
+	// a relative PATH entry its files), and the project must not choose
+	// what runs with the user's rights. Its PATH keeps only absolute
+	// entries: a relative one resolves wherever the server goes, the
+	// project included.
+	Outside bool
+	// Refused is why the server may not start here although its
+	// definition is sound: its command or an argument is a path relative
+	// to an untrusted project. A run that needs it goes on without it,
+	// with this as the warning.
+	Refused error
 }
 
 // Risk tiers a server may be given (the values of messages.Level*).
@@ -159,7 +180,10 @@ func LoadMCPServers(ctx context.Context, src MCPSources) ([]MCPServer, []string,
 				for _, name := range sortedKeys(m) {
 					obj := m[name]
 					if st.ok {
-						defs[name] = parseMCPServer(name, obj, project)
+						d := parseMCPServer(name, obj, project)
+						// Its file is trusted, so is where it starts.
+						d.Dir = src.Cwd
+						defs[name] = d
 						continue
 					}
 					// Untrusted, it may only turn off a server defined elsewhere.
@@ -187,7 +211,151 @@ func LoadMCPServers(ctx context.Context, src MCPSources) ([]MCPServer, []string,
 		out = append(out, d)
 	}
 	markCollisions(out)
+	warnings = append(warnings, placeServers(ctx, out, src)...)
 	return out, warnings, nil
+}
+
+// placeServers sets where each stdio server starts (MCPServer.Dir): a
+// server the trusted project file defined already starts in the project;
+// the user's own start there too when the user trusts the project
+// (ProjectTrusted), as they always did. Otherwise they start Outside,
+// and one whose command or arguments name a path relative to the project
+// is Refused: jazz cannot tell a path the server reads (a filesystem
+// server's ".") from a program a runtime runs (node ./server.js, uvx
+// --from .), and the project must not choose the program. A relative
+// entry of a declared PATH is dropped, with a warning.
+func placeServers(ctx context.Context, servers []MCPServer, src MCPSources) []string {
+	var warnings []string
+	// No Cwd is jazz's own directory, the project as much: not trusted.
+	trusted, checked := false, false
+	for i := range servers {
+		d := &servers[i]
+		if d.Err != nil || d.Transport != MCPStdio || d.Dir != "" {
+			continue
+		}
+		if !checked {
+			trusted, checked = ProjectTrusted(ctx, src.JazzHome, src.Cwd), true
+		}
+		if trusted {
+			d.Dir = src.Cwd
+			continue
+		}
+		d.Outside = true
+		project := printable(src.Cwd)
+		field := func(k string) string { return "mcpServers." + shown(d.Name) + "." + k }
+		fix := fmt.Sprintf("give an absolute path, or trust the project (jazz trust %s) to start your servers in it", shellWord(src.Cwd))
+		if strings.Contains(d.Command, "/") && !filepath.IsAbs(d.Command) {
+			d.Refused = fmt.Errorf("%s: %s %s is a path relative to the project %s, which you have not trusted, so it would run whatever file the project has there; %s",
+				printable(d.Source), field("command"), shown(d.Command), project, fix)
+			continue
+		}
+		for j, a := range d.Args {
+			if relativePathArg(a) {
+				d.Refused = fmt.Errorf("%s: %s[%d] %s is a path relative to the project %s, which you have not trusted; jazz cannot tell whether the server reads it or runs it, and the project must not choose what runs, so the server was not started; %s",
+					printable(d.Source), field("args"), j, shown(a), project, fix)
+				break
+			}
+		}
+		if p, has := d.Env["PATH"]; has {
+			if abs, dropped := AbsolutePath(p); len(dropped) > 0 {
+				env := maps.Clone(d.Env)
+				env["PATH"] = abs
+				d.Env = env
+				warnings = append(warnings, fmt.Sprintf("%s: %s.PATH has relative entries (%s), which would find programs in the project %s, which you have not trusted; MCP server %s starts without them",
+					printable(d.Source), field("env"), shown(strings.Join(dropped, string(filepath.ListSeparator))), project, shown(d.Name)))
+			}
+		}
+	}
+	return warnings
+}
+
+// relativePathArg says whether an argument names a path relative to the
+// working directory in the forms that can mean nothing else: ".", "..",
+// "./x", "../x", also as an option's value (--root=.). A bare name ("src")
+// may as well be a subcommand or a package, and is left as it is (it
+// resolves in the directory the server starts in).
+func relativePathArg(a string) bool {
+	if strings.HasPrefix(a, "-") {
+		_, v, has := strings.Cut(a, "=")
+		if !has {
+			return false
+		}
+		a = v
+	}
+	a = filepath.ToSlash(a)
+	return a == "." || a == ".." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../")
+}
+
+// AbsolutePath is a PATH value with only its absolute entries, and the
+// entries it dropped: an empty or relative entry names the working
+// directory or a place below it. With none left it is the default PATH.
+func AbsolutePath(path string) (string, []string) {
+	var kept, dropped []string
+	for _, e := range filepath.SplitList(path) {
+		if filepath.IsAbs(e) {
+			kept = append(kept, e)
+		} else {
+			if e == "" {
+				e = "(empty: the current directory)"
+			}
+			dropped = append(dropped, e)
+		}
+	}
+	if len(kept) == 0 {
+		// An empty PATH is itself the current directory to a shell.
+		return "/usr/local/bin:/usr/bin:/bin", dropped
+	}
+	return strings.Join(kept, string(filepath.ListSeparator)), dropped
+}
+
+// OutsideDir is where the user's MCP servers start while the project is
+// not trusted: the user's home (absolute, a directory), whose files and
+// parents are the user's or root's, unless it is one of hidden or inside
+// one (JAZZ_HOME as home: the servers see it empty), else the root
+// directory.
+func OutsideDir(home string, hidden []string) string {
+	root := string(filepath.Separator)
+	if !filepath.IsAbs(home) {
+		return root
+	}
+	home = filepath.Clean(home)
+	if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
+		return root
+	}
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	for _, h := range hidden {
+		if rel, err := filepath.Rel(real(h), real(home)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return root
+		}
+	}
+	return home
+}
+
+// ProjectTrusted says whether the user trusts the project directory dir
+// now: a trust record of it in jazzHome whose files still match
+// (TrustStore.Status says TrustMatches). An unreadable record trusts
+// nothing.
+func ProjectTrusted(ctx context.Context, jazzHome, dir string) bool {
+	if jazzHome == "" || dir == "" {
+		return false
+	}
+	s := &TrustStore{Home: jazzHome}
+	recs, err := s.List(ctx)
+	if err != nil {
+		return false
+	}
+	key := ResolveDir(dir, dir)
+	for _, r := range recs {
+		if r.Dir == key {
+			return s.Status(ctx, r) == TrustMatches
+		}
+	}
+	return false
 }
 
 // definesServer says whether a jazz-config entry is a definition rather

@@ -268,3 +268,90 @@ func TestRelativeUserHomeIsNotTheProject(t *testing.T) {
 		t.Fatalf("the untrusted project's server applied as the user's own: %+v", s)
 	}
 }
+
+// The user's servers need no trust record, so in a project the user has
+// not trusted they start outside it (Outside), and one whose command or
+// arguments are paths relative to the project is Refused: the project
+// must not choose what runs. A trusted project keeps them in it; a
+// project file's own servers (trusted, or not applied) start in it.
+func TestUserMCPServersStartOutsideUntrustedProject(t *testing.T) {
+	f := newFixture(t)
+	f.userMCP(t, `{"mcpServers": {
+		"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
+		"opt": {"command": "srv", "args": ["--root=../x"]},
+		"rel": {"command": "bin/server"},
+		"abs": {"command": "/usr/bin/srv", "args": ["src", "-v"], "env": {"PATH": "node_modules/.bin::/usr/bin"}},
+		"web": {"url": "https://example.com/mcp"}}}`)
+	servers, warns, err := f.loadMCP(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := byName(servers)
+	for _, n := range []string{"fs", "opt", "rel", "abs"} {
+		if !m[n].Outside || m[n].Dir != "" {
+			t.Errorf("%s: Outside %v, Dir %q in an untrusted project", n, m[n].Outside, m[n].Dir)
+		}
+	}
+	for n, want := range map[string]string{"fs": "mcpServers.fs.args[2]", "opt": "mcpServers.opt.args[0]", "rel": "mcpServers.rel.command"} {
+		if m[n].Refused == nil || !strings.Contains(m[n].Refused.Error(), want) || !strings.Contains(m[n].Refused.Error(), "jazz trust") {
+			t.Errorf("%s refused: %v", n, m[n].Refused)
+		}
+		if m[n].Err != nil {
+			t.Errorf("%s: a sound definition marked invalid: %v", n, m[n].Err)
+		}
+	}
+	if m["abs"].Refused != nil || m["abs"].Env["PATH"] != "/usr/bin" {
+		t.Errorf("abs: refused %v, PATH %q", m["abs"].Refused, m["abs"].Env["PATH"])
+	}
+	if w := strings.Join(warns, "\n"); !strings.Contains(w, "mcpServers.abs.env.PATH") || !strings.Contains(w, "node_modules/.bin") {
+		t.Errorf("warnings = %q", w)
+	}
+	if m["web"].Outside || m["web"].Refused != nil {
+		t.Errorf("an HTTP server placed: %+v", m["web"])
+	}
+
+	// Trusted: the project is the user's, its servers start in it as before.
+	f.project(t, `{}`)
+	if _, _, err := (&TrustStore{Home: f.home}).Trust(context.Background(), f.cwd, f.cwd); err != nil {
+		t.Fatal(err)
+	}
+	servers, _, err = f.loadMCP(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers {
+		if s.Transport == MCPStdio && (s.Outside || s.Refused != nil || s.Dir != f.cwd) {
+			t.Errorf("%s in a trusted project: Outside %v, Refused %v, Dir %q", s.Name, s.Outside, s.Refused, s.Dir)
+		}
+	}
+	if p := byName(servers)["abs"].Env["PATH"]; p != "node_modules/.bin::/usr/bin" {
+		t.Errorf("a trusted project's server PATH changed: %q", p)
+	}
+
+	// A changed project config voids the trust: outside again.
+	f.project(t, `{"maxIterations": 3}`)
+	servers, _, _ = f.loadMCP(t)
+	if s := byName(servers)["fs"]; !s.Outside || s.Refused == nil {
+		t.Errorf("fs after the project changed: Outside %v, Refused %v", s.Outside, s.Refused)
+	}
+}
+
+func TestOutsideDir(t *testing.T) {
+	home := t.TempDir()
+	if got := OutsideDir(home, nil); got != home {
+		t.Errorf("OutsideDir = %q, want the home %q", got, home)
+	}
+	for _, hidden := range [][]string{{home}, {filepath.Dir(home)}} {
+		if got := OutsideDir(home, hidden); got != "/" {
+			t.Errorf("home hidden by %v: OutsideDir = %q, want /", hidden, got)
+		}
+	}
+	if got := OutsideDir(home, []string{filepath.Join(home, ".jazz")}); got != home {
+		t.Errorf("JAZZ_HOME below the home: OutsideDir = %q", got)
+	}
+	for _, h := range []string{"", "rel/home", filepath.Join(home, "missing")} {
+		if got := OutsideDir(h, nil); got != "/" {
+			t.Errorf("OutsideDir(%q) = %q, want /", h, got)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,8 +61,14 @@ type Options struct {
 	// Environ is jazz's environment; a stdio server gets it scrubbed
 	// (shell-safety.md §4) with its declared env on top. nil means none.
 	Environ []string
-	// Dir is where stdio servers start.
+	// Dir is where a stdio server starts whose definition names no Dir
+	// (config.MCPServer.Dir, which LoadMCPServers sets).
 	Dir string
+	// Outside is where a server starts that must start outside the
+	// project (config.MCPServer.Outside): a directory the project does not
+	// control, which the server can see (not one of Hide). "" is the root
+	// directory.
+	Outside string
 	// Version is jazz's version, sent as the client's.
 	Version string
 	// NoCgroup is childproc's (tests of the fallback).
@@ -517,10 +524,26 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer, changed func()) (
 		}
 		return sess, nil, errTail, nil
 	default:
-		env := shellguard.SanitizedEnv(c.opts.Environ, nil, c.opts.Dir, c.opts.Known)
+		if d.Refused != nil {
+			return nil, nil, errTail, fmt.Errorf("MCP server %s was not started: %w", d.Name, d.Refused)
+		}
+		dir := d.Dir
+		switch {
+		case d.Outside:
+			dir = c.opts.Outside
+			if dir == "" {
+				dir = string(filepath.Separator)
+			}
+		case dir == "":
+			dir = c.opts.Dir
+		}
+		env := shellguard.SanitizedEnv(c.opts.Environ, nil, dir, c.opts.Known)
 		env = overlay(env, d.Env)
+		if d.Outside {
+			env = absolutePath(env)
+		}
 		proc, err := childproc.Start(childproc.Spec{
-			Argv: append([]string{d.Command}, d.Args...), Env: env, Dir: c.opts.Dir, Stderr: errTail, NoCgroup: c.opts.NoCgroup,
+			Argv: append([]string{d.Command}, d.Args...), Env: env, Dir: dir, Stderr: errTail, NoCgroup: c.opts.NoCgroup,
 			Hide: c.opts.Hide, Isolator: c.opts.Isolator,
 		})
 		if err != nil {
@@ -570,6 +593,22 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer, changed func()) (
 		}
 		return r.sess, proc, errTail, nil
 	}
+}
+
+// absolutePath is env with only the absolute entries of its PATH: a
+// server started outside an untrusted project (config.MCPServer.Outside)
+// must not find programs in it by a relative entry once it changes
+// directory there.
+func absolutePath(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			abs, _ := config.AbsolutePath(v)
+			kv = "PATH=" + abs
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // served says which messages a server may send jazz that reach the SDK's

@@ -32,7 +32,11 @@ func NewMCPCmd(d Deps) *cobra.Command {
 		Short: "Add, list, remove, enable and disable MCP servers, and list a server's tools",
 		Long: "MCP servers are defined in ~/.agents/mcp.json (these commands edit it), in a trusted project's\n" +
 			".agents/mcp.json, and in the jazz config's mcpServers. An agent uses a server's tools by listing\n" +
-			"mcp_<server>_<tool> names, or mcp_<server> for all of them, in its tools; servers start only then.",
+			"mcp_<server>_<tool> names, or mcp_<server> for all of them, in its tools; servers start only then.\n" +
+			"A stdio server starts in the project directory only when you trust the project (jazz trust);\n" +
+			"elsewhere your servers start in your home, so the project's node_modules/.bin, .npmrc, uv.toml or\n" +
+			"modules choose nothing that runs, with only the absolute entries of PATH, and one whose command or\n" +
+			"arguments are paths relative to the project (bin/server, \".\") is not started: give absolute paths.",
 	}
 	cmd.AddCommand(newMCPAdd(d), newMCPList(d), newMCPRemove(d), newMCPToggle(d, true), newMCPToggle(d, false), newMCPTools(d))
 	return cmd
@@ -209,10 +213,16 @@ func newMCPList(d Deps) *cobra.Command {
 					state = "invalid"
 				case !s.Enabled:
 					state = "disabled"
+				case s.Refused != nil:
+					state = "refused-here"
 				}
 				line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", visible.Line(s.Name), state, s.Risk, visible.Line(target(s)), visible.Line(s.Source))
-				if s.Err != nil {
+				switch {
+				case s.Err != nil:
 					line = fmt.Sprintf("%s\t%s\t\t\t%s", visible.Line(s.Name), state, visible.Line(s.Err.Error()))
+				case s.Refused != nil && s.Enabled:
+					// Sound, but not started in this (untrusted) project: say why.
+					line += "\t" + visible.Line(s.Refused.Error())
 				}
 				fmt.Fprintln(d.IO.Out, line)
 			}

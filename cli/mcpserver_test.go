@@ -189,7 +189,8 @@ func linuxOnly(t *testing.T) {
 // server the way a run does. The server does not get a variable holding
 // one of jazz's secrets under a harmless name (the run's known values),
 // nor a provider key; it cannot read a file in JAZZ_HOME (the run's
-// isolation); it starts in jazz's working directory; and it and the
+// isolation); it starts outside the working directory until the user
+// trusts that project, and in it then; and it and the
 // child it spawned are gone when jazz exits (process group, cgroup,
 // reaper).
 func TestMCPToolsStartsTheServerAsARunDoes(t *testing.T) {
@@ -232,8 +233,35 @@ func TestMCPToolsStartsTheServerAsARunDoes(t *testing.T) {
 	if r.ProbeErr == "" {
 		t.Errorf("the server read %s in JAZZ_HOME: %q", probe, r.Probe)
 	}
+	// The working directory is a project the user has not trusted: the
+	// user's server starts outside it, in the home, as a run's does.
+	if r.Cwd != w.home {
+		t.Errorf("the server started in %s, not the user's home %s (the project %s is not trusted)", r.Cwd, w.home, w.wd)
+	}
+
+	// Trusted, the project is where it starts.
+	if err := os.MkdirAll(filepath.Join(w.wd, ".jazz"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.wd, ".jazz", "config.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := w.jazz(30*time.Second, "trust"); code != 0 {
+		t.Fatalf("jazz trust: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := w.jazz(60*time.Second, "mcp", "tools", "rep"); code != 0 {
+		t.Fatalf("jazz mcp tools in a trusted project: exit %d: %s", code, stderr)
+	}
+	awaitGone(t, marker, 10*time.Second)
+	if b, err = os.ReadFile(report); err != nil {
+		t.Fatal(err)
+	}
+	r = serverReport{}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
 	if r.Cwd != w.wd {
-		t.Errorf("the server started in %s, not jazz's working directory %s", r.Cwd, w.wd)
+		t.Errorf("in a trusted project the server started in %s, not jazz's working directory %s", r.Cwd, w.wd)
 	}
 }
 

@@ -78,6 +78,11 @@ func TestMCPUserServerOutsideUntrustedProject(t *testing.T) {
 		}
 	}
 
+	// jazz mcp list says which servers this project keeps from starting.
+	if r := w.exec("", "mcp", "list"); r.code != 0 || !strings.Contains(r.stdout, "rel\trefused-here") || !strings.Contains(r.stdout, "mcpServers.dot.args[1]") {
+		t.Errorf("mcp list: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
 	// Trusted, the project is the user's: its servers start in it.
 	w.file(".jazz/config.json", "{}")
 	if r := w.exec("", "trust"); r.code != 0 {

@@ -131,10 +131,11 @@ func openMCP(ctx context.Context, o RunOptions, names []string, getenv func(stri
 			outside = outside || s.Outside
 		}
 	}
-	if _, dropped := config.AbsolutePath(getenv("PATH")); outside && len(dropped) > 0 {
-		// The servers get jazz's PATH without them (mcpclient): say so once.
-		warn(fmt.Sprintf("your PATH has relative entries (%s), which would find programs in the project %s, which you have not trusted; MCP servers start without them",
-			visible.Line(strings.Join(dropped, string(filepath.ListSeparator))), visible.Line(o.Cwd)))
+	if names := config.RelativeLocations(os.Environ()); outside && len(names) > 0 {
+		// The servers get jazz's environment without them (mcpclient):
+		// say so once.
+		warn(fmt.Sprintf("your environment names relative locations in %s, which would load programs or modules of the project %s, which you have not trusted; MCP servers start with only their absolute entries",
+			visible.Line(strings.Join(names, ", ")), visible.Line(o.Cwd)))
 	}
 	return mcpclient.New(required, mo), required, nil
 }

@@ -35,8 +35,9 @@ func NewMCPCmd(d Deps) *cobra.Command {
 			"mcp_<server>_<tool> names, or mcp_<server> for all of them, in its tools; servers start only then.\n" +
 			"A stdio server starts in the project directory only when you trust the project (jazz trust);\n" +
 			"elsewhere your servers start in your home, so the project's node_modules/.bin, .npmrc, uv.toml or\n" +
-			"modules choose nothing that runs, with only the absolute entries of PATH, and one whose command or\n" +
-			"arguments are paths relative to the project (bin/server, \".\") is not started: give absolute paths.",
+			"modules choose nothing that runs; PATH and other location variables keep only absolute entries,\n" +
+			"and a server whose command or arguments are paths relative to the project (bin/server, \".\")\n" +
+			"is not started there: give absolute paths, or trust the project.",
 	}
 	cmd.AddCommand(newMCPAdd(d), newMCPList(d), newMCPRemove(d), newMCPToggle(d, true), newMCPToggle(d, false), newMCPTools(d))
 	return cmd

@@ -7,15 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/jazz-run/jazz/safefile"
+	"github.com/jazz-run/jazz/shellguard"
 )
 
 // MCP transports (mcp.md §1).
@@ -84,9 +85,10 @@ type MCPServer struct {
 	// started in a directory loads code by that directory's rules (npx its
 	// node_modules/.bin and .npmrc, uv its uv.toml, python -m its modules,
 	// a relative PATH entry its files), and the project must not choose
-	// what runs with the user's rights. Its PATH keeps only absolute
-	// entries: a relative one resolves wherever the server goes, the
-	// project included.
+	// what runs with the user's rights. Its environment's locations (PATH,
+	// PYTHONPATH, NODE_PATH, LD_LIBRARY_PATH, …) keep only absolute
+	// entries (shellguard.AbsoluteLocations): a relative one resolves
+	// wherever the server goes, the project included.
 	Outside bool
 	// Refused is why the server may not start here although its
 	// definition is sound: its command or an argument is a path relative
@@ -223,7 +225,8 @@ func LoadMCPServers(ctx context.Context, src MCPSources) ([]MCPServer, []string,
 // is Refused: jazz cannot tell a path the server reads (a filesystem
 // server's ".") from a program a runtime runs (node ./server.js, uvx
 // --from .), and the project must not choose the program. A relative
-// entry of a declared PATH is dropped, with a warning.
+// location of its declared env (a PATH entry, PYTHONPATH=.) is dropped,
+// with a warning.
 func placeServers(ctx context.Context, servers []MCPServer, src MCPSources) []string {
 	var warnings []string
 	// No Cwd is jazz's own directory, the project as much: not trusted.
@@ -245,25 +248,21 @@ func placeServers(ctx context.Context, servers []MCPServer, src MCPSources) []st
 		field := func(k string) string { return "mcpServers." + shown(d.Name) + "." + k }
 		fix := fmt.Sprintf("give an absolute path, or trust the project (jazz trust %s) to start your servers in it", shellWord(src.Cwd))
 		if strings.Contains(d.Command, "/") && !filepath.IsAbs(d.Command) {
-			d.Refused = fmt.Errorf("%s: %s %s is a path relative to the project %s, which you have not trusted, so it would run whatever file the project has there; %s",
-				printable(d.Source), field("command"), shown(d.Command), project, fix)
+			d.Refused = fmt.Errorf("%s: %s %q is a path relative to the project %s, which you have not trusted, so it would run whatever file the project has there; %s",
+				printable(d.Source), field("command"), d.Command, project, fix)
 			continue
 		}
 		for j, a := range d.Args {
 			if relativePathArg(a) {
-				d.Refused = fmt.Errorf("%s: %s[%d] %s is a path relative to the project %s, which you have not trusted; jazz cannot tell whether the server reads it or runs it, and the project must not choose what runs, so the server was not started; %s",
-					printable(d.Source), field("args"), j, shown(a), project, fix)
+				d.Refused = fmt.Errorf("%s: %s[%d] %q is a path relative to the project %s, which you have not trusted; jazz cannot tell whether the server reads it or runs it, and the project must not choose what runs, so the server was not started; %s",
+					printable(d.Source), field("args"), j, a, project, fix)
 				break
 			}
 		}
-		if p, has := d.Env["PATH"]; has {
-			if abs, dropped := AbsolutePath(p); len(dropped) > 0 {
-				env := maps.Clone(d.Env)
-				env["PATH"] = abs
-				d.Env = env
-				warnings = append(warnings, fmt.Sprintf("%s: %s.PATH has relative entries (%s), which would find programs in the project %s, which you have not trusted; MCP server %s starts without them",
-					printable(d.Source), field("env"), shown(strings.Join(dropped, string(filepath.ListSeparator))), project, shown(d.Name)))
-			}
+		if names := RelativeLocations(envList(d.Env)); len(names) > 0 {
+			d.Env = envMap(shellguard.AbsoluteLocations(envList(d.Env)))
+			warnings = append(warnings, fmt.Sprintf("%s: %s names relative locations in %s, which would load programs or modules of the project %s, which you have not trusted; MCP server %s starts with only their absolute entries",
+				printable(d.Source), field("env"), strings.Join(names, ", "), project, shown(d.Name)))
 		}
 	}
 	return warnings
@@ -286,26 +285,46 @@ func relativePathArg(a string) bool {
 	return a == "." || a == ".." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../")
 }
 
-// AbsolutePath is a PATH value with only its absolute entries, and the
-// entries it dropped: an empty or relative entry names the working
-// directory or a place below it. With none left it is the default PATH.
-func AbsolutePath(path string) (string, []string) {
-	var kept, dropped []string
-	for _, e := range filepath.SplitList(path) {
-		if filepath.IsAbs(e) {
-			kept = append(kept, e)
-		} else {
-			if e == "" {
-				e = "(empty: the current directory)"
-			}
-			dropped = append(dropped, e)
+// RelativeLocations names, sorted, the variables of env that
+// shellguard.AbsoluteLocations changes: a PATH, PYTHONPATH, NODE_PATH,
+// LD_LIBRARY_PATH, … with an empty or relative entry, a *_DIR or *_CONFIG
+// that is relative. Each names the working directory or a place below
+// it, wherever the program goes.
+func RelativeLocations(env []string) []string {
+	kept := map[string]string{}
+	for _, kv := range shellguard.AbsoluteLocations(env) {
+		k, v, _ := strings.Cut(kv, "=")
+		kept[k] = v
+	}
+	var names []string
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if now, has := kept[k]; !has || now != v {
+			names = append(names, printable(k))
 		}
 	}
-	if len(kept) == 0 {
-		// An empty PATH is itself the current directory to a shell.
-		return "/usr/local/bin:/usr/bin:/bin", dropped
+	sort.Strings(names)
+	return slices.Compact(names)
+}
+
+func envList(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		out = append(out, k+"="+m[k])
 	}
-	return strings.Join(kept, string(filepath.ListSeparator)), dropped
+	return out
+}
+
+func envMap(env []string) map[string]string {
+	out := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		out[k] = v
+	}
+	return out
 }
 
 // OutsideDir is where the user's MCP servers start while the project is

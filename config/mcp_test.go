@@ -280,7 +280,7 @@ func TestUserMCPServersStartOutsideUntrustedProject(t *testing.T) {
 		"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
 		"opt": {"command": "srv", "args": ["--root=../x"]},
 		"rel": {"command": "bin/server"},
-		"abs": {"command": "/usr/bin/srv", "args": ["src", "-v"], "env": {"PATH": "node_modules/.bin::/usr/bin"}},
+		"abs": {"command": "/usr/bin/srv", "args": ["src", "-v"], "env": {"PATH": "node_modules/.bin::/usr/bin", "PYTHONPATH": ".", "MODE": "./not-a-location"}},
 		"web": {"url": "https://example.com/mcp"}}}`)
 	servers, warns, err := f.loadMCP(t)
 	if err != nil {
@@ -300,10 +300,10 @@ func TestUserMCPServersStartOutsideUntrustedProject(t *testing.T) {
 			t.Errorf("%s: a sound definition marked invalid: %v", n, m[n].Err)
 		}
 	}
-	if m["abs"].Refused != nil || m["abs"].Env["PATH"] != "/usr/bin" {
-		t.Errorf("abs: refused %v, PATH %q", m["abs"].Refused, m["abs"].Env["PATH"])
+	if env := m["abs"].Env; m["abs"].Refused != nil || env["PATH"] != "/usr/bin" || env["PYTHONPATH"] != "" || env["MODE"] != "./not-a-location" {
+		t.Errorf("abs: refused %v, env %q", m["abs"].Refused, env)
 	}
-	if w := strings.Join(warns, "\n"); !strings.Contains(w, "mcpServers.abs.env.PATH") || !strings.Contains(w, "node_modules/.bin") {
+	if w := strings.Join(warns, "\n"); !strings.Contains(w, "mcpServers.abs.env names relative locations in PATH, PYTHONPATH,") {
 		t.Errorf("warnings = %q", w)
 	}
 	if m["web"].Outside || m["web"].Refused != nil {

@@ -540,7 +540,9 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer, changed func()) (
 		env := shellguard.SanitizedEnv(c.opts.Environ, nil, dir, c.opts.Known)
 		env = overlay(env, d.Env)
 		if d.Outside {
-			env = absolutePath(env)
+			// Away from an untrusted project, nothing relative may lead
+			// back into it once the server changes directory there.
+			env = shellguard.AbsoluteLocations(env)
 		}
 		proc, err := childproc.Start(childproc.Spec{
 			Argv: append([]string{d.Command}, d.Args...), Env: env, Dir: dir, Stderr: errTail, NoCgroup: c.opts.NoCgroup,
@@ -593,22 +595,6 @@ func (c *Client) dial(ctx context.Context, d config.MCPServer, changed func()) (
 		}
 		return r.sess, proc, errTail, nil
 	}
-}
-
-// absolutePath is env with only the absolute entries of its PATH: a
-// server started outside an untrusted project (config.MCPServer.Outside)
-// must not find programs in it by a relative entry once it changes
-// directory there.
-func absolutePath(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			abs, _ := config.AbsolutePath(v)
-			kv = "PATH=" + abs
-		}
-		out = append(out, kv)
-	}
-	return out
 }
 
 // served says which messages a server may send jazz that reach the SDK's

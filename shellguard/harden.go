@@ -124,3 +124,10 @@ func locationKind(name string) string {
 	}
 	return ""
 }
+
+// AbsoluteLocations is env with every variable that names where code or
+// configuration is loaded from keeping only its absolute paths, as AutoEnv
+// does (absolutePaths): for a program that must not load anything of the
+// directory it may change to (an MCP server started outside an untrusted
+// project).
+func AbsoluteLocations(env []string) []string { return absolutePaths(env) }

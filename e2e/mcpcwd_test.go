@@ -51,9 +51,15 @@ func TestMCPUserServerOutsideUntrustedProject(t *testing.T) {
 	defer srv.Close()
 	w.baseURL = srv.URL()
 
+	// A relative location in jazz's own environment leads back into the
+	// project too.
+	w.env = append(w.env, "PYTHONPATH=.")
 	r := w.exec("", "run", "--agent", "m", "--json", "go")
 	wantSuccess(t, r)
 	noneLeft(t, tag)
+	if !strings.Contains(r.stderr, "your environment names relative locations in PYTHONPATH") {
+		t.Errorf("no warning about PYTHONPATH=.:\n%s", r.stderr)
+	}
 	if ran("srv") || ran("rec") {
 		t.Fatalf("an untrusted project's program ran (srv %v, rec %v)\nstderr: %s", ran("srv"), ran("rec"), r.stderr)
 	}

@@ -220,7 +220,7 @@ func LoadMCPServers(ctx context.Context, src MCPSources) ([]MCPServer, []string,
 // placeServers sets where each stdio server starts (MCPServer.Dir): a
 // server the trusted project file defined already starts in the project;
 // the user's own start there too when the user trusts the project
-// (ProjectTrusted), as they always did. Otherwise they start Outside,
+// (ProjectTrusted) or it is the user's home, as they always did. Otherwise they start Outside,
 // and one whose command or arguments name a path relative to the project
 // is Refused: jazz cannot tell a path the server reads (a filesystem
 // server's ".") from a program a runtime runs (node ./server.js, uvx
@@ -237,7 +237,10 @@ func placeServers(ctx context.Context, servers []MCPServer, src MCPSources) []st
 			continue
 		}
 		if !checked {
-			trusted, checked = ProjectTrusted(ctx, src.JazzHome, src.Cwd), true
+			// jazz run in the home itself: that directory is the user's,
+			// as ~/.agents/mcp.json there is.
+			home := filepath.IsAbs(src.UserHome) && src.Cwd != "" && ResolveDir(src.Cwd, src.Cwd) == ResolveDir(src.UserHome, src.UserHome)
+			trusted, checked = home || ProjectTrusted(ctx, src.JazzHome, src.Cwd), true
 		}
 		if trusted {
 			d.Dir = src.Cwd

@@ -336,6 +336,21 @@ func TestUserMCPServersStartOutsideUntrustedProject(t *testing.T) {
 	}
 }
 
+// Run in the home itself, the user's servers start there: it is the
+// user's directory, as its ~/.agents/mcp.json is.
+func TestUserMCPServersStartInTheHome(t *testing.T) {
+	f := newFixture(t)
+	f.userMCP(t, `{"mcpServers": {"fs": {"command": "srv", "args": ["."]}}}`)
+	user := filepath.Join(f.home, "user")
+	servers, _, err := LoadMCPServers(context.Background(), MCPSources{UserHome: user, Cwd: user, JazzHome: f.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := byName(servers)["fs"]; s.Outside || s.Refused != nil || s.Dir != user {
+		t.Fatalf("in the home: Outside %v, Refused %v, Dir %q", s.Outside, s.Refused, s.Dir)
+	}
+}
+
 func TestOutsideDir(t *testing.T) {
 	home := t.TempDir()
 	if got := OutsideDir(home, nil); got != home {

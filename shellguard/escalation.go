@@ -182,10 +182,22 @@ func ProtectedArgv(argv []string, dir string, homes []string) string {
 
 // inProtectedDir says why a program that is not inspect-only, run in
 // dir, may change what dir is part of: whatever it writes without naming
-// a path (`git init`, a build, a script) lands there.
+// a path (`git init`, a build, a script, an archive it extracts) lands
+// there. The directory a program runs in is judged as a directory it
+// names: in the home directory, or one holding it, what it writes
+// unnamed (an archive's .bashrc or u/.ssh/, `cp -r x/. .`, `git clone`'s
+// .git beside the home's dot entries) is the home's own configuration,
+// so it is a person's as `tar -C ~` is. The kernel's directory is the
+// physical one, so dir is also judged through its links.
 func inProtectedDir(words []string, known []bool, dir string, homes []string) string {
+	shown := strings.Join(shownValues(words, known), " ")
 	if why := protected(dir, homes); why != "" {
-		return fmt.Sprintf("`%s` runs in %s, where what it writes lands: %s", strings.Join(shownValues(words, known), " "), escalation.Show(dir), why)
+		return fmt.Sprintf("`%s` runs in %s, where what it writes lands: %s", shown, escalation.Show(dir), why)
+	}
+	for _, d := range []string{dir, escalation.Physical(dir)} {
+		if why := escalation.TakesHome(d, homes); why != "" {
+			return fmt.Sprintf("`%s` runs in %s, where what it writes without naming it (an archive's entries, a build's or a checkout's files) lands beside or in place of the home's own configuration: %s", shown, escalation.Show(dir), why)
+		}
 	}
 	return ""
 }

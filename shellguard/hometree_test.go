@@ -179,3 +179,56 @@ func TestHumanOnlyBoundsAProgramsDirectories(t *testing.T) {
 		t.Errorf("a call naming a few directories: %q", why)
 	}
 }
+
+// TestHumanOnlyJudgesTheDirectoryAProgramRuns: what a program writes
+// without naming it (an archive's entries, a clone, a build) lands in
+// the directory it runs in, so a writing program run in the home
+// directory or one holding it is a person's as `tar -C ~` is: however
+// the shell got there (cd, pushd, a subshell, `..`, a link, /), from the
+// call's own working directory, and at run time from the interpreter's.
+// Inspect-only programs there, and writers elsewhere, are not.
+func TestHumanOnlyJudgesTheDirectoryAProgramRuns(t *testing.T) {
+	ws, home := homeTreeWorkspace(t)
+	users := filepath.Dir(home)
+	for _, cmd := range []string{
+		"cd ~ && tar -xf /tmp/a.tar",
+		"cd " + users + " && tar -xf /tmp/a.tar",
+		"cd ../users && unzip /tmp/a.zip",
+		"cd .. && unzip /tmp/a.zip",
+		"cd / && unzip /tmp/a.zip",
+		"cd people && unzip /tmp/a.zip",
+		"cd halias && git clone /tmp/r",
+		"pushd ~ && make",
+		"(cd ~; ./configure)",
+		"cd $HOME; python3 x.py",
+		"env -C ~ unzip /tmp/a.zip",
+		"git -C" + home + " init",
+		"make -C" + users,
+		"tar -xf /tmp/a.tar -C" + users,
+		"tar --directory=" + home + " -xf /tmp/a.tar",
+	} {
+		if why := HumanOnly(cmd, ws, home); why == "" {
+			t.Errorf("HumanOnly(%q) = \"\", want a reason", cmd)
+		}
+	}
+	for _, dir := range []string{home, users, "/", ws + "/halias", ws + "/people"} {
+		if why := HumanOnly("tar -xf /tmp/a.tar", dir, home); why == "" {
+			t.Errorf("tar -xf run in %s: HumanOnly = \"\", want a reason", dir)
+		}
+		if why := ProtectedArgv([]string{"tar", "-xf", "/tmp/a.tar"}, dir, []string{home}); why == "" {
+			t.Errorf("tar -xf run in %s: ProtectedArgv = \"\", want a reason", dir)
+		}
+	}
+	for _, cmd := range []string{
+		"cd ~ && ls -la && cat .bashrc && grep -r x .",
+		"cd sub && tar -xf /tmp/a.tar",
+		"cd ~/.. && wc -l u/.bashrc",
+	} {
+		if why := HumanOnly(cmd, ws, home); why != "" {
+			t.Errorf("HumanOnly(%q) = %q, want \"\"", cmd, why)
+		}
+	}
+	if why := ProtectedArgv([]string{"tar", "-xf", "/tmp/a.tar"}, ws+"/sub", []string{home}); why != "" {
+		t.Errorf("tar -xf run in the workspace: %q", why)
+	}
+}

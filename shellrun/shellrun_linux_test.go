@@ -44,11 +44,18 @@ func request(t testing.TB, cmd string) Request {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The home directory is not the working directory: a writing
+	// program run in the home is a person's to approve
+	// (shellguard.ProtectedArgv), and most cases here approve otherwise.
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	return Request{
 		Command:   cmd,
 		Dir:       real,
 		DirState:  state,
-		Env:       []string{"PATH=" + os.Getenv("PATH"), "HOME=" + real, "TMPDIR=" + os.TempDir()},
+		Env:       []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir()},
 		Timeout:   time.Minute,
 		Isolation: isolation(),
 		// A person approved it: the denylist alone narrows what runs.

@@ -108,7 +108,11 @@ func startOracle(tb testing.TB) *oracle {
 	cmd.Env = append(os.Environ(), oracleChildEnv+"=1")
 	cmd.ExtraFiles = []*os.File{reqR, respW}
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	// Its own PID namespace too, whose init it is: when it dies (it
+	// follows the test process through Pdeathsig), the kernel kills every
+	// process in the namespace, also one a command detached into a
+	// session of its own, which Pdeathsig alone leaves running.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("start the oracle's namespace child: %v", err)
 	}
@@ -331,6 +335,9 @@ func TestOracleChild(t *testing.T) {
 	if os.Getenv(oracleChildEnv) != "1" {
 		t.Skip("runs only as the oracle's namespace child")
 	}
+	if os.Getpid() == 1 {
+		os.Exit(oracleInit())
+	}
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
 	in := os.NewFile(3, "requests")
@@ -350,6 +357,48 @@ func TestOracleChild(t *testing.T) {
 		res := c.run(req.Command, req.Dir, req.Judgement)
 		if err := enc.Encode(res); err != nil {
 			return
+		}
+	}
+}
+
+// oracleInit is the PID namespace's init: it starts the oracle's worker
+// (this test binary again, as process 2, with the same request and
+// result pipes) and reaps every process of the namespace, the orphans
+// that commands leave included, until the worker ends; its own end then
+// ends every process left in the namespace. It returns the worker's exit
+// status.
+func oracleInit() int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oracle init:", err)
+		return 1
+	}
+	worker, err := syscall.ForkExec(exe, os.Args, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2, 3, 4},
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oracle init: start the worker:", err)
+		return 1
+	}
+	// The pipes are the worker's: held here too, the parent would not
+	// see the results pipe close if the worker died.
+	syscall.Close(3)
+	syscall.Close(4)
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			fmt.Fprintln(os.Stderr, "oracle init: wait:", err)
+			return 1
+		case pid == worker && ws.Exited():
+			return ws.ExitStatus()
+		case pid == worker && ws.Signaled():
+			return 128 + int(ws.Signal())
 		}
 	}
 }

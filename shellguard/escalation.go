@@ -120,7 +120,11 @@ func HumanOnly(command, dir, home string) string {
 			// A git alias the environment defines may be init or config
 			// under another name.
 			aliased := strings.Contains(command, "GIT_CONFIG") && strings.Contains(strings.ToLower(command), "alias.")
-			for _, g := range gitCommandLines(words, known) {
+			gw := words
+			for _, d := range dirs {
+				gw = gitByIdentity(gw, known, d, "")
+			}
+			for _, g := range gitCommandLines(gw, known) {
 				if aliased {
 					return fmt.Sprintf("`%s` may run under a git alias the command's environment defines, under whose name git may run init, clone or config, or any program", strings.Join(shownValues(words, known), " "))
 				}
@@ -228,7 +232,9 @@ func argvProtected(words []string, known []bool, dir string, homes []string) str
 			return fmt.Sprintf("`%s`: %s builds command lines from its input, which could name %s", shown, path.Base(w), protectedKinds)
 		}
 	}
-	for _, g := range gitCommandLines(words, known) {
+	// git under another name (a link or copy of it that the command
+	// names by path) is git.
+	for _, g := range gitCommandLines(gitByIdentity(words, known, dir, ""), known) {
 		if why := gitConfigWrite(g.args); why != "" {
 			return fmt.Sprintf("`%s` %s", shown, why)
 		}

@@ -165,7 +165,12 @@ func RepoProblem(ctx context.Context, command, dir string, env []string) string 
 // run nothing of its own. Approvals by a person, the high-risk policy or
 // the tool allowlist accept the repository's programs.
 func (j Judgement) CheckRepo(ctx context.Context, bin, dir string, env, argv []string) error {
-	if !j.Automatic() || len(argv) == 0 || path.Base(bin) != "git" {
+	if !j.Automatic() || len(argv) == 0 {
+		return nil
+	}
+	// git is known by what its executable is: a link or copy of it
+	// under another name reads the same repository configuration.
+	if pathVar, _ := LookupEnv(env, "PATH"); path.Base(bin) != "git" && !isGitExecutable(bin, dir, pathVar) {
 		return nil
 	}
 	var subs []string

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -264,17 +265,25 @@ func (r *run) checkExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 			return err
 		}
 		if r.judge.By != shellguard.ByHuman {
-			if why := shellguard.ProtectedArgv(args, interp.HandlerCtx(ctx).Dir, r.homes); why != "" {
-				err := fmt.Errorf("%w: after expansion the command runs %s, and only a person may approve that, not its approval (%s)",
-					shellguard.ErrNotJudged, why, approvalName(r.judge))
-				r.refuse("", err.Error())
-				return errNotJudged
+			hc := interp.HandlerCtx(ctx)
+			env := exportedEnv(hc.Env)
+			// As written, and with git under another name (a link or copy
+			// of it, found by path or on PATH) read as git.
+			judged := [][]string{args}
+			if g := shellguard.GitByIdentity(args, hc.Dir, env); !slices.Equal(g, args) {
+				judged = append(judged, g)
 			}
-			if why := shellguard.ProtectedGitEnv(args, exportedEnv(interp.HandlerCtx(ctx).Env), r.startEnv); why != "" {
-				err := fmt.Errorf("%w: after expansion the command runs %s, and only a person may approve that, not its approval (%s)",
-					shellguard.ErrNotJudged, why, approvalName(r.judge))
-				r.refuse("", err.Error())
-				return errNotJudged
+			for _, argv := range judged {
+				why := shellguard.ProtectedArgv(argv, hc.Dir, r.homes)
+				if why == "" {
+					why = shellguard.ProtectedGitEnv(argv, env, r.startEnv)
+				}
+				if why != "" {
+					err := fmt.Errorf("%w: after expansion the command runs %s, and only a person may approve that, not its approval (%s)",
+						shellguard.ErrNotJudged, why, approvalName(r.judge))
+					r.refuse("", err.Error())
+					return errNotJudged
+				}
 			}
 		}
 		return next(ctx, args)
@@ -290,6 +299,12 @@ func (r *run) exec(ctx context.Context, args []string) error {
 		return interp.ExitStatus(127)
 	}
 	env := exportedEnv(hc.Env)
+	// An automatic approval that rests on a program's option grammar holds
+	// only for that program, not for another file under its name.
+	if err := r.judge.CheckProgram(path, args); err != nil {
+		r.refuse("", err.Error())
+		return errNotJudged
+	}
 	// An automatically approved git runs only in a repository whose own
 	// configuration runs nothing: checked here, where the directory (after
 	// any cd) and the environment are the ones git gets.

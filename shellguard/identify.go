@@ -1,0 +1,222 @@
+package shellguard
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// The judgement knows programs by name (`git init`, `cat f`), but what
+// runs is a file, and a file may be renamed, copied or linked: `ln -s
+// /usr/bin/git g; ./g init --bare d` is git's init under a name the
+// git rules do not read, and a `cat` found first on PATH may be any
+// program. So a program is identified by what its executable is: the
+// same file as a known program (links followed, hard links and bind
+// mounts by identity), or a copy of one (the same bytes).
+
+// systemBinDirs are where the system installs the programs the
+// judgement knows by name.
+func systemBinDirs() []string {
+	return []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+}
+
+// gitExecutables are where git's own executable is installed: every
+// system directory, and git's exec path, which holds one more copy.
+func gitExecutables() []string {
+	var out []string
+	for _, d := range systemBinDirs() {
+		out = append(out, d+"/git")
+	}
+	return append(out, "/usr/lib/git-core/git", "/usr/libexec/git-core/git")
+}
+
+// maxIdentityBytes bounds the contents compared to tell a copy: larger
+// files are compared by identity only.
+const maxIdentityBytes = 256 << 20
+
+// sameExecutable reports whether the file at bin (fi: its stat, links
+// followed) is the file at known or a copy of it.
+func sameExecutable(bin string, fi os.FileInfo, known string) bool {
+	ki, err := os.Stat(known)
+	if err != nil || !ki.Mode().IsRegular() {
+		return false
+	}
+	if os.SameFile(fi, ki) {
+		return true
+	}
+	if fi.Size() != ki.Size() || fi.Size() > maxIdentityBytes {
+		return false
+	}
+	return sameBytes(bin, known)
+}
+
+// sameBytes reports whether the two files hold the same bytes.
+func sameBytes(a, b string) bool {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false
+	}
+	defer fb.Close()
+	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, eb := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil || eb != nil {
+			return (ea == io.EOF || ea == io.ErrUnexpectedEOF) && (eb == io.EOF || eb == io.ErrUnexpectedEOF)
+		}
+	}
+}
+
+// executableAt is the regular, executable file p names (links
+// followed), or nil.
+func executableAt(p string) os.FileInfo {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return nil
+	}
+	return fi
+}
+
+// isGitExecutable reports whether the file at bin is git's executable
+// (in a system directory or git's exec path, or the git that pathVar
+// finds from dir) or a copy of it.
+func isGitExecutable(bin, dir, pathVar string) bool {
+	fi := executableAt(bin)
+	if fi == nil {
+		return false
+	}
+	known := gitExecutables()
+	if pathVar != "" {
+		if g := lookProgram("git", dir, []string{"PATH=" + pathVar}); g != "" {
+			known = append(known, g)
+		}
+	}
+	for _, k := range known {
+		if sameExecutable(bin, fi, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesGit: a word git's rules already read as git (by its name: git,
+// or a dashed git-… that git runs as that subcommand).
+func namesGit(w string) bool {
+	base := path.Base(w)
+	if base == "git" {
+		return true
+	}
+	sub, dashed := strings.CutPrefix(base, "git-")
+	return dashed && sub != ""
+}
+
+// GitByIdentity is argv (one program's, after expansion, about to run
+// from dir with env) with every word that names git's executable under
+// another name spelled `git`, as the rules that know git by name read
+// it: a link, hard link or copy of git runs as git whatever it is called
+// (git takes a name of its own only when it starts git-), whether it is
+// the program itself (`./g init --bare d`), a program a wrapper runs
+// (`env ./g init`), or one inside a word that holds a command line (`env
+// -S './g init'`). A word with a slash is taken from dir, a bare one
+// from env's PATH as the interpreter would find it. argv itself when no
+// word is git under another name.
+func GitByIdentity(argv []string, dir string, env []string) []string {
+	pathVar, _ := LookupEnv(env, "PATH")
+	return gitByIdentity(argv, allInert(len(argv)), dir, pathVar)
+}
+
+// gitByIdentity is GitByIdentity over a call's known words; pathVar ""
+// looks up no bare word.
+func gitByIdentity(words []string, known []bool, dir, pathVar string) []string {
+	isGit := func(w string) bool {
+		if w == "" || namesGit(w) || strings.HasPrefix(w, "-") {
+			return false
+		}
+		var bin string
+		switch {
+		case strings.Contains(w, "/") && filepath.IsAbs(w):
+			bin = w
+		case strings.Contains(w, "/"):
+			bin = filepath.Join(dir, w)
+		case pathVar == "":
+			return false
+		default:
+			bin = lookProgram(w, dir, []string{"PATH=" + pathVar})
+		}
+		return bin != "" && isGitExecutable(bin, dir, pathVar)
+	}
+	var out []string
+	set := func(i int, w string) {
+		if out == nil {
+			out = append([]string(nil), words...)
+		}
+		out[i] = w
+	}
+	for i, w := range words {
+		if !known[i] {
+			continue
+		}
+		if isGit(w) {
+			set(i, "git")
+			continue
+		}
+		if !strings.ContainsAny(w, " \t\n") {
+			continue
+		}
+		fields := strings.Fields(w)
+		changed := false
+		for j, f := range fields {
+			if isGit(strings.Trim(f, `'"`)) {
+				fields[j], changed = "git", true
+			}
+		}
+		if changed {
+			set(i, strings.Join(fields, " "))
+		}
+	}
+	if out == nil {
+		return words
+	}
+	return out
+}
+
+// CheckProgram is the run-time check of the file the interpreter is
+// about to execute for argv (bin, found from argv[0]): under an
+// automatic approval, a program the read-only set knows by name must be
+// that program, the system's (the same file as, or a copy of, the one
+// in a system directory), since its option grammar is what the approval
+// rests on: a `cat` found first on PATH that is another program, or git
+// under cat's name, is not cat.
+func (j Judgement) CheckProgram(bin string, argv []string) error {
+	if !j.Automatic() || len(argv) == 0 {
+		return nil
+	}
+	name := argv[0]
+	if strings.Contains(name, "/") {
+		return nil // named by path: never in the read-only set (argvReadOnlyProblem)
+	}
+	if _, ok := readOnlyPrograms()[name]; !ok {
+		return nil
+	}
+	if fi := executableAt(bin); fi != nil {
+		for _, d := range systemBinDirs() {
+			if sameExecutable(bin, fi, d+"/"+name) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%w: `%s` runs %s, which is not the system's %s (not the same file as, nor a copy of, one in %s), so what the approval (%s) judged of %s does not hold for it",
+		ErrNotJudged, strings.Join(argv, " "), bin, name, strings.Join(systemBinDirs(), ", "), j.By, name)
+}

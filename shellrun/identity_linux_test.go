@@ -1,0 +1,72 @@
+package shellrun
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jazz-run/jazz/shellguard"
+)
+
+// TestRunnerKnowsProgramsByWhatTheyAre: a link or copy of git made by the
+// command itself, under any name, is still git's init with --bare, which
+// makes a repository's own directory where the command says: only a
+// person may approve that, so under the high-risk policy it is refused
+// when it is about to run, and no HEAD appears. And a program the static
+// read-only pass approved by name runs only if the file PATH finds is
+// that program: a script named cat first on PATH is refused, not run.
+func TestRunnerKnowsProgramsByWhatTheyAre(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	for _, cmd := range []string{
+		"ln -s " + git + " g; ./g init -q --bare d",
+		"cp " + git + " x && ./x init -q --bare d",
+		"cp " + git + " x && env ./x init -q --bare d",
+		"mkdir -p b && ln -s " + git + " b/h && PATH=$PWD/b:$PATH && h init -q --bare d",
+		"ln " + git + " hard 2>/dev/null || cp " + git + " hard; ./hard -c init.templateDir=t init -q d",
+	} {
+		t.Run(cmd, func(t *testing.T) {
+			req := request(t, cmd)
+			req.Judgement = shellguard.Judgement{Command: cmd, By: shellguard.ByPolicy}
+			out := mustRun(t, req)
+			if !strings.Contains(out.NotJudged, "only a person may approve") {
+				t.Errorf("not refused: %+v", out)
+			}
+			if _, err := os.Stat(filepath.Join(req.Dir, "d", "HEAD")); err == nil {
+				t.Error("git under another name made a repository in d")
+			}
+		})
+	}
+
+	t.Run("a script named cat first on PATH", func(t *testing.T) {
+		req := request(t, "cat f")
+		bin := filepath.Join(req.Dir, "bin")
+		if err := os.Mkdir(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, "cat"), []byte("#!/bin/sh\necho ran > "+req.Dir+"/ran\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(req.Dir, "f"), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		req.Env = append([]string{"PATH=" + bin + ":" + os.Getenv("PATH")}, req.Env[1:]...)
+		req.Judgement = shellguard.Judge("cat f", shellguard.ByStatic, nil, "read-only")
+		out := mustRun(t, req)
+		if _, err := os.Stat(filepath.Join(req.Dir, "ran")); err == nil {
+			t.Fatalf("the script ran under the static approval of cat: %+v", out)
+		}
+		if !strings.Contains(out.NotJudged, "not the system's cat") {
+			t.Errorf("refusal %q", out.NotJudged)
+		}
+		// The system's cat runs as approved.
+		req.Env = request(t, "").Env
+		if out := mustRun(t, req); out.NotJudged != "" || strings.TrimSpace(out.Stdout) != "x" {
+			t.Errorf("the system's cat: %+v", out)
+		}
+	})
+}

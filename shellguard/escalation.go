@@ -42,6 +42,16 @@ const maxTreeEntries = 4096
 // a command not proven inspect-only, is built by expansion, or the
 // working directory is not known. "" when any approval may.
 func HumanOnly(command, dir, home string) string {
+	return humanOnly(command, dir, home, 0)
+}
+
+// maxNesting bounds how deep command lines inside words (`flock f -c
+// '…'`, nested quotes) are judged; one nested deeper is a person's.
+const maxNesting = 4
+
+// humanOnly is HumanOnly for a command nested depth command lines deep
+// inside a word of another.
+func humanOnly(command, dir, home string, depth int) string {
 	f, err := parse(command)
 	if err != nil {
 		return "it does not parse, so what it writes cannot be told"
@@ -137,7 +147,7 @@ func HumanOnly(command, dir, home string) string {
 			if w := inProtectedDir(words, known, d, homes); w != "" {
 				return w
 			}
-			if w := argvProtected(words, known, d, homes); w != "" {
+			if w := argvProtected(words, known, d, homes, depth); w != "" {
 				return w
 			}
 		}
@@ -181,7 +191,7 @@ func ProtectedArgv(argv []string, dir string, homes []string) string {
 	if why := inProtectedDir(argv, known, dir, homes); why != "" {
 		return why
 	}
-	return argvProtected(argv, known, dir, homes)
+	return argvProtected(argv, known, dir, homes, 0)
 }
 
 // inProtectedDir says why a program that is not inspect-only, run in
@@ -221,8 +231,9 @@ func ProtectedWrite(target, dir string, homes []string) string {
 }
 
 // argvProtected judges one call's words (known[i] false: computed, and
-// skipped: the caller decided) from dir.
-func argvProtected(words []string, known []bool, dir string, homes []string) string {
+// skipped: the caller decided) from dir; depth is how deep inside
+// command lines of other words the call is.
+func argvProtected(words []string, known []bool, dir string, homes []string, depth int) string {
 	shown := strings.Join(shownValues(words, known), " ")
 	for i, w := range words {
 		if !known[i] {
@@ -260,7 +271,63 @@ func argvProtected(words []string, known []bool, dir string, homes []string) str
 			return why
 		}
 	}
+	return nestedProtected(words, known, append([]string{dir}, bases...), homes, depth, shown)
+}
+
+// nestedProtected judges each word of a call that holds shell syntax as
+// the command line a program may hand to a shell (`flock f -c '…'`,
+// `script -c`, `watch`, `git rebase --exec=…`, `find -exec sh -c`), run
+// from each of dirs: a command of its own, with its quotes, cds,
+// redirections and git calls read as the shell reads them, so
+// `flock f -c 'cd; tar -xf a.tar'` runs tar in the home directory and
+// `'cp x .gi""t/hooks/pre-commit'` names .git/hooks. Splitting the word
+// on blanks and quotes (pathCandidates) sees neither. A word that does
+// not parse as a command is not one a shell would run.
+func nestedProtected(words []string, known []bool, dirs, homes []string, depth int, shown string) string {
+	home := ""
+	if len(homes) > 0 {
+		home = homes[0]
+	}
+	for i, w := range words {
+		if i == 0 || !known[i] || !strings.ContainsAny(w, " \t\n;&|<>()'\"`$\\") {
+			continue
+		}
+		for _, text := range commandTexts(w) {
+			if _, err := parse(text); err != nil {
+				continue
+			}
+			if depth+1 > maxNesting {
+				return fmt.Sprintf("`%s` holds command lines nested more than %d deep, too deep to judge", shown, maxNesting)
+			}
+			for _, d := range dirs {
+				if why := humanOnly(text, d, home, depth+1); why != "" {
+					return fmt.Sprintf("`%s` may run the command line %s from %s, and %s", shown, escalation.Show(text), escalation.Show(d), why)
+				}
+			}
+		}
+	}
 	return ""
+}
+
+// commandTexts are the texts a word may hand a shell as a command line:
+// the word, the value of a long option (`--exec=…`), and what follows
+// each letter of a short option cluster (`-qc…`: which letter takes the
+// value only the program knows).
+func commandTexts(w string) []string {
+	out := []string{w}
+	if !strings.HasPrefix(w, "-") {
+		return out
+	}
+	if _, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "--") {
+		return append(out, v)
+	}
+	for k := 2; k < len(w) && !strings.HasPrefix(w, "--"); k++ {
+		if c := w[k-1]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			break
+		}
+		out = append(out, w[k:])
+	}
+	return out
 }
 
 // resolveWord is a path word of a call as the program takes it from dir:

@@ -174,9 +174,27 @@ func escalationCommands(ws, home string) []string {
 			}
 		}
 	}
+	// Each write as a command line a program hands to a shell (flock -c),
+	// with the protected name quoted apart inside it, which only a shell's
+	// reading of the word puts back together.
+	for _, tg := range targets {
+		hidden := tg.dir + "/" + tg.name
+		switch tg.dir {
+		case ".":
+			hidden = tg.name[:2] + `""` + tg.name[2:]
+		case "~":
+			hidden = "../" + tg.name[:2] + `""` + tg.name[2:]
+		default:
+			hidden = hidden[:2] + `""` + hidden[2:]
+		}
+		for _, w := range writers {
+			out = append(out, "flock /dev/null -c '"+w(hidden)+"'")
+		}
+	}
 	// git's configuration, which names no path.
 	out = append(out, "git config core.hooksPath hooks", "git config --global core.fsmonitor evil",
-		"git -C sub config core.pager evil", "git config --add alias.st '!evil'", "git config set core.editor evil")
+		"git -C sub config core.pager evil", "git config --add alias.st '!evil'", "git config set core.editor evil",
+		`flock /dev/null -c 'g""it config core.hooksPath hooks'`)
 	return out
 }
 

@@ -42,16 +42,33 @@ const maxTreeEntries = 4096
 // a command not proven inspect-only, is built by expansion, or the
 // working directory is not known. "" when any approval may.
 func HumanOnly(command, dir, home string) string {
-	return humanOnly(command, dir, home, 0)
+	return humanOnly(command, dir, home, nesting{left: new(int(maxNested))})
 }
 
 // maxNesting bounds how deep command lines inside words (`flock f -c
-// '…'`, nested quotes) are judged; one nested deeper is a person's.
-const maxNesting = 4
+// '…'`, nested quotes) are judged, and maxNested how many judgements of
+// them one command takes (each is judged from every directory its
+// program may run in, so they multiply at each level); a command past
+// either bound is a person's.
+const (
+	maxNesting = 4
+	maxNested  = 64
+)
 
-// humanOnly is HumanOnly for a command nested depth command lines deep
-// inside a word of another.
-func humanOnly(command, dir, home string, depth int) string {
+// nesting is where a judgement of a nested command line stands: how
+// deep it is, and how many more of them the whole command may take.
+type nesting struct {
+	depth int
+	left  *int
+}
+
+// maxCluster bounds the letters of a short option cluster after which a
+// command line may start (`script -qc'…'`).
+const maxCluster = 8
+
+// humanOnly is HumanOnly for a command nested inside a word of another
+// as deep as n says.
+func humanOnly(command, dir, home string, n nesting) string {
 	f, err := parse(command)
 	if err != nil {
 		return "it does not parse, so what it writes cannot be told"
@@ -147,7 +164,7 @@ func humanOnly(command, dir, home string, depth int) string {
 			if w := inProtectedDir(words, known, d, homes); w != "" {
 				return w
 			}
-			if w := argvProtected(words, known, d, homes, depth); w != "" {
+			if w := argvProtected(words, known, d, homes, n); w != "" {
 				return w
 			}
 		}
@@ -191,7 +208,7 @@ func ProtectedArgv(argv []string, dir string, homes []string) string {
 	if why := inProtectedDir(argv, known, dir, homes); why != "" {
 		return why
 	}
-	return argvProtected(argv, known, dir, homes, 0)
+	return argvProtected(argv, known, dir, homes, nesting{left: new(int(maxNested))})
 }
 
 // inProtectedDir says why a program that is not inspect-only, run in
@@ -231,9 +248,9 @@ func ProtectedWrite(target, dir string, homes []string) string {
 }
 
 // argvProtected judges one call's words (known[i] false: computed, and
-// skipped: the caller decided) from dir; depth is how deep inside
-// command lines of other words the call is.
-func argvProtected(words []string, known []bool, dir string, homes []string, depth int) string {
+// skipped: the caller decided) from dir; n is how deep inside command
+// lines of other words the call is.
+func argvProtected(words []string, known []bool, dir string, homes []string, n nesting) string {
 	shown := strings.Join(shownValues(words, known), " ")
 	for i, w := range words {
 		if !known[i] {
@@ -271,7 +288,7 @@ func argvProtected(words []string, known []bool, dir string, homes []string, dep
 			return why
 		}
 	}
-	return nestedProtected(words, known, append([]string{dir}, bases...), homes, depth, shown)
+	return nestedProtected(words, known, append([]string{dir}, bases...), homes, n, shown)
 }
 
 // nestedProtected judges each word of a call that holds shell syntax as
@@ -283,7 +300,7 @@ func argvProtected(words []string, known []bool, dir string, homes []string, dep
 // `'cp x .gi""t/hooks/pre-commit'` names .git/hooks. Splitting the word
 // on blanks and quotes (pathCandidates) sees neither. A word that does
 // not parse as a command is not one a shell would run.
-func nestedProtected(words []string, known []bool, dirs, homes []string, depth int, shown string) string {
+func nestedProtected(words []string, known []bool, dirs, homes []string, n nesting, shown string) string {
 	home := ""
 	if len(homes) > 0 {
 		home = homes[0]
@@ -296,11 +313,15 @@ func nestedProtected(words []string, known []bool, dirs, homes []string, depth i
 			if _, err := parse(text); err != nil {
 				continue
 			}
-			if depth+1 > maxNesting {
+			if n.depth+1 > maxNesting {
 				return fmt.Sprintf("`%s` holds command lines nested more than %d deep, too deep to judge", shown, maxNesting)
 			}
 			for _, d := range dirs {
-				if why := humanOnly(text, d, home, depth+1); why != "" {
+				if *n.left == 0 {
+					return fmt.Sprintf("`%s` holds more command lines, or may run them from more directories, than %d judgements of them cover", shown, maxNested)
+				}
+				*n.left--
+				if why := humanOnly(text, d, home, nesting{depth: n.depth + 1, left: n.left}); why != "" {
 					return fmt.Sprintf("`%s` may run the command line %s from %s, and %s", shown, escalation.Show(text), escalation.Show(d), why)
 				}
 			}
@@ -312,7 +333,8 @@ func nestedProtected(words []string, known []bool, dirs, homes []string, depth i
 // commandTexts are the texts a word may hand a shell as a command line:
 // the word, the value of a long option (`--exec=…`), and what follows
 // each letter of a short option cluster (`-qc…`: which letter takes the
-// value only the program knows).
+// value only the program knows), up to maxCluster letters: a cluster is
+// a few options, and each suffix is parsed.
 func commandTexts(w string) []string {
 	out := []string{w}
 	if !strings.HasPrefix(w, "-") {
@@ -321,7 +343,7 @@ func commandTexts(w string) []string {
 	if _, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "--") {
 		return append(out, v)
 	}
-	for k := 2; k < len(w) && !strings.HasPrefix(w, "--"); k++ {
+	for k := 2; k < len(w) && k <= maxCluster+1 && !strings.HasPrefix(w, "--"); k++ {
 		if c := w[k-1]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
 			break
 		}

@@ -1,6 +1,12 @@
 package shellguard
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 // TestHumanOnlyReadsCommandLinesInWords: a word a program hands to a
 // shell (flock -c, script -c, watch, git rebase --exec, an attached or
@@ -51,5 +57,29 @@ func TestHumanOnlyReadsCommandLinesInWords(t *testing.T) {
 		if why := HumanOnly(cmd, ws, home); why != "" {
 			t.Errorf("HumanOnly(%q) = %q, want \"\"", cmd, why)
 		}
+	}
+}
+
+// TestHumanOnlyBoundsNestedCommandLines: each nested command line is
+// judged from every directory its program may run in, so the judgements
+// multiply at each level (ten directories four levels deep took 20 s);
+// past a bound the command is a person's instead of slow to judge.
+func TestHumanOnlyBoundsNestedCommandLines(t *testing.T) {
+	ws, home := escalationWorkspace(t)
+	var dirs []string
+	for i := range 10 {
+		d := filepath.Join(ws, "d"+strconv.Itoa(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	flock := "flock " + strings.Join(dirs, " ") + " -c "
+	cmd := flock + `'` + flock + `"` + flock + `\"` + flock + `\\\"touch a\\\"\""'`
+	if why := HumanOnly(cmd, ws, home); !strings.Contains(why, "judgements of them cover") {
+		t.Errorf("HumanOnly of command lines nested four deep, each from ten directories: %q", why)
+	}
+	if why := HumanOnly(flock+`'touch a'`, ws, home); why != "" {
+		t.Errorf("one command line from ten directories: %q", why)
 	}
 }

@@ -200,23 +200,43 @@ func gitByIdentity(words []string, known []bool, dir, pathVar string) []string {
 // rests on: a `cat` found first on PATH that is another program, or git
 // under cat's name, is not cat.
 func (j Judgement) CheckProgram(bin string, argv []string) error {
-	if !j.Automatic() || len(argv) == 0 {
+	if !j.Automatic() || len(argv) == 0 || !impostor(bin, argv[0]) {
 		return nil
 	}
 	name := argv[0]
+	return fmt.Errorf("%w: `%s` runs %s, which is not the system's %s (not the same file as, nor a copy of, one in %s), so what the approval (%s) judged of %s does not hold for it",
+		ErrNotJudged, strings.Join(argv, " "), bin, name, strings.Join(systemBinDirs(), ", "), j.By, name)
+}
+
+// impostor reports whether name, a bare name of the read-only set that
+// the interpreter found as bin, is not the system's program of that name
+// (the same file as, or a copy of, the one in a system directory).
+func impostor(bin, name string) bool {
 	if strings.Contains(name, "/") {
-		return nil // named by path: never in the read-only set (argvReadOnlyProblem)
+		return false // named by path: never in the read-only set (argvReadOnlyProblem)
 	}
 	if _, ok := readOnlyPrograms()[name]; !ok {
-		return nil
+		return false
 	}
 	if fi := executableAt(bin); fi != nil {
 		for _, d := range systemBinDirs() {
 			if sameExecutable(bin, fi, d+"/"+name) {
-				return nil
+				return false
 			}
 		}
 	}
-	return fmt.Errorf("%w: `%s` runs %s, which is not the system's %s (not the same file as, nor a copy of, one in %s), so what the approval (%s) judged of %s does not hold for it",
-		ErrNotJudged, strings.Join(argv, " "), bin, name, strings.Join(systemBinDirs(), ", "), j.By, name)
+	return true
+}
+
+// AsExecuted is argv as the judgement reads it once the interpreter has
+// found bin for argv[0]: when argv[0] names a program of the read-only
+// set but bin is not that program (a copy of tee placed on PATH as cat),
+// argv[0] is bin itself, a program named by its path, which no
+// inspect-only grammar admits, so what it names is judged (`cat
+// AGENTS.md` run by that tee writes AGENTS.md). argv itself otherwise.
+func AsExecuted(bin string, argv []string) []string {
+	if len(argv) == 0 || !impostor(bin, argv[0]) {
+		return argv
+	}
+	return append([]string{bin}, argv[1:]...)
 }

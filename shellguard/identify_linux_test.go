@@ -164,3 +164,36 @@ func TestCheckRepoKnowsGitByIdentity(t *testing.T) {
 		t.Errorf("CheckRepo of another program: %v", err)
 	}
 }
+
+// TestAsExecuted: a read-only program's name on a file that is another
+// program is read as that file's path, which no inspect-only grammar
+// admits, so ProtectedArgv judges what it names; the system's program,
+// and a program outside the read-only set, keep their name.
+func TestAsExecuted(t *testing.T) {
+	dir, _ := gitUnderOtherNames(t)
+	tee, err := exec.LookPath("tee")
+	if err != nil {
+		t.Skip("no tee")
+	}
+	b, err := os.ReadFile(tee)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/bin/cat", b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := AsExecuted(dir+"/bin/cat", []string{"cat", "AGENTS.md"}); got[0] != dir+"/bin/cat" {
+		t.Errorf("tee as cat: %q", got)
+	} else if why := ProtectedArgv(got, dir, nil); why == "" {
+		t.Error("tee as cat naming AGENTS.md: ProtectedArgv = \"\", want a reason")
+	}
+	cat, _ := exec.LookPath("cat")
+	for _, c := range []struct {
+		bin  string
+		argv []string
+	}{{cat, []string{"cat", "AGENTS.md"}}, {dir + "/notgit", []string{"npm", "test"}}} {
+		if got := AsExecuted(c.bin, c.argv); !slices.Equal(got, c.argv) {
+			t.Errorf("AsExecuted(%s, %q) = %q", c.bin, c.argv, got)
+		}
+	}
+}

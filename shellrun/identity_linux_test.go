@@ -42,6 +42,28 @@ func TestRunnerKnowsProgramsByWhatTheyAre(t *testing.T) {
 		})
 	}
 
+	// Under the high-risk policy too: a copy of tee put on PATH as cat is
+	// judged as the program it is, which names AGENTS.md to write it.
+	t.Run("tee as cat", func(t *testing.T) {
+		tee, err := exec.LookPath("tee")
+		if err != nil {
+			t.Skip("no tee")
+		}
+		cmd := "mkdir b && cp " + tee + " b/cat && PATH=$PWD/b:$PATH && echo evil | cat AGENTS.md"
+		req := request(t, cmd)
+		if err := os.WriteFile(filepath.Join(req.Dir, "AGENTS.md"), []byte("ok\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		req.Judgement = shellguard.Judgement{Command: cmd, By: shellguard.ByPolicy}
+		out := mustRun(t, req)
+		if b, _ := os.ReadFile(filepath.Join(req.Dir, "AGENTS.md")); string(b) != "ok\n" {
+			t.Errorf("AGENTS.md is now %q: %+v", b, out)
+		}
+		if !strings.Contains(out.NotJudged, "only a person may approve") {
+			t.Errorf("not refused: %+v", out)
+		}
+	})
+
 	t.Run("a script named cat first on PATH", func(t *testing.T) {
 		req := request(t, "cat f")
 		bin := filepath.Join(req.Dir, "bin")

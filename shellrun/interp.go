@@ -273,6 +273,13 @@ func (r *run) checkExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 			if g := shellguard.GitByIdentity(args, hc.Dir, env); !slices.Equal(g, args) {
 				judged = append(judged, g)
 			}
+			// And as the file it is, when that is not the program its name
+			// says.
+			if bin, err := interp.LookPathDir(hc.Dir, hc.Env, args[0]); err == nil {
+				if e := shellguard.AsExecuted(bin, args); !slices.Equal(e, args) {
+					judged = append(judged, e)
+				}
+			}
 			for _, argv := range judged {
 				why := shellguard.ProtectedArgv(argv, hc.Dir, r.homes)
 				if why == "" {

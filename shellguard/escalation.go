@@ -127,6 +127,9 @@ func humanOnly(command, dir, home string, n nesting) string {
 	if why != "" {
 		return why
 	}
+	if why := assignsProtected(f, home, homes, dirs, dirsWhy); why != "" {
+		return why
+	}
 
 	for _, sc := range a.calls {
 		words, known := callValues(sc, home)
@@ -998,4 +1001,139 @@ func reachableDirs(f *syntax.File, calls []simpleCommand, dir, home string) (dir
 		}
 	}
 	return dirs, ""
+}
+
+// envMayNameWrite: a variable whose value a program may take for a
+// place to write (a trace or index file, a cache, a temporary, history
+// or configuration directory: GIT_TRACE, GIT_INDEX_FILE, HISTFILE,
+// TMPDIR, XDG_CONFIG_HOME …). Which variables a program reads is its own
+// affair, so every one counts but the search lists (…PATH, whose entries
+// programs read from) and the shell's record of its own directory (PWD,
+// OLDPWD: where a program runs is judged as such).
+func envMayNameWrite(name string) bool {
+	return !strings.HasSuffix(name, "PATH") && name != "PWD" && name != "OLDPWD"
+}
+
+// envValueProtected says why a variable's value, which a program may
+// take for where to write, names a protected path from dir ("" dir: the
+// directory is not known, so only the value's own names are judged): the
+// value and each part of it (a list's entries, an option's value) that
+// reads as a path (absolute, under ~, or with a slash), or that is a
+// protected name by itself (GIT_INDEX_FILE=AGENTS.md).
+func envValueProtected(name, val, dir string, homes []string) string {
+	for _, c := range pathCandidates(val) {
+		if w := escalation.Name(c); w != "" {
+			return fmt.Sprintf("its environment sets %s to %s, which a program may write: it names %s", name, escalation.Show(val), w)
+		}
+		if !strings.Contains(c, "/") && !strings.HasPrefix(c, "~") {
+			continue
+		}
+		if dir == "" && !filepath.IsAbs(c) {
+			for _, part := range strings.Split(c, "/") {
+				if w := escalation.Name(part); w != "" {
+					return fmt.Sprintf("its environment sets %s to %s, which a program may write: it names %s", name, escalation.Show(val), w)
+				}
+			}
+			continue
+		}
+		if w := protected(resolveWord(c, dir, homes), homes); w != "" {
+			return fmt.Sprintf("its environment sets %s to %s, which a program may write: %s", name, escalation.Show(val), w)
+		}
+	}
+	return ""
+}
+
+// assignsProtected judges every variable the command assigns with a
+// value it spells out (in front of a program, on its own, or through
+// export, declare, local, readonly) as a place a program may write
+// (envMayNameWrite), from every directory the command reaches. A
+// computed value is the run-time check's (ProtectedEnv), which sees it
+// in the environment a program gets.
+func assignsProtected(f *syntax.File, home string, homes, dirs []string, dirsWhy string) string {
+	why := ""
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if why != "" {
+			return false
+		}
+		as, ok := n.(*syntax.Assign)
+		if !ok || as.Name == nil || as.Value == nil || !envMayNameWrite(as.Name.Value) {
+			return true
+		}
+		val, known := pathValue(as.Value, home)
+		if !known {
+			// Computed: the run-time check sees the value; what the text
+			// spells of it is judged here.
+			val, dirsWhy = literalSkeleton(as.Value, homes), "computed"
+		}
+		if val == "" {
+			return true
+		}
+		if dirsWhy != "" {
+			why = envValueProtected(as.Name.Value, val, "", homes)
+			return why == ""
+		}
+		for _, d := range dirs {
+			if why = envValueProtected(as.Name.Value, val, d, homes); why != "" {
+				return false
+			}
+		}
+		return true
+	})
+	return why
+}
+
+// literalSkeleton is what a word spells out itself: its literal parts,
+// with a slash where the shell computes something (`$PWD/AGENTS.md` is
+// /AGENTS.md), and a leading ~ read as the home directory (homes[0]).
+func literalSkeleton(w *syntax.Word, homes []string) string {
+	var b strings.Builder
+	var lits func(parts []syntax.WordPart)
+	lits = func(parts []syntax.WordPart) {
+		for _, p := range parts {
+			switch p := p.(type) {
+			case *syntax.Lit:
+				b.WriteString(p.Value)
+			case *syntax.SglQuoted:
+				b.WriteString(p.Value)
+			case *syntax.DblQuoted:
+				lits(p.Parts)
+			default:
+				b.WriteString("/")
+			}
+		}
+	}
+	lits(w.Parts)
+	out := b.String()
+	if rest, ok := strings.CutPrefix(out, "~"); ok && (rest == "" || rest[0] == '/') && len(homes) > 0 {
+		out = homes[0] + rest
+	}
+	return out
+}
+
+// ProtectedEnv is the run-time check of the environment env a program
+// is about to get from dir, against the one the command started with
+// (start): why a variable the command set or changed names a protected
+// path the program may take for where to write (`GIT_INDEX_FILE=AGENTS.md
+// git add .` writes git's index over AGENTS.md, `GIT_TRACE=$PWD/AGENTS.md`
+// appends git's trace to it), or "".
+func ProtectedEnv(env, start []string, dir string, homes []string) string {
+	was := map[string]string{}
+	for _, kv := range start {
+		if name, val, ok := strings.Cut(kv, "="); ok {
+			was[name] = val
+		}
+	}
+	for _, kv := range env {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !envMayNameWrite(name) {
+			continue
+		}
+		if old, had := was[name]; had && old == val {
+			continue
+		}
+		if why := envValueProtected(name, val, dir, homes); why != "" {
+			return why
+		}
+	}
+	return ""
 }

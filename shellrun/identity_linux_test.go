@@ -92,3 +92,32 @@ func TestRunnerKnowsProgramsByWhatTheyAre(t *testing.T) {
 		}
 	})
 }
+
+// TestRunnerJudgesTheEnvironmentAProgramGets: a value the command
+// computes is known only at run time, in the environment the program
+// gets: git's index written as AGENTS.md (GIT_INDEX_FILE) is a person's
+// to approve, so under the high-risk policy git is refused and no
+// AGENTS.md appears.
+func TestRunnerJudgesTheEnvironmentAProgramGets(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	cmd := "f=AGENTS.md; GIT_INDEX_FILE=$f git add x"
+	req := request(t, cmd)
+	init := exec.Command("git", "init", "-q", req.Dir)
+	init.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+	if out, err := init.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(req.Dir, "x"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req.Judgement = shellguard.Judgement{Command: cmd, By: shellguard.ByPolicy}
+	out := mustRun(t, req)
+	if _, err := os.Stat(filepath.Join(req.Dir, "AGENTS.md")); err == nil {
+		t.Errorf("git wrote its index as AGENTS.md: %+v", out)
+	}
+	if !strings.Contains(out.NotJudged, "only a person may approve") {
+		t.Errorf("not refused: %+v", out)
+	}
+}

@@ -285,6 +285,11 @@ func (r *run) checkExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 				if why == "" {
 					why = shellguard.ProtectedGitEnv(argv, env, r.startEnv)
 				}
+				if why == "" {
+					if w := shellguard.ProtectedEnv(env, r.startEnv, hc.Dir, r.homes); w != "" {
+						why = "`" + strings.Join(argv, " ") + "`, and " + w
+					}
+				}
 				if why != "" {
 					err := fmt.Errorf("%w: after expansion the command runs %s, and only a person may approve that, not its approval (%s)",
 						shellguard.ErrNotJudged, why, approvalName(r.judge))

@@ -28,7 +28,9 @@ package escalation
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -201,15 +203,28 @@ func Note(why string) string {
 	return "\n\nOnly a person may approve this (no allowlist, remembered answer or policy does): " + why + "."
 }
 
-// Homes is home as written and with its links resolved; none for "".
+// Homes is home (the process's $HOME) as written and with its links
+// resolved, then the account's own home directory from the password
+// database, likewise: a login gives the shells and programs the user
+// runs later that one as HOME, whatever this process's HOME says (unset
+// under a service, another directory under `sudo -E` or a wrapper), so
+// its dot entries are the user's configuration too. The first entry is
+// $HOME when it is set, for reading ~.
 func Homes(home string) []string {
-	if home == "" {
-		return nil
+	var out []string
+	add := func(h string) {
+		if h = filepath.Clean(h); !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+		if real, err := filepath.EvalSymlinks(h); err == nil && !slices.Contains(out, real) {
+			out = append(out, real)
+		}
 	}
-	h := filepath.Clean(home)
-	out := []string{h}
-	if real, err := filepath.EvalSymlinks(h); err == nil && real != h {
-		out = append(out, real)
+	if home != "" {
+		add(home)
+	}
+	if u, err := user.Current(); err == nil && filepath.IsAbs(u.HomeDir) {
+		add(u.HomeDir)
 	}
 	return out
 }

@@ -2,7 +2,9 @@ package escalation
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -44,5 +46,30 @@ func TestPhysical(t *testing.T) {
 	}
 	if why := Why(filepath.Clean(ws+"/hk/../config"), nil); why != "" {
 		t.Errorf("the lexical path %s is protected: %s", filepath.Clean(ws+"/hk/../config"), why)
+	}
+}
+
+// TestHomesHoldTheAccountsHome: the shells and programs a user runs
+// later get the account's home directory as HOME from their login,
+// whatever this process's HOME says (unset under a service, another
+// directory under sudo -E or a wrapper), so its dot entries are the
+// user's configuration too; $HOME stays first, for reading ~.
+func TestHomesHoldTheAccountsHome(t *testing.T) {
+	u, err := user.Current()
+	if err != nil || !filepath.IsAbs(u.HomeDir) {
+		t.Skipf("no account home directory: %v", err)
+	}
+	other := t.TempDir()
+	for _, home := range []string{"", other} {
+		homes := Homes(home)
+		if !slices.Contains(homes, filepath.Clean(u.HomeDir)) {
+			t.Errorf("Homes(%q) = %q, without the account's home %s", home, homes, u.HomeDir)
+		}
+		if why := Why(filepath.Join(u.HomeDir, ".bashrc"), homes); why == "" {
+			t.Errorf("with HOME=%q, the account's ~/.bashrc is not protected", home)
+		}
+	}
+	if homes := Homes(other); homes[0] != filepath.Clean(other) {
+		t.Errorf("Homes(%q)[0] = %q, want $HOME first", other, homes[0])
 	}
 }

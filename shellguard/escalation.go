@@ -152,7 +152,7 @@ func humanOnly(command, dir, home string, n nesting) string {
 			aliased := strings.Contains(command, "GIT_CONFIG") && strings.Contains(strings.ToLower(command), "alias.")
 			gw := words
 			for _, d := range dirs {
-				gw = gitByIdentity(gw, known, d, "")
+				gw = programsByIdentity(gw, known, d, "")
 			}
 			for _, g := range gitCommandLines(gw, known) {
 				if aliased {
@@ -255,6 +255,14 @@ func ProtectedWrite(target, dir string, homes []string) string {
 // lines of other words the call is.
 func argvProtected(words []string, known []bool, dir string, homes []string, n nesting) string {
 	shown := strings.Join(shownValues(words, known), " ")
+	// A known program under another name (a link or copy of git, cp,
+	// xargs … that the command names by path) is judged as that program
+	// too.
+	if nw := programsByIdentity(words, known, dir, ""); !slices.Equal(nw, words) {
+		if why := argvProtected(nw, known, dir, homes, n); why != "" {
+			return why
+		}
+	}
 	for i, w := range words {
 		if !known[i] {
 			continue
@@ -263,9 +271,7 @@ func argvProtected(words []string, known []bool, dir string, homes []string, n n
 			return fmt.Sprintf("`%s`: %s builds command lines from its input, which could name %s", shown, path.Base(w), protectedKinds)
 		}
 	}
-	// git under another name (a link or copy of it that the command
-	// names by path) is git.
-	for _, g := range gitCommandLines(gitByIdentity(words, known, dir, ""), known) {
+	for _, g := range gitCommandLines(words, known) {
 		if why := gitConfigWrite(g.args); why != "" {
 			return fmt.Sprintf("`%s` %s", shown, why)
 		}

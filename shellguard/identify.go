@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -122,40 +123,141 @@ func namesGit(w string) bool {
 	return dashed && sub != ""
 }
 
-// GitByIdentity is argv (one program's, after expansion, about to run
-// from dir with env) with every word that names git's executable under
-// another name spelled `git`, as the rules that know git by name read
-// it: a link, hard link or copy of git runs as git whatever it is called
-// (git takes a name of its own only when it starts git-), whether it is
-// the program itself (`./g init --bare d`), a program a wrapper runs
-// (`env ./g init`), or one inside a word that holds a command line (`env
-// -S './g init'`). A word with a slash is taken from dir, a bare one
-// from env's PATH as the interpreter would find it. argv itself when no
-// word is git under another name.
-func GitByIdentity(argv []string, dir string, env []string) []string {
-	pathVar, _ := LookupEnv(env, "PATH")
-	return gitByIdentity(argv, allInert(len(argv)), dir, pathVar)
+// knownNames are the programs the rules know by name: git, the
+// read-only set, the programs and subcommand families that clearly
+// mutate, the tree movers, the wrappers and the programs that build
+// command lines from their input.
+func knownNames() []string {
+	seen := map[string]bool{"git": true}
+	add := func(names ...string) {
+		for _, n := range names {
+			seen[n] = true
+		}
+	}
+	for n := range readOnlyPrograms() {
+		add(n)
+	}
+	for n := range mutatingPrograms {
+		add(n)
+	}
+	for n := range mutatingSubcommands {
+		add(n)
+	}
+	for n := range treeMovers {
+		add(n)
+	}
+	for n := range runsOther {
+		add(n)
+	}
+	for n := range appendsInput {
+		add(n)
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	return out
 }
 
-// gitByIdentity is GitByIdentity over a call's known words; pathVar ""
-// looks up no bare word.
-func gitByIdentity(words []string, known []bool, dir, pathVar string) []string {
-	isGit := func(w string) bool {
-		if w == "" || namesGit(w) || strings.HasPrefix(w, "-") {
-			return false
+// identify is the known program (knownNames) the executable file bin
+// is, when it is called by another name (called, a base name): a link
+// to it, a hard link, or a copy (the same bytes); git also as git's exec
+// path holds it, or as pathVar finds it from dir. "" when bin is no known
+// program, is the one its name says, or is several of them (a multi-call
+// binary such as busybox, which acts by the name it is called).
+func identify(bin, called, dir, pathVar string, known []knownFile) string {
+	fi := executableAt(bin)
+	if fi == nil {
+		return ""
+	}
+	if namesGit(called) {
+		return "" // git's rules read it as git already
+	}
+	if isGitExecutable(bin, dir, pathVar) {
+		if called == "git" {
+			return ""
+		}
+		return "git"
+	}
+	var found []string
+	for _, k := range known {
+		if slices.Contains(found, k.name) {
+			continue
+		}
+		if os.SameFile(fi, k.info) || fi.Size() == k.info.Size() && fi.Size() <= maxIdentityBytes && sameBytes(bin, k.path) {
+			found = append(found, k.name)
+		}
+	}
+	if len(found) != 1 || found[0] == called {
+		return ""
+	}
+	return found[0]
+}
+
+// knownFile is one file of a known program in a system directory.
+type knownFile struct {
+	name, path string
+	info       os.FileInfo
+}
+
+// knownFiles are the files of the known programs (knownNames) in the
+// system directories.
+func knownFiles() []knownFile {
+	var out []knownFile
+	for _, n := range knownNames() {
+		for _, d := range systemBinDirs() {
+			if fi, err := os.Stat(d + "/" + n); err == nil && fi.Mode().IsRegular() {
+				out = append(out, knownFile{n, d + "/" + n, fi})
+			}
+		}
+	}
+	return out
+}
+
+// ProgramsByIdentity is argv (one program's, after expansion, about to
+// run from dir with env) with every word that names a known program
+// under another name spelled by that program's name, as the rules that
+// know programs by name read them: a link, hard link or copy of git
+// runs as git whatever it is called (git takes a name of its own only
+// when it starts git-: `ln -s /usr/bin/git g; ./g init --bare d`), and
+// one of rm, cp, xargs, env … acts as rm, cp, xargs, env (`./r -rf x`,
+// `echo .git/config | ./x cp f`). That holds for the program itself, a
+// program a wrapper runs (`env ./g init`), and one inside a word that
+// holds a command line (`env -S './g init'`). A word with a slash is
+// taken from dir, a bare one from env's PATH as the interpreter would
+// find it. argv itself when no word is a known program under another
+// name.
+func ProgramsByIdentity(argv []string, dir string, env []string) []string {
+	pathVar, _ := LookupEnv(env, "PATH")
+	return programsByIdentity(argv, allInert(len(argv)), dir, pathVar)
+}
+
+// programsByIdentity is ProgramsByIdentity over a call's known words;
+// pathVar "" looks up no bare word.
+func programsByIdentity(words []string, known []bool, dir, pathVar string) []string {
+	var files []knownFile // stat once, when a word is an executable
+	named := func(w string) string {
+		if w == "" || strings.HasPrefix(w, "-") || strings.ContainsAny(w, "=*?[") {
+			return ""
 		}
 		var bin string
 		switch {
-		case strings.Contains(w, "/") && filepath.IsAbs(w):
+		case filepath.IsAbs(w):
 			bin = w
 		case strings.Contains(w, "/"):
 			bin = filepath.Join(dir, w)
 		case pathVar == "":
-			return false
+			return ""
 		default:
 			bin = lookProgram(w, dir, []string{"PATH=" + pathVar})
 		}
-		return bin != "" && isGitExecutable(bin, dir, pathVar)
+		if bin == "" || executableAt(bin) == nil {
+			return ""
+		}
+		if files == nil {
+			files = knownFiles()
+		}
+		return identify(bin, path.Base(w), dir, pathVar, files)
 	}
 	var out []string
 	set := func(i int, w string) {
@@ -168,8 +270,8 @@ func gitByIdentity(words []string, known []bool, dir, pathVar string) []string {
 		if !known[i] {
 			continue
 		}
-		if isGit(w) {
-			set(i, "git")
+		if n := named(w); n != "" {
+			set(i, n)
 			continue
 		}
 		if !strings.ContainsAny(w, " \t\n") {
@@ -178,8 +280,8 @@ func gitByIdentity(words []string, known []bool, dir, pathVar string) []string {
 		fields := strings.Fields(w)
 		changed := false
 		for j, f := range fields {
-			if isGit(strings.Trim(f, `'"`)) {
-				fields[j], changed = "git", true
+			if n := named(strings.Trim(f, `'"`)); n != "" {
+				fields[j], changed = n, true
 			}
 		}
 		if changed {

@@ -11,7 +11,8 @@ import (
 
 // gitUnderOtherNames is a directory holding git under other names: g, a
 // link to it; x, a copy of it; bin/h, a link on a PATH directory; and
-// notgit, a copy of another program.
+// notgit, a copy of true; r and c, links to rm and cp; xa, a copy of
+// xargs; and payload/, a tree holding a .git.
 func gitUnderOtherNames(t *testing.T) (dir, git string) {
 	t.Helper()
 	git, err := exec.LookPath("git")
@@ -25,12 +26,12 @@ func gitUnderOtherNames(t *testing.T) (dir, git string) {
 	if err := os.MkdirAll(dir+"/bin", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for link, target := range map[string]string{"g": git, "bin/h": git} {
+	for link, target := range map[string]string{"g": git, "bin/h": git, "r": "/bin/rm", "c": "/bin/cp"} {
 		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for name, src := range map[string]string{"x": git, "notgit": "/bin/true"} {
+	for name, src := range map[string]string{"x": git, "notgit": "/bin/true", "xa": "/usr/bin/xargs"} {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
@@ -39,14 +40,22 @@ func gitUnderOtherNames(t *testing.T) (dir, git string) {
 			t.Fatal(err)
 		}
 	}
+	for p, content := range map[string]string{"script.sh": "#!/bin/sh\n", "payload/.git/config": "[core]\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return dir, git
 }
 
-// TestGitByIdentity: a link or copy of git is read as git wherever a word
+// TestProgramsByIdentity: a link or copy of git is read as git wherever a word
 // of the argv names it (the program, a wrapper's program, a command line
 // inside a word), by path from the directory or bare on PATH; other
 // programs, and git already named git, stay as they are.
-func TestGitByIdentity(t *testing.T) {
+func TestProgramsByIdentity(t *testing.T) {
 	dir, git := gitUnderOtherNames(t)
 	env := []string{"PATH=" + dir + "/bin:/usr/bin:/bin"}
 	cases := []struct{ argv, want []string }{
@@ -55,7 +64,10 @@ func TestGitByIdentity(t *testing.T) {
 		{[]string{"env", "x/../g", "init"}, []string{"env", "git", "init"}},
 		{[]string{"h", "-c", "alias.s=!sh", "s"}, []string{"git", "-c", "alias.s=!sh", "s"}},
 		{[]string{"env", "-S", "'./x' init --bare d"}, []string{"env", "-S", "git init --bare d"}},
-		{[]string{"./notgit", "init", "--bare", "d"}, nil},
+		{[]string{"./notgit", "init", "--bare", "d"}, []string{"true", "init", "--bare", "d"}}, // a copy of true
+		{[]string{"./r", "-rf", "x"}, []string{"rm", "-rf", "x"}},
+		{[]string{"env", "./xa", "cp", "f"}, []string{"env", "xargs", "cp", "f"}},
+		{[]string{"./script.sh"}, nil},
 		{[]string{git, "status"}, nil},
 		{[]string{"cat", "./g"}, []string{"cat", "git"}},
 		{[]string{"cat", "g"}, nil}, // not on PATH
@@ -65,8 +77,8 @@ func TestGitByIdentity(t *testing.T) {
 		if want == nil {
 			want = c.argv
 		}
-		if got := GitByIdentity(c.argv, dir, env); !slices.Equal(got, want) {
-			t.Errorf("GitByIdentity(%q) = %q, want %q", c.argv, got, want)
+		if got := ProgramsByIdentity(c.argv, dir, env); !slices.Equal(got, want) {
+			t.Errorf("ProgramsByIdentity(%q) = %q, want %q", c.argv, got, want)
 		}
 	}
 	// What the git rules then make of it: a person's.
@@ -75,17 +87,19 @@ func TestGitByIdentity(t *testing.T) {
 		{"./x", "-c", "alias.s=!sh", "s"},
 		{"h", "config", "core.fsmonitor", "touch pwn"},
 		{"env", "./g", "init", "--bare", "d"},
+		{"./xa", "cp", "f"},           // xargs builds command lines from its input
+		{"./c", "-r", "payload", "d"}, // cp plants the tree's .git
 	} {
-		if why := ProtectedArgv(GitByIdentity(argv, dir, env), dir, nil); why == "" {
-			t.Errorf("ProtectedArgv(GitByIdentity(%q)) = \"\", want a reason", argv)
+		if why := ProtectedArgv(ProgramsByIdentity(argv, dir, env), dir, nil); why == "" {
+			t.Errorf("ProtectedArgv(ProgramsByIdentity(%q)) = \"\", want a reason", argv)
 		}
 	}
-	if why := ProtectedGitEnv(GitByIdentity([]string{"./x", "init"}, dir, env), []string{"GIT_DIR=d"}, nil); why == "" {
+	if why := ProtectedGitEnv(ProgramsByIdentity([]string{"./x", "init"}, dir, env), []string{"GIT_DIR=d"}, nil); why == "" {
 		t.Error("a copy of git's init with GIT_DIR set: ProtectedGitEnv = \"\", want a reason")
 	}
 	// When the link is there before the command is proposed, the propose
 	// side reads it too.
-	for _, cmd := range []string{"./g init --bare d", dir + "/x config core.hooksPath h", "cd bin && ../x init --bare d"} {
+	for _, cmd := range []string{"./g init --bare d", dir + "/x config core.hooksPath h", "cd bin && ../x init --bare d", "./c -r payload d", "printf x | ./xa cp f"} {
 		if why := HumanOnly(cmd, dir, ""); why == "" {
 			t.Errorf("HumanOnly(%q) = \"\", want a reason", cmd)
 		}
@@ -142,7 +156,7 @@ func TestCheckProgramIdentifiesTheExecutable(t *testing.T) {
 // TestCheckRepoKnowsGitByIdentity: a link or copy of git reads the same
 // repository configuration as git, so an automatic approval of it is
 // held to the same repository check.
-func TestCheckRepoKnowsGitByIdentity(t *testing.T) {
+func TestCheckRepoKnowsProgramsByIdentity(t *testing.T) {
 	dir, _ := gitUnderOtherNames(t)
 	repo := filepath.Join(dir, "repo")
 	cmd := exec.Command("git", "init", "-q", repo)

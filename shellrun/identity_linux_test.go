@@ -83,7 +83,7 @@ func TestRunnerKnowsProgramsByWhatTheyAre(t *testing.T) {
 			t.Fatalf("the script ran under the static approval of cat: %+v", out)
 		}
 		if !strings.Contains(out.NotJudged, "not the system's cat") {
-			t.Errorf("refusal %q", out.NotJudged)
+			t.Errorf("refusal %q: %+v", out.NotJudged, out)
 		}
 		// The system's cat runs as approved.
 		req.Env = request(t, "").Env
@@ -119,5 +119,28 @@ func TestRunnerJudgesTheEnvironmentAProgramGets(t *testing.T) {
 	}
 	if !strings.Contains(out.NotJudged, "only a person may approve") {
 		t.Errorf("not refused: %+v", out)
+	}
+}
+
+// TestRunnerHoldsTheClassifierToWhatProgramsAre: a classifier's rating
+// holds for what the programs are, so a link to rm (a repository may
+// carry one) is rm, which clearly mutates: refused at run time, the file
+// kept.
+func TestRunnerHoldsTheClassifierToWhatProgramsAre(t *testing.T) {
+	cmd := "./fmt -f victim"
+	req := request(t, cmd)
+	if err := os.Symlink("/bin/rm", filepath.Join(req.Dir, "fmt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(req.Dir, "victim"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req.Judgement = shellguard.Judge(cmd, shellguard.ByClassifier, nil, "low-risk")
+	out := mustRun(t, req)
+	if _, err := os.Stat(filepath.Join(req.Dir, "victim")); err != nil {
+		t.Errorf("rm under another name ran under the classifier's rating: %+v", out)
+	}
+	if !strings.HasPrefix(out.NotJudged, "not auto-approved: ") {
+		t.Errorf("refusal %q: %+v", out.NotJudged, out)
 	}
 }

@@ -267,11 +267,20 @@ func (r *run) checkExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 		if r.judge.By != shellguard.ByHuman {
 			hc := interp.HandlerCtx(ctx)
 			env := exportedEnv(hc.Env)
-			// As written, and with git under another name (a link or copy
-			// of it, found by path or on PATH) read as git.
+			// As written, and with a known program under another name (a
+			// link or copy of git, rm, cp, xargs …, found by path or on
+			// PATH) read as that program.
 			judged := [][]string{args}
-			if g := shellguard.GitByIdentity(args, hc.Dir, env); !slices.Equal(g, args) {
+			if g := shellguard.ProgramsByIdentity(args, hc.Dir, env); !slices.Equal(g, args) {
 				judged = append(judged, g)
+				// A classifier's approval holds for what the programs
+				// are: `./r -rf x` with r a link to rm is rm.
+				if r.judge.By == shellguard.ByClassifier {
+					if err := r.judge.CheckExec(g); err != nil {
+						r.refuse("", err.Error())
+						return errNotJudged
+					}
+				}
 			}
 			// And as the file it is, when that is not the program its name
 			// says.

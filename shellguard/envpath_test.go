@@ -52,8 +52,53 @@ func TestHumanOnlyJudgesAssignedPaths(t *testing.T) {
 		{[]string{"PWD=" + ws + "/.git"}, false},            // judged as the directory a program runs in
 		{[]string{"LANG=C.UTF-8", "FOO=bar"}, false},
 	} {
-		if got := ProtectedEnv(c.env, start, ws, []string{home}) != ""; got != c.want {
+		if got := ProtectedEnv([]string{"git", "add", "."}, c.env, start, ws, []string{home}) != ""; got != c.want {
 			t.Errorf("ProtectedEnv(%q) = %v, want %v", c.env, got, c.want)
+		}
+	}
+}
+
+// TestHumanOnlyJudgesDirectoriesInVariables: a directory a variable
+// tells a writing program to work in (GIT_WORK_TREE) is judged as one it
+// names: the home directory, or one holding it, takes a checkout's dot
+// files; an inspect-only program told so writes nothing there.
+func TestHumanOnlyJudgesDirectoriesInVariables(t *testing.T) {
+	ws, home := escalationWorkspace(t)
+	for _, cmd := range []string{
+		"GIT_WORK_TREE=~ git checkout -- .",
+		"export GIT_WORK_TREE=$HOME; git checkout -- .",
+		"GIT_WORK_TREE=" + home + "/.. git checkout -- .",
+	} {
+		if why := HumanOnly(cmd, ws, home); why == "" {
+			t.Errorf("HumanOnly(%q) = \"\", want a reason", cmd)
+		}
+	}
+	if why := HumanOnly("GIT_WORK_TREE=~ git status", ws, home); why != "" {
+		t.Errorf("an inspect-only git told the home: %q", why)
+	}
+	env := []string{"GIT_WORK_TREE=" + home}
+	if why := ProtectedEnv([]string{"git", "checkout", "--", "."}, env, nil, ws, []string{home}); why == "" {
+		t.Error("ProtectedEnv of a checkout into the home = \"\", want a reason")
+	}
+	if why := ProtectedEnv([]string{"git", "status"}, env, nil, ws, []string{home}); why != "" {
+		t.Errorf("ProtectedEnv of git status: %q", why)
+	}
+}
+
+// TestHumanOnlyGitSubcommandsThatWriteConfig: git maintenance register
+// and start write git's global configuration (start also the user's
+// scheduler, which runs git later), git lfs install its filters and the
+// repository's hooks: configuration changes as `git config` is.
+func TestHumanOnlyGitSubcommandsThatWriteConfig(t *testing.T) {
+	ws, home := escalationWorkspace(t)
+	for _, cmd := range []string{"git maintenance start", "git maintenance register", "git lfs install", "git lfs install --local"} {
+		if why := HumanOnly(cmd, ws, home); why == "" {
+			t.Errorf("HumanOnly(%q) = \"\", want a reason", cmd)
+		}
+	}
+	for _, cmd := range []string{"git maintenance run --task=gc", "git lfs ls-files"} {
+		if why := HumanOnly(cmd, ws, home); why != "" {
+			t.Errorf("HumanOnly(%q) = %q, want \"\"", cmd, why)
 		}
 	}
 }

@@ -127,7 +127,13 @@ func humanOnly(command, dir, home string, n nesting) string {
 	if why != "" {
 		return why
 	}
-	if why := assignsProtected(f, home, homes, dirs, dirsWhy); why != "" {
+	// A value naming the home directory or one holding it counts when
+	// some call of the command may write.
+	takes := slices.ContainsFunc(a.calls, func(sc simpleCommand) bool {
+		words, known := callValues(sc, home)
+		return len(words) > 0 && !changesDir(words, known) && (slices.Contains(known, false) || argvReadOnlyProblem(words) != "")
+	})
+	if why := assignsProtected(f, home, homes, dirs, dirsWhy, takes); why != "" {
 		return why
 	}
 
@@ -551,6 +557,20 @@ func gitConfigWrite(args []string) string {
 			}
 		}
 		return "changes git's configuration, whose hooks path, file-system monitor, pager and aliases run programs on a later git command"
+	case "maintenance", "lfs":
+		// Subcommands that write git's configuration (and, for
+		// maintenance start, the user's scheduler; for lfs install, the
+		// repository's hooks) without a config key on the command line.
+		writes := map[string][]string{"maintenance": {"register", "unregister", "start", "stop"}, "lfs": {"install", "uninstall", "update"}}[g.sub]
+		for _, a := range g.rest {
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			if slices.Contains(writes, a) {
+				return "`git " + g.sub + " " + a + "` changes git's configuration (and the hooks or the scheduler that run git later)"
+			}
+			break
+		}
 	case "init", "clone":
 		if g.config {
 			return "starts a repository under configuration the command sets (-c), which later git commands run with"
@@ -1026,7 +1046,7 @@ func envMayNameWrite(name string) bool {
 // value and each part of it (a list's entries, an option's value) that
 // reads as a path (absolute, under ~, or with a slash), or that is a
 // protected name by itself (GIT_INDEX_FILE=AGENTS.md).
-func envValueProtected(name, val, dir string, homes []string) string {
+func envValueProtected(name, val, dir string, homes []string, takes bool) string {
 	for _, c := range pathCandidates(val) {
 		if w := escalation.Name(c); w != "" {
 			return fmt.Sprintf("its environment sets %s to %s, which a program may write: it names %s", name, escalation.Show(val), w)
@@ -1042,8 +1062,18 @@ func envValueProtected(name, val, dir string, homes []string) string {
 			}
 			continue
 		}
-		if w := protected(resolveWord(c, dir, homes), homes); w != "" {
+		p := resolveWord(c, dir, homes)
+		if w := protected(p, homes); w != "" {
 			return fmt.Sprintf("its environment sets %s to %s, which a program may write: %s", name, escalation.Show(val), w)
+		}
+		// A directory a writing program is told to work in (GIT_WORK_TREE,
+		// a prefix, an output directory) is judged as one it names.
+		if takes {
+			for _, q := range []string{p, escalation.Physical(p)} {
+				if w := escalation.TakesHome(q, homes); w != "" {
+					return fmt.Sprintf("its environment sets %s to %s, where a program may write: %s", name, escalation.Show(val), w)
+				}
+			}
 		}
 	}
 	return ""
@@ -1055,7 +1085,7 @@ func envValueProtected(name, val, dir string, homes []string) string {
 // (envMayNameWrite), from every directory the command reaches. A
 // computed value is the run-time check's (ProtectedEnv), which sees it
 // in the environment a program gets.
-func assignsProtected(f *syntax.File, home string, homes, dirs []string, dirsWhy string) string {
+func assignsProtected(f *syntax.File, home string, homes, dirs []string, dirsWhy string, takes bool) string {
 	why := ""
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if why != "" {
@@ -1075,11 +1105,11 @@ func assignsProtected(f *syntax.File, home string, homes, dirs []string, dirsWhy
 			return true
 		}
 		if dirsWhy != "" {
-			why = envValueProtected(as.Name.Value, val, "", homes)
+			why = envValueProtected(as.Name.Value, val, "", homes, takes)
 			return why == ""
 		}
 		for _, d := range dirs {
-			if why = envValueProtected(as.Name.Value, val, d, homes); why != "" {
+			if why = envValueProtected(as.Name.Value, val, d, homes, takes); why != "" {
 				return false
 			}
 		}
@@ -1122,7 +1152,10 @@ func literalSkeleton(w *syntax.Word, homes []string) string {
 // path the program may take for where to write (`GIT_INDEX_FILE=AGENTS.md
 // git add .` writes git's index over AGENTS.md, `GIT_TRACE=$PWD/AGENTS.md`
 // appends git's trace to it), or "".
-func ProtectedEnv(env, start []string, dir string, homes []string) string {
+func ProtectedEnv(argv, env, start []string, dir string, homes []string) string {
+	// A program that is not inspect-only may write in a directory its
+	// environment names, as in one its argv names.
+	takes := len(argv) > 0 && argvReadOnlyProblem(argv) != ""
 	was := map[string]string{}
 	for _, kv := range start {
 		if name, val, ok := strings.Cut(kv, "="); ok {
@@ -1137,7 +1170,7 @@ func ProtectedEnv(env, start []string, dir string, homes []string) string {
 		if old, had := was[name]; had && old == val {
 			continue
 		}
-		if why := envValueProtected(name, val, dir, homes); why != "" {
+		if why := envValueProtected(name, val, dir, homes, takes); why != "" {
 			return why
 		}
 	}

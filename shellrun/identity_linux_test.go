@@ -144,3 +144,34 @@ func TestRunnerHoldsTheClassifierToWhatProgramsAre(t *testing.T) {
 		t.Errorf("refusal %q: %+v", out.NotJudged, out)
 	}
 }
+
+// TestRunnerJudgesAWorkTreeInTheEnvironment: GIT_WORK_TREE set to the
+// home directory, computed so only the run-time check sees it, makes a
+// checkout write the repository's dot files there: refused under the
+// high-risk policy, no .bashrc planted.
+func TestRunnerJudgesAWorkTreeInTheEnvironment(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	cmd := "h=$HOME; GIT_WORK_TREE=$h git checkout -- ."
+	req := request(t, cmd)
+	home, _ := shellguard.LookupEnv(req.Env, "HOME")
+	if err := os.WriteFile(filepath.Join(req.Dir, ".bashrc"), []byte("evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", ".bashrc"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"}} {
+		c := exec.Command("git", args...)
+		c.Dir, c.Env = req.Dir, append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+home)
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %q: %v: %s", args, err, out)
+		}
+	}
+	req.Judgement = shellguard.Judgement{Command: cmd, By: shellguard.ByPolicy}
+	out := mustRun(t, req)
+	if _, err := os.Stat(filepath.Join(home, ".bashrc")); err == nil {
+		t.Errorf("the checkout planted .bashrc in the home: %+v", out)
+	}
+	if !strings.Contains(out.NotJudged, "only a person may approve") {
+		t.Errorf("not refused: %+v", out)
+	}
+}

@@ -295,7 +295,7 @@ func (r *run) checkExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 					why = shellguard.ProtectedGitEnv(argv, env, r.startEnv)
 				}
 				if why == "" {
-					if w := shellguard.ProtectedEnv(env, r.startEnv, hc.Dir, r.homes); w != "" {
+					if w := shellguard.ProtectedEnv(argv, env, r.startEnv, hc.Dir, r.homes); w != "" {
 						why = "`" + strings.Join(argv, " ") + "`, and " + w
 					}
 				}

@@ -342,3 +342,57 @@ func AsExecuted(bin string, argv []string) []string {
 	}
 	return append([]string{bin}, argv[1:]...)
 }
+
+// CheckEnv is the run-time check of the environment env a program is
+// about to get under j, against the one the command started with
+// (start). A classifier rated the command's text, so a variable the
+// command set or changed must be one the text spells: a name the shell
+// computes (`export "$n=./x.so"` with n=LD_PRELOAD, BASH_ENV, NODE_OPTIONS
+// …) makes every program load or run what the rating never saw. PWD and
+// OLDPWD are the shell's own. Other approvals pass: the static pass and
+// the allowlist admit no such assignment, and a person or the high-risk
+// policy saw the text whole.
+func (j Judgement) CheckEnv(env, start []string) error {
+	if j.By != ByClassifier {
+		return nil
+	}
+	was := map[string]string{}
+	for _, kv := range start {
+		if name, val, ok := strings.Cut(kv, "="); ok {
+			was[name] = val
+		}
+	}
+	for _, kv := range env {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || name == "PWD" || name == "OLDPWD" {
+			continue
+		}
+		if old, had := was[name]; had && old == val {
+			continue
+		}
+		if !spellsName(j.Command, name) {
+			return fmt.Errorf("%w: the command sets %s in the environment of the programs it runs, a name its text does not spell, so the rating (%s) did not see it", ErrNotJudged, name, j.By)
+		}
+	}
+	return nil
+}
+
+// spellsName reports whether text holds name as a whole word (not inside
+// a longer name: PRELOAD is not LD_PRELOAD).
+func spellsName(text, name string) bool {
+	isName := func(b byte) bool {
+		return b == '_' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+	}
+	for i := 0; ; {
+		k := strings.Index(text[i:], name)
+		if k < 0 {
+			return false
+		}
+		k += i
+		end := k + len(name)
+		if (k == 0 || !isName(text[k-1])) && (end == len(text) || !isName(text[end])) {
+			return true
+		}
+		i = k + 1
+	}
+}

@@ -211,3 +211,29 @@ func TestAsExecuted(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckEnvHoldsTheClassifierToItsText: a classifier rated the text,
+// so a variable a program gets from the command must be one the text
+// spells; a computed name (LD_PRELOAD by way of $n) is refused, a spelled
+// one and the shell's own PWD pass, and other approvals are not asked.
+func TestCheckEnvHoldsTheClassifierToItsText(t *testing.T) {
+	start := []string{"PATH=/usr/bin", "HOME=/h"}
+	j := Judgement{Command: `n=LD_PRELOAD; export "$n=/x.so"; export FOO=1; cd sub; ls`, By: ByClassifier, Level: "low-risk"}
+	for _, c := range []struct {
+		env []string
+		ok  bool
+	}{
+		{[]string{"PATH=/usr/bin", "HOME=/h", "FOO=1", "PWD=/w/sub", "OLDPWD=/w"}, true},
+		{[]string{"PATH=/usr/bin", "HOME=/h", "LD_PRELOAD=/x.so"}, true}, // spelled: n=LD_PRELOAD
+		{[]string{"PATH=/usr/bin", "HOME=/h", "BASH_ENV=/x"}, false},
+		{[]string{"PATH=/tmp", "HOME=/h"}, false}, // PATH changed, not spelled
+		{[]string{"PATH=/usr/bin", "HOME=/h", "PRELOAD=1"}, false},
+	} {
+		if err := j.CheckEnv(c.env, start); (err == nil) != c.ok {
+			t.Errorf("CheckEnv(%q) = %v, want ok %v", c.env, err, c.ok)
+		}
+	}
+	if err := (Judgement{By: ByPolicy}).CheckEnv([]string{"BASH_ENV=/x"}, start); err != nil {
+		t.Errorf("the high-risk policy: %v", err)
+	}
+}

@@ -175,3 +175,16 @@ func TestRunnerJudgesAWorkTreeInTheEnvironment(t *testing.T) {
 		t.Errorf("not refused: %+v", out)
 	}
 }
+
+// TestRunnerHoldsTheClassifierToTheEnvironmentItRated: a variable whose
+// name the command computes (here BASH_ENV, which makes every bash load
+// a file) never appeared to the classifier: the program is refused.
+func TestRunnerHoldsTheClassifierToTheEnvironmentItRated(t *testing.T) {
+	cmd := `n=$(printf 'BASH_%s' ENV); export "$n=./rc"; env`
+	req := request(t, cmd)
+	req.Judgement = shellguard.Judge(cmd, shellguard.ByClassifier, nil, "low-risk")
+	out := mustRun(t, req)
+	if strings.Contains(out.Stdout, "BASH_ENV=") || !strings.Contains(out.NotJudged, "does not spell") {
+		t.Errorf("a computed variable reached a program under the classifier's rating: %+v", out)
+	}
+}

@@ -267,6 +267,10 @@ func (r *run) checkExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 		if r.judge.By != shellguard.ByHuman {
 			hc := interp.HandlerCtx(ctx)
 			env := exportedEnv(hc.Env)
+			if err := r.judge.CheckEnv(env, r.startEnv); err != nil {
+				r.refuse("", err.Error())
+				return errNotJudged
+			}
 			// As written, and with a known program under another name (a
 			// link or copy of git, rm, cp, xargs …, found by path or on
 			// PATH) read as that program.

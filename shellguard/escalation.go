@@ -169,8 +169,12 @@ func humanOnly(command, dir, home string, n nesting) string {
 				}
 			}
 		}
+		// A call the read-only grammar keeps inspect-only with its
+		// computed words as operands (`cat *.json`) writes nothing where
+		// it runs.
+		inspects := slices.Contains(known, false)
 		for _, d := range dirs {
-			if w := inProtectedDir(words, known, d, homes); w != "" {
+			if w := inProtectedDir(words, known, d, homes); w != "" && !inspects {
 				return w
 			}
 			if w := argvProtected(words, known, d, homes, n); w != "" {

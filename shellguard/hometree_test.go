@@ -232,3 +232,18 @@ func TestHumanOnlyJudgesTheDirectoryAProgramRuns(t *testing.T) {
 		t.Errorf("tar -xf run in the workspace: %q", why)
 	}
 }
+
+// TestHumanOnlyLetsReadsRunInTheHome: a call the read-only grammar keeps
+// inspect-only with computed operands (`cat *.json`) writes nothing in
+// the directory it runs in, the home included.
+func TestHumanOnlyLetsReadsRunInTheHome(t *testing.T) {
+	ws, home := homeTreeWorkspace(t)
+	for _, cmd := range []string{"cd ~ && cat *.json", "cd ~ && wc -l \"$f\"", "cd .. && grep -r x *"} {
+		if why := HumanOnly(cmd, ws, home); why != "" {
+			t.Errorf("HumanOnly(%q) = %q, want \"\"", cmd, why)
+		}
+	}
+	if why := HumanOnly("cd ~ && tar -xf $a", ws, home); why == "" {
+		t.Error("a writer with a computed word in the home: not human-only")
+	}
+}

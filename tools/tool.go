@@ -7,6 +7,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/jazz-run/jazz/messages"
@@ -125,7 +126,46 @@ func TwinName(name string) string { return "execute_" + name }
 // Pair declares a gated tool once: the visible propose half and its hidden
 // execute twin, which shares the schema, level and timeout. The twin's own
 // timeout may differ (execute_command runs up to 15 min).
+//
+// The twin holds the run's turn to change things (Env.Acts) from its
+// first check against what was approved to the end of its act: the
+// calls of a batch, and sub-agents, run at once, and another twin acting
+// between a twin's check and its act (a write into the index a commit
+// was approved for, a HEAD made beside a file being written) changes
+// what it acts on unseen. Taking the turn here, where every pair is
+// declared, is what makes no twin able to forget it. A twin whose call
+// ends while it waits changes nothing and says so.
 func Pair(propose Tool, execute Handler, executeTimeout time.Duration) []Tool {
+	return pair(propose, oneAtATime(propose.Name, execute), executeTimeout)
+}
+
+// PairBeside is Pair for a twin that does not take the turn: one whose
+// act is a program's whole run, which other calls of its batch run
+// beside by design (execute_command: a batch's commands run at once, up
+// to 15 minutes each, and one holding the turn would stall every other
+// twin of the run for as long). What it checks before it runs must not
+// depend on what another twin may change meanwhile.
+func PairBeside(propose Tool, execute Handler, executeTimeout time.Duration) []Tool {
+	return pair(propose, execute, executeTimeout)
+}
+
+// oneAtATime runs execute holding env.Acts.
+func oneAtATime(name string, execute Handler) Handler {
+	return func(ctx context.Context, env *Env, args json.RawMessage) Result {
+		release, err := env.Acts.Take(ctx)
+		if err != nil {
+			reason := "the call was cancelled"
+			if errors.Is(err, context.DeadlineExceeded) {
+				reason = "the tool's time limit was reached"
+			}
+			return Fail(name + " stopped because " + reason + " while another change of this run was being made. Nothing was changed.")
+		}
+		defer release()
+		return execute(ctx, env, args)
+	}
+}
+
+func pair(propose Tool, execute Handler, executeTimeout time.Duration) []Tool {
 	twin := propose
 	twin.Name = TwinName(propose.Name)
 	twin.Hidden = true
@@ -176,9 +216,9 @@ type Env struct {
 	// Context is the calling agent's own context window, for the session
 	// tools (context_info, summarize_context); nil where none is wired.
 	Context ContextWindow
-	// Acts is the run tree's turn to change files: a file tool's execute
-	// twin holds it from its checks to its act (Turn). One per run, shared
-	// with every sub-agent; nil holds nothing back.
+	// Acts is the run tree's turn to change files: every execute twin
+	// Pair declares holds it from its checks to its act (Turn). One per
+	// run, shared with every sub-agent; nil holds nothing back.
 	Acts *Turn
 }
 

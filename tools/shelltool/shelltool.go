@@ -152,7 +152,8 @@ func Tools(opts Options) []tools.Tool {
 		Timeout:     tools.DefaultTimeout,
 		Handler:     s.propose,
 	}
-	pair := tools.Pair(propose, s.execute, ExecuteTimeout)
+	// Beside: the commands of a batch run at once (Pair, PairBeside).
+	pair := tools.PairBeside(propose, s.execute, ExecuteTimeout)
 	pair[1].Schema = json.RawMessage(twinSchema)
 	return pair
 }

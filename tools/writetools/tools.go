@@ -78,7 +78,6 @@
 package writetools
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -118,27 +117,12 @@ func Tools() []tools.Tool {
 			Schema:      objectSchema(d.props, d.required),
 			Level:       messages.LevelHighRisk,
 			Handler:     d.propose,
-		}, oneAtATime(d.name, d.execute), 0)
+		}, d.execute, 0)
 		// The twin alone accepts the preview's fingerprint.
 		pair[1].Schema = objectSchema(d.props+",\n"+expectedStateProp, d.required)
 		out = append(out, pair...)
 	}
 	return out
-}
-
-// oneAtATime runs a twin holding the run's turn to change files
-// (Env.Acts): between its checks against what was approved and its act,
-// no other twin of the run acts (the calls of a batch, and sub-agents,
-// run at once).
-func oneAtATime(name string, execute tools.Handler) tools.Handler {
-	return func(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.Result {
-		release, err := env.Acts.Take(ctx)
-		if err != nil {
-			return stopped(name, err, "Nothing was changed.")
-		}
-		defer release()
-		return execute(ctx, env, raw)
-	}
 }
 
 // The argument properties of each pair (JSON object members). Constants,

@@ -47,6 +47,11 @@ func editFail(kind, abs, msg string) tools.Result {
 // caller closes t.
 func prepareEdit(ctx context.Context, env *tools.Env, a editFileArgs) (abs string, t *target, sim simulation, fail *tools.Result) {
 	failWith := func(r tools.Result) { fail = &r }
+	if len(a.Edits) > maxEdits {
+		// Before any edit is decoded: simulate would refuse them anyway.
+		failWith(tools.Fail(tooManyEdits(len(a.Edits)).msg))
+		return
+	}
 	ops := make([]editOp, len(a.Edits))
 	for i, e := range a.Edits {
 		if err := json.Unmarshal(e, &ops[i]); err != nil {
@@ -73,7 +78,7 @@ func prepareEdit(ctx context.Context, env *tools.Env, a editFileArgs) (abs strin
 		failWith(editFail(FileReadError, abs, "File exists but cannot be read: "+abs+". Cause: "+err.Error()))
 		return
 	}
-	sim, eerr := simulate(ctx, string(t.content), ops, maxWriteBytes)
+	sim, eerr := simulate(ctx, string(t.content), ops, callLimits())
 	if eerr != nil {
 		t.close()
 		failWith(editFail(eerr.kind, abs, eerr.msg))

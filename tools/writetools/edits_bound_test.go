@@ -4,11 +4,13 @@ package writetools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jazz-run/jazz/tools/pattern"
 )
@@ -118,7 +120,7 @@ func TestSimulateIsBoundedAndExact(t *testing.T) {
 		content, ops := randomOps(r)
 		limit := len(content) + r.IntN(24)
 		want, largest, ok := referenceEdits(t, content, ops)
-		sim, err := simulate(context.Background(), content, ops, limit)
+		sim, err := simulate(context.Background(), content, ops, editLimits{size: limit, work: maxEditWork})
 		name := fmt.Sprintf("case %d: %q %+v limit %d", i, content, ops, limit)
 		switch {
 		case !ok:
@@ -201,7 +203,127 @@ func TestSimulateStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ops := []editOp{{Type: "insert", Line: 0, Content: "x"}}
-	if _, err := simulate(ctx, "a", ops, maxWriteBytes); err == nil || !strings.Contains(err.msg, "stopped") {
+	if _, err := simulate(ctx, "a", ops, callLimits()); err == nil || !strings.Contains(err.msg, "stopped") {
 		t.Fatalf("a cancelled simulation: %v", err)
 	}
+}
+
+// referenceWork is the oracle for simulate's work bound: the sum, over
+// the edits, of the text's size and lines when each applies, and what
+// the edits would cost on the text as it is (their number times the
+// first's cost), found by applying them the plainest way.
+func referenceWork(t *testing.T, content string, ops []editOp) (sum, upfront int) {
+	t.Helper()
+	text := content
+	for i := range ops {
+		sum += len(text) + strings.Count(text, "\n") + 1
+		var ok bool
+		text, _, ok = referenceEdits(t, text, ops[i:i+1])
+		if !ok {
+			t.Fatalf("reference failed on an edit sequence it applied whole")
+		}
+	}
+	return sum, len(ops) * (len(content) + strings.Count(content, "\n") + 1)
+}
+
+// TestSimulateWorkIsBounded: for random edit sequences that apply and
+// random work bounds, simulate refuses exactly when the edits would work
+// through more than the bound (on the text as it is, or as it grows),
+// and otherwise gives the reference's text. The propose half runs before
+// anyone is asked, so what a call may make it do is bounded by its
+// arguments' count and the file's size, not their product.
+func TestSimulateWorkIsBounded(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	stats := map[string]int{}
+	for i := range 5000 {
+		content, ops := randomOps(r)
+		want, largest, ok := referenceEdits(t, content, ops)
+		if !ok || largest > maxWriteBytes {
+			continue
+		}
+		sum, upfront := referenceWork(t, content, ops)
+		work := r.IntN(max(sum, upfront) + 4)
+		sim, err := simulate(context.Background(), content, ops, editLimits{size: maxWriteBytes, work: work})
+		name := fmt.Sprintf("case %d: %q %+v work %d (reference %d, up front %d)", i, content, ops, work, sum, upfront)
+		if sum > work || upfront > work {
+			stats["bounded"]++
+			if err == nil || !strings.Contains(err.msg, "would work through more than") {
+				t.Fatalf("%s: simulate gave %q, %v", name, sim.text, err)
+			}
+			continue
+		}
+		stats["applied"]++
+		if err != nil || sim.text != want {
+			t.Fatalf("%s: got %q, %v; want %q", name, sim.text, err, want)
+		}
+	}
+	t.Logf("outcomes: %v", stats)
+	for _, k := range []string{"bounded", "applied"} {
+		if stats[k] < 250 {
+			t.Errorf("only %d cases %s: the generator does not exercise it", stats[k], k)
+		}
+	}
+}
+
+// TestManyEditsAreRefusedUpFront: forty thousand inserts (14 s of the
+// propose half's time before the bound), and a few dozen edits of a 16 MB
+// file, are refused by the propose half with what to do instead, and
+// allocate next to nothing; the schema offers at most maxEdits, and the
+// twin refuses what the schema would.
+func TestManyEditsAreRefusedUpFront(t *testing.T) {
+	h := newHarness(t)
+	h.write("small.txt", "a\n")
+	h.write("big.txt", strings.Repeat("a\n", 8<<20-1))
+	var inserts, patterns []E
+	for range 40000 {
+		inserts = append(inserts, E{"type": "insert", "line": 0, "content": "x"})
+	}
+	for range 20 {
+		patterns = append(patterns, E{"type": "replace_pattern", "pattern": "re:a", "replacement": "b"})
+	}
+	raw := mustJSON(t, E{"path": "small.txt", "edits": inserts})
+	if err := h.reg.Validate("edit_file", mustJSON(t, E{"path": "small.txt", "edits": make([]E, 1001)})); err == nil {
+		t.Error("the schema admits 1001 edits")
+	}
+	p := h.call("edit_file", E{"path": "small.txt", "edits": inserts[:1000]})
+	if p.Approval == nil {
+		t.Fatalf("1000 inserts into a small file: %.300s", p.Error)
+	}
+	var approved struct{ ExpectedState string }
+	must(t, json.Unmarshal(p.Approval.ExecuteArgs, &approved))
+	for _, c := range []struct {
+		name string
+		raw  json.RawMessage
+		want string
+	}{
+		{"40000 inserts", raw, "at most 1000 edits in one call, and this call has 40000"},
+		{"40000 inserts, twin", mustJSON(t, E{"path": "small.txt", "edits": inserts, "expectedState": approved.ExpectedState}), "at most 1000 edits"},
+		{"20 regex edits of 16 MB", mustJSON(t, E{"path": "big.txt", "edits": patterns}), "These 20 edits would work through more than 256 MB"},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		name := "edit_file"
+		if strings.Contains(c.name, "twin") {
+			name = "execute_edit_file"
+		}
+		start := time.Now()
+		res := h.run(context.Background(), name, c.raw)
+		runtime.ReadMemStats(&after)
+		t.Logf("%s: %v", c.name, time.Since(start))
+		if res.Approval != nil || res.Success || !strings.Contains(res.Error, c.want) {
+			t.Errorf("%s: %.300s", c.name, res.Error)
+		}
+		// The file's read (16 MB) and the arguments' decoding are all
+		// the refusal may cost; simulating the edits is not.
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 200<<20 {
+			t.Errorf("%s: the refused call allocated %d MB", c.name, grew>>20)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	must(t, err)
+	return b
 }

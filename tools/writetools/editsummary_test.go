@@ -38,7 +38,7 @@ func TestEditSummaryShowsArgumentsExactly(t *testing.T) {
 		pat := "k" + gen(6, false) // a literal pattern (no /…/), never a line break
 		repl := gen(1+rng.IntN(80), true)
 		all := -1
-		sim, err := simulate(context.Background(), "x"+pat+"y", []editOp{{Type: "replace_pattern", Pattern: pat, Replacement: repl, Count: &all}}, maxWriteBytes)
+		sim, err := simulate(context.Background(), "x"+pat+"y", []editOp{{Type: "replace_pattern", Pattern: pat, Replacement: repl, Count: &all}}, callLimits())
 		if err != nil {
 			continue // a pattern the matcher reads differently; not what this test is about
 		}

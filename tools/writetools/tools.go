@@ -132,7 +132,7 @@ const (
 "content":{"type":"string","description":"The whole new content of the file."},
 "createDirs":{"type":"boolean","default":false,"description":"Create missing parent directories."}`
 	editFileProps = `"path":{"type":"string","minLength":1,"description":"Existing file, absolute or relative to the working directory."},
-"edits":{"type":"array","minItems":1,"description":"Applied in order; each edit's line numbers refer to the file after the previous edits.","items":{"anyOf":[
+"edits":{"type":"array","minItems":1,"maxItems":1000,"description":"Applied in order; each edit's line numbers refer to the file after the previous edits.","items":{"anyOf":[
 {"type":"object","properties":{"type":{"const":"replace_lines"},
 "startLine":{"type":"integer","minimum":1,"description":"First line, 1-based, inclusive."},
 "endLine":{"type":"integer","minimum":1,"description":"Last line, inclusive."},

@@ -122,7 +122,7 @@ func replaceFile(ctx context.Context, t *target, data []byte) error {
 		return err
 	}
 	dir := filepath.Dir(t.real)
-	tmp, err := writeTempAt(ctx, dirfd, dir, t.leaf, data, t.mode())
+	tmp, err := writeTempAt(ctx, dirfd, dir, t.leaf, data, t.mode(), t.st)
 	if err != nil {
 		made.undo()
 		return err

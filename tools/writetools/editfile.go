@@ -100,7 +100,7 @@ func proposeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) t
 	old := string(t.content)
 	msg := fmt.Sprintf("About to edit file: %s (%d lines total)%s\n\nEdits to perform:\n%s",
 		disp(abs), unidiff.LineCount(old), resolvedNote(t), strings.Join(sim.items, "\n"))
-	why := humanOnly(env, targetPaths(t)...)
+	why := personOnly(env, t)
 	state := t.sealed(why)
 	twin := editFileArgs{Path: argPath(abs), Edits: a.Edits, ExpectedState: &state}
 	return approvalBy("edit_file", msg, previewHeader(t)+unidiff.Unified(baseName(abs), old, sim.text), why, twin)
@@ -119,7 +119,7 @@ func executeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) t
 		// The file changed enough for the edits to fail: still a change.
 		if abs != "" {
 			now, err := inspect(ctx, guardOf(env), abs, true, readContent)
-			same := err == nil && now.sealed(humanOnly(env, targetPaths(now)...)) == *a.ExpectedState
+			same := err == nil && now.sealed(personOnly(env, now)) == *a.ExpectedState
 			now.close()
 			if !same {
 				return unlessStopped(ctx, "edit_file", changed(abs))
@@ -128,7 +128,7 @@ func executeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) t
 		return unlessStopped(ctx, "edit_file", *fail)
 	}
 	defer t.close()
-	if t.sealed(humanOnly(env, targetPaths(t)...)) != *a.ExpectedState {
+	if t.sealed(personOnly(env, t)) != *a.ExpectedState {
 		return unlessStopped(ctx, "edit_file", changed(abs))
 	}
 	if err := replaceFile(ctx, t, []byte(sim.text)); err != nil {

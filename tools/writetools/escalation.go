@@ -3,7 +3,12 @@
 package writetools
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jazz-run/jazz/escalation"
 	"github.com/jazz-run/jazz/tools"
@@ -60,6 +65,72 @@ func targetPaths(t *target) []string {
 		out = append(out, filepath.Join(t.real, t.tree.escalates))
 	}
 	return out
+}
+
+// personOnly is who may approve a change to t, the entry the change
+// creates, replaces or removes: a person alone when humanOnly says so of
+// its paths, or when the user protected it (readOnly).
+func personOnly(env *tools.Env, t *target) string {
+	if why := humanOnly(env, targetPaths(t)...); why != "" {
+		return why
+	}
+	return readOnly(t, true)
+}
+
+// readOnly says why changing t needs a person because the user made it
+// read-only, or "". A rename over a file and an unlink need no write
+// permission on the file itself, only on its directory, so without this
+// an automatic approval replaced or removed a file its owner had made
+// read-only (chmod a-w) as readily as any other. Judged: the directory
+// the change is made in, and, when leaf, the entry replaced or removed
+// and every entry of a tree that goes with it (rm -r, or a replaced
+// destination). Moving a read-only file keeps it whole, so the source of
+// a move is judged by its directory only.
+func readOnly(t *target, leaf bool) string {
+	var pst unix.Stat_t
+	if t.parent >= 0 && unix.Fstat(t.parent, &pst) == nil && writeProtected(&pst) {
+		return fmt.Sprintf("it changes the entries of %s, a read-only directory (mode %04o)", escalation.Show(t.parentPath), uint32(pst.Mode)&0o7777)
+	}
+	if !leaf || t.st == nil {
+		return ""
+	}
+	if (t.kind == "file" || t.kind == "dir") && writeProtected(t.st) {
+		return fmt.Sprintf("it changes %s, which is read-only (mode %04o)", escalation.Show(t.real), uint32(t.st.Mode)&0o7777)
+	}
+	if t.tree.protected != "" {
+		return "it changes " + escalation.Show(filepath.Join(t.real, t.tree.protected)) + ", which is read-only"
+	}
+	return ""
+}
+
+// writeProtected says whether st's permission bits refuse writing it:
+// nobody may (no write bit at all, what chmod a-w makes, which counts
+// for root too), or the class this process falls in may not (owner,
+// group, others, as the kernel judges without privilege).
+func writeProtected(st *unix.Stat_t) bool {
+	perm := uint32(st.Mode)
+	if perm&0o222 == 0 {
+		return true
+	}
+	euid := uint32(os.Geteuid())
+	switch {
+	case euid == 0:
+		return false
+	case st.Uid == euid:
+		return perm&0o200 == 0
+	case inGroup(st.Gid):
+		return perm&0o020 == 0
+	}
+	return perm&0o002 == 0
+}
+
+// inGroup says whether this process is in group gid.
+func inGroup(gid uint32) bool {
+	if uint32(os.Getegid()) == gid {
+		return true
+	}
+	groups, err := os.Getgroups()
+	return err == nil && slices.Contains(groups, int(gid))
 }
 
 // humanOnlyNote is what the approval message adds for such a change.

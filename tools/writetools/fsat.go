@@ -122,10 +122,10 @@ func tempName(base string) string {
 	return "." + base + ".jazz-" + hex.EncodeToString(b[:])
 }
 
-// writeTempAt writes data to a new temporary file in dirfd, with perm,
-// synced, and returns its name. Nothing is left behind on failure or when
-// ctx ends first.
-func writeTempAt(ctx context.Context, dirfd int, dirPath, base string, data []byte, perm uint32) (string, error) {
+// writeTempAt writes data to a new temporary file in dirfd, with perm and,
+// when owner is set, owner's user and group, synced, and returns its
+// name. Nothing is left behind on failure or when ctx ends first.
+func writeTempAt(ctx context.Context, dirfd int, dirPath, base string, data []byte, perm uint32, owner *unix.Stat_t) (string, error) {
 	var fd int
 	var name string
 	var err error
@@ -140,7 +140,7 @@ func writeTempAt(ctx context.Context, dirfd int, dirPath, base string, data []by
 		return "", pathErr("create", filepath.Join(dirPath, name), err)
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(dirPath, name))
-	if err := fillTemp(ctx, f, data, perm); err != nil {
+	if err := fillTemp(ctx, f, data, perm, owner); err != nil {
 		f.Close()
 		unix.Unlinkat(dirfd, name, 0)
 		return "", err
@@ -148,15 +148,24 @@ func writeTempAt(ctx context.Context, dirfd int, dirPath, base string, data []by
 	return name, nil
 }
 
-// fillTemp writes, chmods, syncs and closes a temporary file, looking at
-// ctx between chunks.
-func fillTemp(ctx context.Context, f *os.File, data []byte, perm uint32) error {
+// fillTemp writes, chowns (to owner's user and group, when set), chmods,
+// syncs and closes a temporary file, looking at ctx between chunks. The
+// file replaces owner's by a rename, so without the chown a file of the
+// user's written by root became root's. The chown comes before the chmod,
+// which it may otherwise undo; a chown this process may not make fails
+// the write rather than leave the file with another owner.
+func fillTemp(ctx context.Context, f *os.File, data []byte, perm uint32, owner *unix.Stat_t) error {
 	for off := 0; off < len(data); off += chunk {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if _, err := f.Write(data[off:min(off+chunk, len(data))]); err != nil {
 			return err
+		}
+	}
+	if owner != nil {
+		if err := f.Chown(int(owner.Uid), int(owner.Gid)); err != nil {
+			return fmt.Errorf("cannot keep the file's owner and group (%d:%d) on its new content, so nothing was changed: %w", owner.Uid, owner.Gid, err)
 		}
 	}
 	if err := f.Chmod(fs.FileMode(perm)); err != nil {
@@ -190,6 +199,10 @@ type treeInfo struct {
 	// escalates is the first entry (relative path) whose name makes
 	// moving or copying the tree a change only a person approves.
 	escalates string
+	// protected is the first file or directory (relative path) the
+	// user made read-only (writeProtected): removing or replacing the
+	// tree destroys it, which only a person approves.
+	protected string
 }
 
 // entryLine describes one entry for a digest: name, type, identity, mode,
@@ -240,6 +253,9 @@ func inspectTreeAt(ctx context.Context, g secrets.Guard, dirfd int, name, path s
 			}
 			if info.escalates == "" && escalatingName(n) != "" {
 				info.escalates = crel
+			}
+			if k := cst.Mode & unix.S_IFMT; info.protected == "" && (k == unix.S_IFREG || k == unix.S_IFDIR) && writeProtected(cst) {
+				info.protected = crel
 			}
 			link := ""
 			switch cst.Mode & unix.S_IFMT {

@@ -112,7 +112,7 @@ func proposeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tool
 		msg += " (with parents)"
 	}
 	msg += resolvedNote(t)
-	why := humanOnly(env, targetPaths(t)...)
+	why := personOnly(env, t)
 	state := t.sealed(why)
 	return approvalBy("mkdir", msg, "", why, mkdirArgs{Path: argPath(abs), Recursive: a.Recursive, ExpectedState: &state})
 }
@@ -134,7 +134,7 @@ func executeMkdir(ctx context.Context, env *tools.Env, raw json.RawMessage) tool
 		return unlessStopped(ctx, "mkdir", *done) // an existing directory is what was asked for
 	}
 	defer t.close()
-	if t.sealed(humanOnly(env, targetPaths(t)...)) != *a.ExpectedState {
+	if t.sealed(personOnly(env, t)) != *a.ExpectedState {
 		return unlessStopped(ctx, "mkdir", changed(abs))
 	}
 	if err := ctx.Err(); err != nil {
@@ -237,7 +237,7 @@ func proposeRm(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.R
 		msg = "About to delete recursively: "
 	}
 	msg += disp(abs) + resolvedNote(t) + "\n\nThis removes " + destroyed(t) + ".\n\nThis action may be irreversible."
-	why := humanOnly(env, targetPaths(t)...)
+	why := personOnly(env, t)
 	state := t.sealed(why)
 	return approvalBy("rm", msg, "", why, rmArgs{Path: argPath(abs), Recursive: a.Recursive, Force: a.Force, ExpectedState: &state})
 }
@@ -262,7 +262,7 @@ func executeRm(ctx context.Context, env *tools.Env, raw json.RawMessage) tools.R
 		return unlessStopped(ctx, "rm", changed(abs))
 	}
 	defer t.close()
-	if t.sealed(humanOnly(env, targetPaths(t)...)) != *a.ExpectedState {
+	if t.sealed(personOnly(env, t)) != *a.ExpectedState {
 		return unlessStopped(ctx, "rm", changed(abs))
 	}
 	aside, err := takeAside(ctx, t)
@@ -389,7 +389,16 @@ func (m move) humanOnly(env *tools.Env, s, d *target) string {
 	if m.name == "mv" {
 		paths = append(paths, targetPaths(s)...)
 	}
-	return humanOnly(env, paths...)
+	if why := humanOnly(env, paths...); why != "" {
+		return why
+	}
+	if why := readOnly(d, true); why != "" {
+		return why
+	}
+	if m.name == "mv" {
+		return readOnly(s, false)
+	}
+	return ""
 }
 
 // existsFollowing says whether abs exists once every link is followed.

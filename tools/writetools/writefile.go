@@ -79,7 +79,7 @@ func proposeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 	if len(t.content) > 0 {
 		msg += fmt.Sprintf("\n\n⚠️  WARNING: This will overwrite the existing file (%d lines).\n   Consider using edit_file instead if you only need to modify part of the file.", unidiff.Lines(string(t.content)))
 	}
-	why := humanOnly(env, targetPaths(t)...)
+	why := personOnly(env, t)
 	state := t.sealed(why)
 	twin := writeFileArgs{Path: argPath(abs), Content: a.Content, CreateDirs: a.CreateDirs, ExpectedState: &state}
 	return approvalBy("write_file", msg, previewHeader(t)+unidiff.Unified(filepath.Base(abs), string(t.content), a.Content), why, twin)
@@ -103,7 +103,7 @@ func executeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 		return unlessStopped(ctx, "write_file", changed(abs))
 	}
 	defer t.close()
-	if t.sealed(humanOnly(env, targetPaths(t)...)) != *a.ExpectedState {
+	if t.sealed(personOnly(env, t)) != *a.ExpectedState {
 		return unlessStopped(ctx, "write_file", changed(abs))
 	}
 	if err := replaceFile(ctx, t, []byte(a.Content)); err != nil {

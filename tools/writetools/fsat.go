@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -28,7 +29,28 @@ import (
 const chunk = 1 << 20
 
 // maxTreeDepth bounds how deep a tree is walked (one descriptor a level).
+// No file tool makes an entry deeper than that below / (tooDeep), so
+// whatever they make rm, mv and cp can work through again.
 const maxTreeDepth = 512
+
+// depthOf is how many directories below / the physical path p is.
+func depthOf(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(filepath.Clean(p), "/")
+}
+
+// tooDeep refuses making p when it, or the deepest entry of a tree
+// below it (below levels under p), would be more than maxTreeDepth
+// directories below /; "" when it would not.
+func tooDeep(p string, below int) string {
+	d := depthOf(p) + below
+	if d <= maxTreeDepth {
+		return ""
+	}
+	return fmt.Sprintf("Cannot make %s: it would put an entry %d directories below /, more than the %d jazz's file tools work through (rm, mv and cp refuse deeper trees); nothing was changed.", disp(p), d, maxTreeDepth)
+}
 
 // newFileMode is the mode of a created file. os.WriteFile would apply the
 // umask to 0666; reading the umask is not possible without changing it, so
@@ -199,6 +221,8 @@ type treeInfo struct {
 	// escalates is the first entry (relative path) whose name makes
 	// moving or copying the tree a change only a person approves.
 	escalates string
+	// depth is how many levels below the top its deepest entry is.
+	depth int
 	// protected is the first file or directory (relative path) the
 	// user made read-only (writeProtected): removing or replacing the
 	// tree destroys it, which only a person approves.
@@ -246,6 +270,7 @@ func inspectTreeAt(ctx context.Context, g secrets.Guard, dirfd int, name, path s
 				return pathErr("lstat", filepath.Join(path, n), err)
 			}
 			crel, cpath := filepath.Join(rel, n), filepath.Join(path, n)
+			info.depth = max(info.depth, depth+1)
 			if g.Excluded(cpath) {
 				// A tree holding JAZZ_HOME or a secret file is not
 				// removed, moved or copied (its copy could be read).

@@ -84,6 +84,9 @@ func mkdirTarget(ctx context.Context, g secrets.Guard, abs string) (t *target, d
 		// The parent must exist even with recursive, as in the original.
 		return finish(tools.Fail(fmt.Sprintf("Cannot create directory '%s': parent directory '%s' does not exist. Use recursive=true to create parent directories.", abs, parentOf(t))))
 	}
+	if msg := tooDeep(t.real, 0); msg != "" {
+		return finish(tools.Fail(msg))
+	}
 	return t, nil
 }
 
@@ -362,6 +365,9 @@ func (m move) rules(ctx context.Context, env *tools.Env, a moveArgs, s, d *targe
 	}
 	if len(d.missing) > 0 {
 		return fail(m.name + " failed: the destination's directory does not exist: " + parentOf(d))
+	}
+	if msg := tooDeep(d.real, s.tree.depth); msg != "" {
+		return fail(m.name + " failed: " + msg)
 	}
 	if d.kind == "absent" || d.kind == "link" && !existsFollowing(ctx, d.guard, d.lexical) {
 		return nil // a dangling link counts as missing; the message says it goes

@@ -49,7 +49,12 @@ func openWriteTarget(ctx context.Context, g secrets.Guard, abs string, createDir
 		return fail(fmt.Sprintf("Parent directory does not exist: %s. Pass createDirs: true to create it.", filepath.Dir(t.real)))
 	}
 	switch t.kind {
-	case "absent", "file":
+	case "absent":
+		if msg := tooDeep(t.real, 0); msg != "" {
+			return fail(msg)
+		}
+		return t, nil
+	case "file":
 		return t, nil
 	case "dir":
 		return fail("Cannot write " + shown(t) + ": it is a directory.")

@@ -173,6 +173,14 @@ func planCheckout(ctx context.Context, r *repo, a *checkoutArgs) (*plan, *tools.
 		msg += " (FORCE - discards changes)"
 	}
 	p.message, p.preview, p.state = msg, b.String(), state
+	// The work-tree files the switch rewrites: what changes between the
+	// trees, untracked files it overwrites, and with force the local
+	// changes it resets.
+	rewritten := append(append([]string(nil), changing...), collide...)
+	if a.Force {
+		rewritten = append(rewritten, touched...)
+	}
+	p.humanOnly = readOnlyIn(r.top, rewritten, "replaces")
 	return p, nil
 }
 

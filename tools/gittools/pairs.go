@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/jazz-run/jazz/escalation"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/tools"
 )
@@ -68,10 +69,16 @@ type plan struct {
 	// done, when set, is the propose half's whole answer: nothing needs
 	// approval (a merge that is already up to date).
 	done *tools.Result
+	// humanOnly, when set, says why only a person may approve the
+	// change (messages.ApprovalRequest.HumanOnly): it deletes a file
+	// the user made read-only.
+	humanOnly string
 }
 
+// fingerprint binds the state and who may approve it: a twin whose plan
+// now needs a person refuses an approval given by anyone.
 func (p *plan) fingerprint() string {
-	sum := sha256.Sum256([]byte(strings.Join(p.state, "\n")))
+	sum := sha256.Sum256([]byte(strings.Join(p.state, "\n") + "\nperson-only " + strconv.Quote(p.humanOnly)))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -119,10 +126,11 @@ func proposeWith[T any, A interface {
 		return tools.Result{
 			Error: approvalError(name),
 			Approval: &messages.ApprovalRequest{
-				Message:         p.message + "\nDirectory: " + disp(r.dir) + p.after,
+				Message:         p.message + "\nDirectory: " + disp(r.dir) + p.after + escalation.Note(p.humanOnly),
 				PreviewDiff:     p.preview,
 				ExecuteToolName: tools.TwinName(name),
 				ExecuteArgs:     args,
+				HumanOnly:       p.humanOnly,
 			},
 		}
 	}

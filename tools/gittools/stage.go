@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jazz-run/jazz/escalation"
 	"github.com/jazz-run/jazz/safefile"
 	"github.com/jazz-run/jazz/tools"
 )
@@ -259,7 +260,11 @@ func planRm(ctx context.Context, r *repo, a *rmArgs) (*plan, *tools.Result) {
 	if len(opts) > 0 {
 		msg += "\nOptions: " + strings.Join(opts, ", ")
 	}
-	return &plan{message: msg, preview: preview, state: state, index: state[1], paths: paths, content: content, states: states}, nil
+	p := &plan{message: msg, preview: preview, state: state, index: state[1], paths: paths, content: content, states: states}
+	if !a.Cached {
+		p.humanOnly = readOnlyIn(r.top, paths, "deletes")
+	}
+	return p, nil
 }
 
 // RmResult is git_rm's result.
@@ -428,4 +433,27 @@ func actCommit(ctx context.Context, r *repo, a *commitArgs, p *plan) tools.Resul
 		return tools.Fail(fmt.Sprintf("Committed %s, but the index could not be updated (%v): git status may show the committed changes as staged.", hash, err))
 	}
 	return tools.OK(CommitResult{WorkingDirectory: r.dir, Message: a.Message, CommitHash: hash})
+}
+
+// readOnlyIn says why a change that deletes or replaces paths (relative
+// to top) in the work tree needs a person: one of them, or the directory
+// it is in, was made read-only by its owner (escalation.ReadOnly); ""
+// when none was. git unlinks a file to delete or rewrite it, which needs
+// no write permission on the file, so without this any approval deleted
+// or replaced a file its owner had protected. verb says what the change
+// does to them.
+func readOnlyIn(top string, paths []string, verb string) string {
+	for _, p := range paths {
+		abs := filepath.Join(top, p)
+		for _, c := range []string{abs, filepath.Dir(abs)} {
+			if fi, err := os.Lstat(c); err == nil && escalation.ReadOnly(fi) {
+				what := "which is read-only"
+				if c != abs {
+					what = "in " + disp(c) + ", a read-only directory"
+				}
+				return fmt.Sprintf("it %s %s, %s (mode %04o)", verb, disp(abs), what, uint32(fi.Mode().Perm()))
+			}
+		}
+	}
+	return ""
 }

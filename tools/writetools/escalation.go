@@ -4,9 +4,7 @@ package writetools
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -103,34 +101,9 @@ func readOnly(t *target, leaf bool) string {
 	return ""
 }
 
-// writeProtected says whether st's permission bits refuse writing it:
-// nobody may (no write bit at all, what chmod a-w makes, which counts
-// for root too), or the class this process falls in may not (owner,
-// group, others, as the kernel judges without privilege).
+// writeProtected is escalation.WriteProtected of st.
 func writeProtected(st *unix.Stat_t) bool {
-	perm := uint32(st.Mode)
-	if perm&0o222 == 0 {
-		return true
-	}
-	euid := uint32(os.Geteuid())
-	switch {
-	case euid == 0:
-		return false
-	case st.Uid == euid:
-		return perm&0o200 == 0
-	case inGroup(st.Gid):
-		return perm&0o020 == 0
-	}
-	return perm&0o002 == 0
-}
-
-// inGroup says whether this process is in group gid.
-func inGroup(gid uint32) bool {
-	if uint32(os.Getegid()) == gid {
-		return true
-	}
-	groups, err := os.Getgroups()
-	return err == nil && slices.Contains(groups, int(gid))
+	return escalation.WriteProtected(uint32(st.Mode)&0o7777, st.Uid, st.Gid)
 }
 
 // humanOnlyNote is what the approval message adds for such a change.

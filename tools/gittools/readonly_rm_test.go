@@ -1,0 +1,85 @@
+package gittools
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGitRmOfAReadOnlyFileNeedsAPerson: git_rm deletes the work-tree
+// file, which needs no write permission on the file, so a tracked file
+// its owner made read-only (chmod a-w) went on any approval, as rm's did
+// (writetools): now only a person approves it, and is told it is
+// read-only; removing it from the index only (cached) keeps the file and
+// is approved as before; a file made read-only after its preview is a
+// change.
+func TestGitRmOfAReadOnlyFileNeedsAPerson(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	dir := w.repo("r")
+	w.env.WorkDir = dir
+	writeFile(t, filepath.Join(dir, "ro.txt"), "keep\n")
+	writeFile(t, filepath.Join(dir, "rw.txt"), "plain\n")
+	w.git(dir, "add", "ro.txt", "rw.txt")
+	w.git(dir, "commit", "-q", "-m", "two")
+	if err := os.Chmod(filepath.Join(dir, "ro.txt"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+
+	p := w.propose("git_rm", map[string]any{"files": []string{"ro.txt"}})
+	if why := p.Approval.HumanOnly; !strings.Contains(why, "read-only") || !strings.Contains(why, "ro.txt") {
+		t.Errorf("git_rm of a read-only file: human-only %q", why)
+	}
+	if !strings.Contains(p.Approval.Message, "read-only") {
+		t.Errorf("the message does not say it is read-only: %s", p.Approval.Message)
+	}
+	if c := w.propose("git_rm", map[string]any{"files": []string{"ro.txt"}, "cached": true}); c.Approval.HumanOnly != "" {
+		t.Errorf("git_rm --cached keeps the file, yet: %s", c.Approval.HumanOnly)
+	}
+	rw := w.propose("git_rm", map[string]any{"files": []string{"rw.txt"}})
+	if rw.Approval.HumanOnly != "" {
+		t.Errorf("git_rm of a writable file: %s", rw.Approval.HumanOnly)
+	}
+	if err := os.Chmod(filepath.Join(dir, "rw.txt"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	wantChanged(t, w.approve(rw))
+	if _, err := os.Stat(filepath.Join(dir, "rw.txt")); err != nil {
+		t.Errorf("rw.txt went: %v", err)
+	}
+	// A person's approval still removes it.
+	ok(t, w.approve(p))
+	if _, err := os.Stat(filepath.Join(dir, "ro.txt")); !os.IsNotExist(err) {
+		t.Errorf("ro.txt still there: %v", err)
+	}
+}
+
+// TestGitCheckoutOverAReadOnlyFileNeedsAPerson: a checkout that rewrites
+// a tracked file its owner made read-only is approved by a person only,
+// and says so; one that leaves it alone is approved as before.
+func TestGitCheckoutOverAReadOnlyFileNeedsAPerson(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	dir := w.repo("r")
+	w.env.WorkDir = dir
+	writeFile(t, filepath.Join(dir, "ro.txt"), "one\n")
+	writeFile(t, filepath.Join(dir, "other.txt"), "one\n")
+	w.git(dir, "add", ".")
+	w.git(dir, "commit", "-q", "-m", "one")
+	w.git(dir, "branch", "same")
+	w.git(dir, "checkout", "-q", "-b", "two")
+	writeFile(t, filepath.Join(dir, "ro.txt"), "two\n")
+	w.git(dir, "commit", "-q", "-am", "two")
+	w.git(dir, "checkout", "-q", "main")
+	if err := os.Chmod(filepath.Join(dir, "ro.txt"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	p := w.propose("git_checkout", map[string]any{"branch": "two"})
+	if why := p.Approval.HumanOnly; !strings.Contains(why, "read-only") || !strings.Contains(why, "ro.txt") || !strings.Contains(p.Approval.Message, "read-only") {
+		t.Errorf("checkout rewriting a read-only file: human-only %q, message %q", why, p.Approval.Message)
+	}
+	if q := w.propose("git_checkout", map[string]any{"branch": "same"}); q.Approval.HumanOnly != "" {
+		t.Errorf("a checkout that changes no file: %s", q.Approval.HumanOnly)
+	}
+}

@@ -91,7 +91,11 @@ func planMerge(ctx context.Context, r *repo, a *mergeArgs) (*plan, *tools.Result
 	if a.Message != "" {
 		msg += "\nMessage: \"" + quoted(a.Message) + "\""
 	}
-	return &plan{message: msg, preview: b.String(), state: state, oid: oid}, nil
+	why, f := r.readOnlyChanged(ctx, "rewrites", []string{head + "..." + oid})
+	if f != nil {
+		return nil, f
+	}
+	return &plan{message: msg, preview: b.String(), state: state, oid: oid, humanOnly: why}, nil
 }
 
 func planMergeAbort(ctx context.Context, r *repo) (*plan, *tools.Result) {
@@ -112,7 +116,11 @@ func planMergeAbort(ctx context.Context, r *repo) (*plan, *tools.Result) {
 	if lost, f := r.text(ctx, DiffTimeout, diffArgs("HEAD")...); f == nil && lost != "" {
 		b.WriteString("Changes made since the merge began (conflict resolutions included) are discarded:\n" + capText(lost))
 	}
-	return &plan{message: "Abort in-progress merge", preview: b.String(), state: state, kind: "abort"}, nil
+	why, f := r.readOnlyChanged(ctx, "resets", []string{"HEAD"})
+	if f != nil {
+		return nil, f
+	}
+	return &plan{message: "Abort in-progress merge", preview: b.String(), state: state, kind: "abort", humanOnly: why}, nil
 }
 
 // isAncestor says whether a is an ancestor of b (or the same commit).

@@ -83,3 +83,64 @@ func TestGitCheckoutOverAReadOnlyFileNeedsAPerson(t *testing.T) {
 		t.Errorf("a checkout that changes no file: %s", q.Approval.HumanOnly)
 	}
 }
+
+// TestGitMergeOverAReadOnlyFileNeedsAPerson: a merge that rewrites a
+// tracked file its owner made read-only is approved by a person only.
+func TestGitMergeOverAReadOnlyFileNeedsAPerson(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	dir := w.repo("r")
+	w.env.WorkDir = dir
+	writeFile(t, filepath.Join(dir, "ro.txt"), "one\n")
+	w.git(dir, "add", ".")
+	w.git(dir, "commit", "-q", "-m", "one")
+	w.git(dir, "checkout", "-q", "-b", "two")
+	writeFile(t, filepath.Join(dir, "ro.txt"), "two\n")
+	w.git(dir, "commit", "-q", "-am", "two")
+	w.git(dir, "checkout", "-q", "-b", "three", "main")
+	writeFile(t, filepath.Join(dir, "new.txt"), "three\n")
+	w.git(dir, "add", ".")
+	w.git(dir, "commit", "-q", "-m", "three")
+	w.git(dir, "checkout", "-q", "main")
+	if err := os.Chmod(filepath.Join(dir, "ro.txt"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	p := w.propose("git_merge", map[string]any{"branch": "two"})
+	if why := p.Approval.HumanOnly; !strings.Contains(why, "read-only") || !strings.Contains(why, "ro.txt") {
+		t.Errorf("a merge rewriting a read-only file: human-only %q", why)
+	}
+	if q := w.propose("git_merge", map[string]any{"branch": "three"}); q.Approval.HumanOnly != "" {
+		t.Errorf("a merge that leaves it alone: %s", q.Approval.HumanOnly)
+	}
+}
+
+// TestGitPullOverAReadOnlyFileNeedsAPerson: a pull whose fetched commits
+// rewrite a tracked file its owner made read-only is approved by a
+// person only; the same pull over a writable file is approved as before.
+func TestGitPullOverAReadOnlyFileNeedsAPerson(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	bare := filepath.Join(w.home, "remote.git")
+	w.git(w.home, "init", "-q", "--bare", bare)
+	dir := w.repo("r")
+	w.git(dir, "remote", "add", "origin", bare)
+	w.git(dir, "push", "-q", "origin", "main")
+	w.git(dir, "branch", "-q", "--set-upstream-to=origin/main")
+	other := filepath.Join(w.home, "other")
+	w.git(w.home, "clone", "-q", bare, other)
+	writeFile(t, filepath.Join(other, "README"), "theirs\n")
+	w.git(other, "commit", "-q", "-am", "theirs")
+	w.git(other, "push", "-q", "origin", "main")
+	w.git(dir, "fetch", "-q", "origin")
+	w.env.WorkDir = dir
+	if p := w.propose("git_pull", map[string]any{}); p.Approval.HumanOnly != "" {
+		t.Errorf("a pull over a writable file: %s", p.Approval.HumanOnly)
+	}
+	if err := os.Chmod(filepath.Join(dir, "README"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	p := w.propose("git_pull", map[string]any{})
+	if why := p.Approval.HumanOnly; !strings.Contains(why, "read-only") || !strings.Contains(why, "README") {
+		t.Errorf("a pull rewriting a read-only file: human-only %q", why)
+	}
+}

@@ -415,7 +415,19 @@ func planPull(ctx context.Context, r *repo, a *pullArgs) (*plan, *tools.Result) 
 		target = "current branch"
 	}
 	msg += " from " + quoted(ri.name) + "/" + quoted(target)
-	return &plan{message: msg, preview: b.String(), state: state, ref: known, kind: branch}, nil
+	why := ""
+	if known != "" && head != "unborn" {
+		// What the merge brings in, and with rebase the local commits
+		// replayed, are the files the pull rewrites.
+		diffs := [][]string{{head + "..." + known}}
+		if a.Rebase {
+			diffs = append(diffs, []string{known + "..." + head})
+		}
+		if why, f = r.readOnlyChanged(ctx, "rewrites", diffs...); f != nil {
+			return nil, f
+		}
+	}
+	return &plan{message: msg, preview: b.String(), state: state, ref: known, kind: branch, humanOnly: why}, nil
 }
 
 // PullResult is git_pull's result.

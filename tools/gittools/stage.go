@@ -457,3 +457,23 @@ func readOnlyIn(top string, paths []string, verb string) string {
 	}
 	return ""
 }
+
+// readOnlyChanged is readOnlyIn of the files git diff lists for each of
+// diffs (a range, or options and a commit, of ours, never a name the
+// model gave): the work-tree files a merge, pull or abort rewrites.
+func (r *repo) readOnlyChanged(ctx context.Context, verb string, diffs ...[]string) (string, *tools.Result) {
+	var paths []string
+	for _, d := range diffs {
+		// -z: names exactly as they are, not quoted.
+		out, f := r.text(ctx, DiffTimeout, diffArgs(append([]string{"--name-only", "-z"}, d...)...)...)
+		if f != nil {
+			return "", f
+		}
+		for _, n := range strings.Split(out, "\x00") {
+			if n != "" {
+				paths = append(paths, n)
+			}
+		}
+	}
+	return readOnlyIn(r.top, paths, verb), nil
+}

@@ -98,8 +98,8 @@ func proposeEditFile(ctx context.Context, env *tools.Env, raw json.RawMessage) t
 	}
 	defer t.close()
 	old := string(t.content)
-	msg := fmt.Sprintf("About to edit file: %s (%d lines total)%s\n\nEdits to perform:\n%s",
-		disp(abs), unidiff.LineCount(old), resolvedNote(t), strings.Join(sim.items, "\n"))
+	msg := fmt.Sprintf("About to edit file: %s (%d lines total)%s%s\n\nEdits to perform:\n%s",
+		disp(abs), unidiff.LineCount(old), resolvedNote(t), hardLinkNote(t), strings.Join(sim.items, "\n"))
 	why := personOnly(env, t)
 	state := t.sealed(why)
 	twin := editFileArgs{Path: argPath(abs), Edits: a.Edits, ExpectedState: &state}

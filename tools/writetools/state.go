@@ -143,6 +143,20 @@ func resolvedNote(t *target) string {
 	return "\n\nThrough symbolic links, " + disp(t.lexical) + " is " + disp(t.real) + "."
 }
 
+// hardLinkNote tells the approver of a write or an edit that the file
+// has other names: the new content is renamed over this one, so they
+// keep the old content (an editor writing in place would change them).
+func hardLinkNote(t *target) string {
+	if t.st == nil || t.st.Nlink < 2 {
+		return ""
+	}
+	others := "the other keeps"
+	if t.st.Nlink > 2 {
+		others = "the others keep"
+	}
+	return fmt.Sprintf("\n\n%s has %d names (hard links): the new content replaces this name only; %s the old content.", disp(t.real), t.st.Nlink, others)
+}
+
 // shown is the path with its resolution, for one-line results.
 func shown(t *target) string {
 	if t.real == t.lexical {

@@ -80,7 +80,7 @@ func proposeWriteFile(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 	if a.CreateDirs {
 		msg += " (will create parent directories)"
 	}
-	msg += resolvedNote(t)
+	msg += resolvedNote(t) + hardLinkNote(t)
 	if len(t.content) > 0 {
 		msg += fmt.Sprintf("\n\n⚠️  WARNING: This will overwrite the existing file (%d lines).\n   Consider using edit_file instead if you only need to modify part of the file.", unidiff.Lines(string(t.content)))
 	}

@@ -36,7 +36,11 @@
 // every path touched, as written and resolved, and on the entries of a
 // moved or copied tree) carries HumanOnly in its approval request: no
 // tool allowlist, remembered answer or policy approves it, only a person
-// (escalation.go).
+// (escalation.go). So does replacing or removing what the user made
+// read-only (a file or directory with no write bit, or none for this
+// process, an entry of a tree removed or replaced, the directory the
+// change is made in): a rename over a file and an unlink need no write
+// permission on the file itself, and the approval says it is read-only.
 //
 // # Binding an approval to its preview
 //
@@ -69,8 +73,12 @@
 // # Writes, and stopping
 //
 // Every file write goes to a temporary file in the target's directory and
-// is renamed over the target, keeping the target's permission bits, so a
-// killed process leaves the old file or the new one, never half of one.
+// is renamed over the target, keeping the target's permission bits and
+// its owner and group (or failing when they cannot be kept), so a killed
+// process leaves the old file or the new one, never half of one. Other
+// hard links of the target keep the old content, and the approval says
+// so. No tool makes an entry more than maxTreeDepth directories below /,
+// the depth rm, mv and cp work through.
 // A copy is built under a hidden name and renamed into place. Twins look
 // at their context between chunks and entries: stopped before the final
 // rename, they undo what they made and say nothing was changed; stopped

@@ -24,6 +24,11 @@
 // takes .GIT for .git) and without format characters (HFS+ takes
 // ".g\u200cit" for .git). A project's other files (Makefiles, package.json
 // scripts, .envrc, editor tasks) are its content.
+//
+// Besides paths, it says what the user made read-only (WriteProtected):
+// the file tools and git tools replace or remove such a file only with a
+// person's approval, since neither a rename over it nor an unlink needs
+// its write permission.
 package escalation
 
 import (

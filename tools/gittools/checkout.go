@@ -176,11 +176,18 @@ func planCheckout(ctx context.Context, r *repo, a *checkoutArgs) (*plan, *tools.
 	// The work-tree files the switch rewrites: what changes between the
 	// trees, untracked files it overwrites, and with force the local
 	// changes it resets.
-	rewritten := append(append([]string(nil), changing...), collide...)
+	rewritten := collide
 	if a.Force {
-		rewritten = append(rewritten, touched...)
+		rewritten = append(append([]string(nil), collide...), touched...)
 	}
-	p.humanOnly = readOnlyIn(r.top, rewritten, "replaces")
+	if head != "unborn" && target != "unborn" && head != target {
+		if p.humanOnly, f = r.personOnlyChanged(ctx, "replaces", []string{head, target}); f != nil {
+			return nil, f
+		}
+	}
+	if p.humanOnly == "" {
+		p.humanOnly = r.personOnly(rewritten, "replaces")
+	}
 	return p, nil
 }
 

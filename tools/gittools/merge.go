@@ -91,7 +91,7 @@ func planMerge(ctx context.Context, r *repo, a *mergeArgs) (*plan, *tools.Result
 	if a.Message != "" {
 		msg += "\nMessage: \"" + quoted(a.Message) + "\""
 	}
-	why, f := r.readOnlyChanged(ctx, "rewrites", []string{head + "..." + oid})
+	why, f := r.personOnlyChanged(ctx, "rewrites", []string{head + "..." + oid})
 	if f != nil {
 		return nil, f
 	}
@@ -116,7 +116,7 @@ func planMergeAbort(ctx context.Context, r *repo) (*plan, *tools.Result) {
 	if lost, f := r.text(ctx, DiffTimeout, diffArgs("HEAD")...); f == nil && lost != "" {
 		b.WriteString("Changes made since the merge began (conflict resolutions included) are discarded:\n" + capText(lost))
 	}
-	why, f := r.readOnlyChanged(ctx, "resets", []string{"HEAD"})
+	why, f := r.personOnlyChanged(ctx, "resets", []string{"HEAD"})
 	if f != nil {
 		return nil, f
 	}

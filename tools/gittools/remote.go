@@ -423,7 +423,7 @@ func planPull(ctx context.Context, r *repo, a *pullArgs) (*plan, *tools.Result) 
 		if a.Rebase {
 			diffs = append(diffs, []string{known + "..." + head})
 		}
-		if why, f = r.readOnlyChanged(ctx, "rewrites", diffs...); f != nil {
+		if why, f = r.personOnlyChanged(ctx, "rewrites", diffs...); f != nil {
 			return nil, f
 		}
 	}

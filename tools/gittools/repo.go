@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jazz-run/jazz/escalation"
 	"github.com/jazz-run/jazz/gitinert"
 	"github.com/jazz-run/jazz/messages"
 	"github.com/jazz-run/jazz/secrets"
@@ -38,6 +39,10 @@ type repo struct {
 	// guard is the run's secrets guard: a hook is read through it, since
 	// its bytes are copied where git and the hooks can read them.
 	guard secrets.Guard
+	// homes is the user's home directory as written and resolved
+	// (escalation.Homes), for judging what a change to the work tree
+	// touches.
+	homes []string
 }
 
 // cmd is how git runs for this repository.
@@ -74,7 +79,8 @@ func openRepo(ctx context.Context, env *tools.Env, o Options, pathArg string, mu
 	if !fi.IsDir() {
 		dir = filepath.Dir(dir)
 	}
-	r := &repo{dir: dir, highRisk: tools.CurrentPolicy(env) == messages.PolicyHighRisk, environ: o.Environ, guard: g}
+	r := &repo{dir: dir, highRisk: tools.CurrentPolicy(env) == messages.PolicyHighRisk, environ: o.Environ, guard: g,
+		homes: escalation.Homes(env.Home)}
 	r.box = &sandbox{iso: o.Isolator, hide: env.Secrets.Hidden(env.JazzHome), known: env.Secrets.Redactor(), strict: r.highRisk}
 	res := r.cmd(true).run(ctx, DefaultTimeout, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
 	if !res.ok() {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jazz-run/jazz/escalation"
@@ -262,7 +263,7 @@ func planRm(ctx context.Context, r *repo, a *rmArgs) (*plan, *tools.Result) {
 	}
 	p := &plan{message: msg, preview: preview, state: state, index: state[1], paths: paths, content: content, states: states}
 	if !a.Cached {
-		p.humanOnly = readOnlyIn(r.top, paths, "deletes")
+		p.humanOnly = r.personOnly(paths, "deletes")
 	}
 	return p, nil
 }
@@ -458,22 +459,62 @@ func readOnlyIn(top string, paths []string, verb string) string {
 	return ""
 }
 
-// readOnlyChanged is readOnlyIn of the files git diff lists for each of
-// diffs (a range, or options and a commit, of ours, never a name the
-// model gave): the work-tree files a merge, pull or abort rewrites.
-func (r *repo) readOnlyChanged(ctx context.Context, verb string, diffs ...[]string) (string, *tools.Result) {
+// personOnly says why only a person may approve a change that deletes
+// or rewrites paths (relative to the work tree's root), or "": one of
+// them configures later calls or runs (escalation.Why: an AGENTS.md,
+// .jazz, .agents, a directory git takes for a repository's own, the home
+// directory's dotfiles), as the file tools judge a write of it, or one
+// is read-only (readOnlyIn). A checkout, merge or pull writes what a
+// branch holds, which the model or a remote chose: without this, an
+// automatic approval of one put an AGENTS.md into every later agent's
+// prompt, or a HEAD and config with core.fsmonitor where the person's
+// next git command runs it.
+func (r *repo) personOnly(paths []string, verb string) string {
+	for _, p := range paths {
+		if why := escalation.Why(filepath.Join(r.top, unquoteName(p)), r.homes); why != "" {
+			return why
+		}
+	}
+	unq := make([]string, len(paths))
+	for i, p := range paths {
+		unq[i] = unquoteName(p)
+	}
+	return readOnlyIn(r.top, unq, verb)
+}
+
+// unquoteName is a path as git printed it (core.quotePath=false still
+// C-quotes a name holding a control character) made the name again.
+func unquoteName(p string) string {
+	if strings.HasPrefix(p, `"`) {
+		if s, err := strconv.Unquote(p); err == nil {
+			return s
+		}
+	}
+	return p
+}
+
+// personOnlyChanged is personOnly of the files git diff lists for each
+// of diffs (a range, or options and a commit, of ours, never a name the
+// model gave): the work-tree files a checkout, merge, pull or abort
+// writes or removes.
+func (r *repo) personOnlyChanged(ctx context.Context, verb string, diffs ...[]string) (string, *tools.Result) {
 	var paths []string
 	for _, d := range diffs {
 		// -z: names exactly as they are, not quoted.
-		out, f := r.text(ctx, DiffTimeout, diffArgs(append([]string{"--name-only", "-z"}, d...)...)...)
-		if f != nil {
-			return "", f
+		res := r.cmd(true).run(ctx, DiffTimeout, diffArgs(append([]string{"--name-only", "-z"}, d...)...)...)
+		if !res.ok() {
+			return "", fail(res.failure("git diff", r.dir))
 		}
-		for _, n := range strings.Split(out, "\x00") {
+		if res.stdoutTruncated {
+			// The names past the cut cannot be judged: a person is
+			// asked rather than any of them let through unseen.
+			return fmt.Sprintf("it %s more files than can be judged one by one (git's list of them passed %d bytes)", verb, StreamCap), nil
+		}
+		for _, n := range strings.Split(res.stdout, "\x00") {
 			if n != "" {
 				paths = append(paths, n)
 			}
 		}
 	}
-	return readOnlyIn(r.top, paths, verb), nil
+	return r.personOnly(paths, verb), nil
 }

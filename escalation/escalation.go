@@ -2,8 +2,9 @@
 // rather than being a project's content: changing one is approved by a
 // person only (messages.ApprovalRequest.HumanOnly), since an automatic
 // approval of that change would approve everything it then grants. The
-// file tools (writetools) and execute_command (shellguard, shellrun)
-// judge paths by this one notion.
+// file tools (writetools), execute_command (shellguard, shellrun) and the
+// git tools that write the work tree (gittools: checkout, merge, pull,
+// rm) judge paths by this one notion.
 //
 // The class:
 //

@@ -2,6 +2,7 @@ package gittools
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -142,5 +143,36 @@ func TestGitPullOverAReadOnlyFileNeedsAPerson(t *testing.T) {
 	p := w.propose("git_pull", map[string]any{})
 	if why := p.Approval.HumanOnly; !strings.Contains(why, "read-only") || !strings.Contains(why, "README") {
 		t.Errorf("a pull rewriting a read-only file: human-only %q", why)
+	}
+}
+
+// TestGitMergeAbortOverAReadOnlyFileNeedsAPerson: aborting a merge resets
+// the files it left changed; one made read-only since is approved by a
+// person only.
+func TestGitMergeAbortOverAReadOnlyFileNeedsAPerson(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	dir := w.repo("r")
+	w.env.WorkDir = dir
+	w.git(dir, "checkout", "-q", "-b", "two")
+	writeFile(t, filepath.Join(dir, "README"), "two\n")
+	w.git(dir, "commit", "-q", "-am", "two")
+	w.git(dir, "checkout", "-q", "main")
+	writeFile(t, filepath.Join(dir, "README"), "main\n")
+	w.git(dir, "commit", "-q", "-am", "main")
+	cmd := exec.Command("git", "merge", "two")
+	cmd.Dir, cmd.Env = dir, w.environ
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("the merge did not conflict: %s", out)
+	}
+	if p := w.propose("git_merge", map[string]any{"branch": "two", "abort": true}); p.Approval.HumanOnly != "" {
+		t.Errorf("an abort over writable files: %s", p.Approval.HumanOnly)
+	}
+	if err := os.Chmod(filepath.Join(dir, "README"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	p := w.propose("git_merge", map[string]any{"branch": "two", "abort": true})
+	if why := p.Approval.HumanOnly; !strings.Contains(why, "read-only") || !strings.Contains(why, "README") {
+		t.Errorf("an abort resetting a read-only file: human-only %q", why)
 	}
 }

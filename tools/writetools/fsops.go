@@ -494,10 +494,26 @@ func (m move) result(s, d *target) tools.Result {
 // copyTo builds the copy under a hidden name beside the destination,
 // then puts it in place: the destination appears whole or not at all, and
 // what it replaces is taken aside, checked, and only then removed.
+//
+// A file copied over a file gives it new content and keeps what it was,
+// as cp(1) does: its owner, group and permission bits, not the process's
+// and the source's (as root, a user's 0600 file became root's; a 0644
+// one became executable). A copy that cannot keep them changes nothing.
 func (m move) copyTo(ctx context.Context, s, d *target) tools.Result {
 	tmp, discard, fail := m.copyAside(ctx, s, d, "the partial copy was removed")
 	if fail != nil {
 		return *fail
+	}
+	if s.kind == "file" && d.kind == "file" {
+		err := unix.Fchownat(d.parent, tmp, int(d.st.Uid), int(d.st.Gid), unix.AT_SYMLINK_NOFOLLOW)
+		if err == nil {
+			err = unix.Fchmodat(d.parent, tmp, uint32(d.st.Mode)&0o777, 0)
+		}
+		if err != nil {
+			discard()
+			return tools.Fail(fmt.Sprintf("cp failed: cannot keep %s's owner, group and mode (%d:%d, %04o) on its new content, so nothing was changed: %v",
+				disp(d.lexical), d.st.Uid, d.st.Gid, uint32(d.st.Mode)&0o777, err))
+		}
 	}
 	return m.place(ctx, d, tmp, discard, func() tools.Result { return m.result(s, d) })
 }

@@ -118,3 +118,36 @@ func TestReplaceKeepsTheOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyOverAFileKeepsItsOwnerAndMode: cp over an existing file gives
+// the file new content, as cp(1) does, and keeps what the file was: its
+// owner, group and permission bits. Before, the copy replaced it with
+// the process's own file and the source's mode (as root, a user's 0600
+// file became root's, and a 0644 one executable).
+func TestCopyOverAFileKeepsItsOwnerAndMode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file another owner")
+	}
+	h := newHarness(t)
+	src := h.write("src.sh", "#!/bin/sh\n")
+	must(t, os.Chmod(src, 0o755))
+	dst := h.write("dst.txt", "old\n")
+	must(t, os.Chown(dst, 4321, 4322))
+	must(t, os.Chmod(dst, 0o640))
+	if r := h.approve(h.propose("cp", E{"source": "src.sh", "destination": "dst.txt", "force": true})); !r.Success {
+		t.Fatalf("cp: %+v", r)
+	}
+	fi, err := os.Stat(dst)
+	must(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	if h.read("dst.txt") != "#!/bin/sh\n" || st.Uid != 4321 || st.Gid != 4322 || fi.Mode().Perm() != 0o640 {
+		t.Errorf("after cp: %q, owner %d:%d, mode %v; want the new content with 4321:4322 and 0640", h.read("dst.txt"), st.Uid, st.Gid, fi.Mode())
+	}
+	// A new destination is the source's copy, mode and all.
+	if r := h.approve(h.propose("cp", E{"source": "src.sh", "destination": "new.sh"})); !r.Success {
+		t.Fatalf("cp: %+v", r)
+	}
+	if fi, err := os.Stat(h.path("new.sh")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("a new copy: %v %v", fi.Mode(), err)
+	}
+}

@@ -77,7 +77,9 @@
 // its owner and group (or failing when they cannot be kept), so a killed
 // process leaves the old file or the new one, never half of one. Other
 // hard links of the target keep the old content, and the approval says
-// so. No tool makes an entry more than maxTreeDepth directories below /,
+// so. A file copied over a file keeps that file's owner, group and mode,
+// as cp(1) does. No tool makes an entry more than maxTreeDepth
+// directories below /,
 // the depth rm, mv and cp work through.
 // A copy is built under a hidden name and renamed into place. Twins look
 // at their context between chunks and entries: stopped before the final

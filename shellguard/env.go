@@ -3,6 +3,7 @@ package shellguard
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"strings"
 	"sync"
@@ -154,4 +155,30 @@ func LookupEnv(env []string, name string) (string, bool) {
 		}
 	}
 	return val, found
+}
+
+// changedEnv yields the NAME=value entries of env that start (the
+// environment the call began with) does not hold with the same value:
+// what the command itself set, which the run-time checks judge.
+func changedEnv(env, start []string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		was := map[string]string{}
+		for _, kv := range start {
+			if name, val, ok := strings.Cut(kv, "="); ok {
+				was[name] = val
+			}
+		}
+		for _, kv := range env {
+			name, val, ok := strings.Cut(kv, "=")
+			if !ok {
+				continue
+			}
+			if old, had := was[name]; had && old == val {
+				continue
+			}
+			if !yield(name, val) {
+				return
+			}
+		}
+	}
 }

@@ -784,18 +784,8 @@ func ProtectedGitEnv(argv, env, start []string) string {
 		return ""
 	}
 	starts := slices.ContainsFunc(runs, func(g gitRun) bool { return startsRepo(g.args) })
-	was := map[string]string{}
-	for _, kv := range start {
-		if name, val, ok := strings.Cut(kv, "="); ok {
-			was[name] = val
-		}
-	}
-	for _, kv := range env {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || !gitInitEnv(name) {
-			continue
-		}
-		if old, had := was[name]; had && old == val {
+	for name, val := range changedEnv(env, start) {
+		if !gitInitEnv(name) {
 			continue
 		}
 		// An alias the environment defines may be init or config under
@@ -1160,18 +1150,8 @@ func ProtectedEnv(argv, env, start []string, dir string, homes []string) string 
 	// A program that is not inspect-only may write in a directory its
 	// environment names, as in one its argv names.
 	takes := len(argv) > 0 && argvReadOnlyProblem(argv) != ""
-	was := map[string]string{}
-	for _, kv := range start {
-		if name, val, ok := strings.Cut(kv, "="); ok {
-			was[name] = val
-		}
-	}
-	for _, kv := range env {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || !envMayNameWrite(name) {
-			continue
-		}
-		if old, had := was[name]; had && old == val {
+	for name, val := range changedEnv(env, start) {
+		if !envMayNameWrite(name) {
 			continue
 		}
 		if why := envValueProtected(name, val, dir, homes, takes); why != "" {

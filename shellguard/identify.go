@@ -356,18 +356,8 @@ func (j Judgement) CheckEnv(env, start []string) error {
 	if j.By != ByClassifier {
 		return nil
 	}
-	was := map[string]string{}
-	for _, kv := range start {
-		if name, val, ok := strings.Cut(kv, "="); ok {
-			was[name] = val
-		}
-	}
-	for _, kv := range env {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || name == "PWD" || name == "OLDPWD" {
-			continue
-		}
-		if old, had := was[name]; had && old == val {
+	for name := range changedEnv(env, start) {
+		if name == "PWD" || name == "OLDPWD" {
 			continue
 		}
 		if !spellsName(j.Command, name) {

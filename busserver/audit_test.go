@@ -19,17 +19,7 @@ import (
 // verify (an approver's line about another approver's decision).
 func TestAuditLinesAreAttributableToTheirWriter(t *testing.T) {
 	home := t.TempDir()
-	keys := map[string]string{}
-	for _, name := range []string{"alice", "bob"} {
-		a, seed, err := approvals.AddApprover(home, name, "high-risk", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := approvals.WriteSecret(approvals.ApproverSeedPath(home, name), seed); err != nil {
-			t.Fatal(err)
-		}
-		keys[name] = a.PublicKey
-	}
+	keys := aliceAndBob(t, home)
 	s := serve(t, home, busserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -115,17 +105,7 @@ func TestAuditLinesAreAttributableToTheirWriter(t *testing.T) {
 // written, and the reader takes neither as alice's.
 func TestDeliveredAuditLinesAreNotTakenAsTheirSubjectsWriter(t *testing.T) {
 	home := t.TempDir()
-	keys := map[string]string{}
-	for _, name := range []string{"alice", "bob"} {
-		a, seed, err := approvals.AddApprover(home, name, "high-risk", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := approvals.WriteSecret(approvals.ApproverSeedPath(home, name), seed); err != nil {
-			t.Fatal(err)
-		}
-		keys[name] = a.PublicKey
-	}
+	keys := aliceAndBob(t, home)
 	s := serve(t, home, busserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -215,4 +195,22 @@ func TestDeliveredAuditLinesAreNotTakenAsTheirSubjectsWriter(t *testing.T) {
 	if len(recs) != 1 || !recs[0].Verified || recs[0].RequestID != "ap-1" || recs[0].WriterName != "alice" {
 		t.Fatalf("lines %+v, want alice's own alone", recs)
 	}
+}
+
+// aliceAndBob registers two high-risk approvers in home, their seeds
+// written where their role reads them, and gives their public keys.
+func aliceAndBob(t *testing.T, home string) map[string]string {
+	t.Helper()
+	keys := map[string]string{}
+	for _, name := range []string{"alice", "bob"} {
+		a, seed, err := approvals.AddApprover(home, name, "high-risk", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := approvals.WriteSecret(approvals.ApproverSeedPath(home, name), seed); err != nil {
+			t.Fatal(err)
+		}
+		keys[name] = a.PublicKey
+	}
+	return keys
 }
